@@ -1,0 +1,18 @@
+"""diffkit: JAX-style automatic differentiation for NumPy code.
+
+    import diffkit as dk
+    import diffkit.numpy as dnp
+
+    dk.grad(lambda x: dnp.sum(dnp.sin(x) ** 2))(x)
+
+Transformations: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, ``jacfwd``,
+``jacrev``, ``jacobian``, ``hessian``, ``hvp``, ``vmap``, and ``stop_gradient``.
+"""
+
+from . import numpy, tree_util  # noqa: F401  (registers the primitives and array methods)
+from .api import (  # noqa: F401
+    grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
+    value_and_grad, vjp, vmap,
+)
+
+__version__ = "0.1.0"

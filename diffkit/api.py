@@ -1,0 +1,520 @@
+"""The functional transformations: what each computes, and the checks users rely on.
+
+Conventions shared by every function here:
+
+- Arguments are NumPy arrays, NumPy or Python scalars, or pytrees of them (tuples, lists,
+  dicts, namedtuples, ``None``, registered types). Differentiated leaves must be float or
+  complex; results are NumPy arrays shaped like what they stand for.
+- ``argnums`` (an int or a tuple of ints) picks the positional arguments to differentiate;
+  an int gives one result, a tuple a tuple of results.
+- ``has_aux=True``: the function returns ``(output, aux)``; ``aux`` is passed through
+  undifferentiated.
+- A Jacobian of ``f: in.shape -> out.shape`` has shape ``out.shape + in.shape``; with pytrees
+  on both sides it nests as the output's structure of the input's structure.
+"""
+
+import functools
+
+import numpy as np
+
+from . import tree_util
+from .core.trace import Tracer, new_trace
+from .core.zeros import dtype_of, shape_of
+from .errors import (ArgnumsError, BatchingError, InputTypeError, NonScalarOutputError,
+                     ShapeMismatchError)
+from .interpreters import reverse
+from .interpreters.batching import BatchTrace, BatchTracer
+from .interpreters.forward import JVPTrace, JVPTracer
+from .interpreters.reverse import ReverseTrace, ReverseTracer
+from .ops import elementwise, shape
+from .ops.control import stop_gradient
+from .ops.indexing import getitem
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
+           "jacobian", "hessian", "hvp", "vmap", "stop_gradient"]
+
+_SCALAR_TYPES = (float, int, complex, bool, np.generic)
+
+# --- checking inputs -------------------------------------------------------------------
+
+
+def _as_array(x, where):
+    """``x`` as an array or tracer, or a clear error if it is not array-like."""
+    if isinstance(x, (np.ndarray, Tracer)):
+        return x
+    if isinstance(x, _SCALAR_TYPES):
+        return np.asarray(x)
+    raise InputTypeError(f"{where} is a {type(x).__name__}, not an array, a scalar or a pytree "
+                         "of them. Pass NumPy arrays (or register the type with "
+                         "diffkit.tree_util.register_pytree_node).")
+
+
+def _differentiable_input(x, where):
+    x = _as_array(x, where)
+    dtype = dtype_of(x)
+    if dtype.kind not in "fc":
+        raise InputTypeError(
+            f"{where} has dtype {dtype}; derivatives are defined only for float or complex "
+            f"inputs. Convert it (e.g. x.astype(float)) or leave it out of argnums.")
+    return x
+
+
+def _flat_inputs(tree, what):
+    leaves, treedef = tree_util.tree_flatten(tree)
+    leaves = [_differentiable_input(x, f"{what} leaf {i} of {treedef}" if treedef.num_leaves > 1
+                                    else what) for i, x in enumerate(leaves)]
+    return leaves, treedef
+
+
+def _select_args(fun, args, kwargs, argnums, name):
+    """Split the call into the differentiated arguments and a function of them alone.
+
+    Returns ``(f, dyn, is_tuple)`` where ``f(dyn)`` is ``fun(*args, **kwargs)`` with the
+    arguments named by ``argnums`` taken from ``dyn`` (one argument, or a tuple of them).
+    """
+    is_tuple = isinstance(argnums, (tuple, list))
+    nums = tuple(argnums) if is_tuple else (argnums,)
+    for n in nums:
+        if not isinstance(n, (int, np.integer)) or not -len(args) <= n < len(args):
+            raise ArgnumsError(
+                f"{name}: argnums={argnums!r} names argument {n}, but the function was called "
+                f"with {len(args)} positional argument(s). argnums counts positional "
+                "arguments from 0.")
+    nums = tuple(int(n) % len(args) for n in nums)
+    if len(set(nums)) != len(nums):
+        raise ArgnumsError(f"{name}: argnums={argnums!r} repeats an argument")
+
+    def f(dyn):
+        full = list(args)
+        for n, value in zip(nums, dyn if is_tuple else (dyn,)):
+            full[n] = value
+        return fun(*full, **kwargs)
+
+    dyn = tuple(args[n] for n in nums) if is_tuple else args[nums[0]]
+    return f, dyn, is_tuple
+
+
+def _split_aux(result, has_aux, name):
+    if not has_aux:
+        return result, None
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise InputTypeError(f"{name} with has_aux=True expects the function to return a pair "
+                             f"(output, aux), got {type(result).__name__}")
+    return result[0], result[1]
+
+
+def _lower(x, trace, attr):
+    """The value below ``trace`` held by ``x`` (its ``attr``), or ``x`` if ``trace`` does
+    not own it."""
+    if isinstance(x, Tracer) and x._trace is trace:
+        return getattr(x, attr)
+    return x
+
+
+def _matching_leaves(values, treedef, like, what):
+    """Flatten ``values``, checking structure, shapes and dtype kinds against ``like``."""
+    leaves, got = tree_util.tree_flatten(values)
+    if got != treedef:
+        raise ShapeMismatchError(f"the {what} has structure {got}, expected {treedef} "
+                                 "(the structure of the value it stands for)")
+    checked = []
+    for i, (leaf, ref) in enumerate(zip(leaves, like)):
+        leaf = _as_array(leaf, f"{what} leaf {i}")
+        if shape_of(leaf) != shape_of(ref):
+            raise ShapeMismatchError(
+                f"{what} leaf {i} has shape {shape_of(leaf)}, expected {shape_of(ref)}")
+        kind, ref_dtype = dtype_of(leaf).kind, _tangent_dtype(ref)
+        if kind not in "fciub" or (kind == "c") != (ref_dtype.kind == "c"):
+            raise ShapeMismatchError(f"{what} leaf {i} has dtype {dtype_of(leaf)}, expected "
+                                     f"{ref_dtype}")
+        checked.append(_cast(leaf, ref_dtype))
+    return checked
+
+
+def _tangent_dtype(x):
+    dtype = dtype_of(x)
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def _cast(x, dtype):
+    return x if dtype_of(x) == dtype else elementwise.astype(x, dtype)
+
+
+def _zeros_like(x):
+    return np.zeros(shape_of(x), _tangent_dtype(x))
+
+
+# --- forward mode ----------------------------------------------------------------------
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """Evaluate ``fun(*primals)`` and its directional derivative along ``tangents``.
+
+    ``primals`` and ``tangents`` are tuples (or lists) of the same structure and shapes.
+    Returns ``(out, tangent_out)``, or ``(out, tangent_out, aux)`` with ``has_aux``.
+    Uses the forward engine: one pass, cost a small multiple of ``fun``'s.
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise InputTypeError("jvp expects primals and tangents as tuples (or lists), e.g. "
+                             "jvp(f, (x,), (v,))")
+    flat_primals, in_tree = _flat_inputs(tuple(primals), "jvp primal")
+    flat_tangents = _matching_leaves(tuple(tangents), in_tree, flat_primals, "tangent")
+    with new_trace(JVPTrace) as trace:
+        inputs = [JVPTracer(trace, p, t) for p, t in zip(flat_primals, flat_tangents)]
+        out, aux = _split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, "jvp")
+        out_flat, out_tree = tree_util.tree_flatten(out)
+        out_flat = [_as_array(o, "an output of the function") for o in out_flat]
+        primals_out = [_lower(o, trace, "primal") for o in out_flat]
+        tangents_out = [o.tangent if isinstance(o, JVPTracer) and o._trace is trace
+                        else _zeros_like(o) for o in out_flat]
+        aux = tree_util.tree_map(lambda x: _lower(x, trace, "primal"), aux)
+    result = (out_tree.unflatten(primals_out), out_tree.unflatten(tangents_out))
+    return result + (aux,) if has_aux else result
+
+
+def linearize(fun, *primals):
+    """Evaluate ``fun(*primals)`` and return ``(out, jvp_fn)`` where ``jvp_fn(*tangents)``
+    is the JVP at ``primals``.
+
+    The linear part of the forward pass is recorded once; each call of ``jvp_fn`` replays
+    only that recording (no evaluation of ``fun``).
+    """
+    flat_primals, in_tree = _flat_inputs(primals, "linearize primal")
+    with new_trace(ReverseTrace) as recorder:
+        placeholders = [recorder.new_input(_zeros_like(p)) for p in flat_primals]
+        with new_trace(JVPTrace) as trace:
+            inputs = [JVPTracer(trace, p, t) for p, t in zip(flat_primals, placeholders)]
+            out = fun(*tree_util.tree_unflatten(in_tree, inputs))
+            out_flat, out_tree = tree_util.tree_flatten(out)
+            out_flat = [_as_array(o, "an output of the function") for o in out_flat]
+            primals_out = [_lower(o, trace, "primal") for o in out_flat]
+            tangents_out = [_lower(o.tangent, recorder, "slot")
+                            if isinstance(o, JVPTracer) and o._trace is trace else None
+                            for o in out_flat]
+    tape, in_slots = recorder.tape, [p.slot for p in placeholders]
+
+    def jvp_fn(*tangents):
+        flat = _matching_leaves(tangents, in_tree, flat_primals, "tangent")
+        slots = [t if isinstance(t, int) else None for t in tangents_out]
+        values = reverse.replay(tape, dict(zip(in_slots, flat)), [s for s in slots
+                                                                  if s is not None])
+        values = iter(values)
+        return out_tree.unflatten([next(values) if s is not None else _zeros_like(o)
+                                   for s, o in zip(slots, primals_out)])
+
+    return out_tree.unflatten(primals_out), jvp_fn
+
+
+# --- reverse mode ----------------------------------------------------------------------
+
+
+def vjp(fun, *primals, has_aux=False):
+    """Evaluate ``fun(*primals)`` and return ``(out, vjp_fn)`` (``(out, vjp_fn, aux)``).
+
+    ``vjp_fn(cotangent)`` takes a cotangent with ``out``'s exact structure and shapes and
+    returns a tuple with one cotangent per primal: ``cotangent @ J``. It may be called any
+    number of times. This is PyTorch's ``y.backward(gradient=v)`` as a function.
+    """
+    flat_primals, in_tree = _flat_inputs(primals, "vjp primal")
+    with new_trace(ReverseTrace) as trace:
+        inputs = [trace.new_input(p) for p in flat_primals]
+        out, aux = _split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, "vjp")
+        out_flat, out_tree = tree_util.tree_flatten(out)
+        out_flat = [_as_array(o, "an output of the function") for o in out_flat]
+        primals_out = [_lower(o, trace, "primal") for o in out_flat]
+        out_slots = [_lower(o, trace, "slot") if isinstance(o, ReverseTracer) else None
+                     for o in out_flat]
+        aux = tree_util.tree_map(lambda x: _lower(x, trace, "primal"), aux)
+    tape, in_slots = trace.tape, [x.slot for x in inputs]
+
+    def vjp_fn(cotangent):
+        cts = _matching_leaves(cotangent, out_tree, primals_out, "cotangent")
+        seeds = [(s, ct) for s, ct in zip(out_slots, cts) if isinstance(s, int)]
+        in_cts = reverse.backward_pass(tape, seeds, in_slots)
+        in_cts = [_zeros_like(p) if ct is None else _cast(ct, _tangent_dtype(p))
+                  for ct, p in zip(in_cts, flat_primals)]
+        return tree_util.tree_unflatten(in_tree, in_cts)
+
+    out = out_tree.unflatten(primals_out)
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def value_and_grad(fun, argnums=0, has_aux=False):
+    """A function returning ``(fun(*args), gradient)``; ``((value, aux), gradient)`` with
+    ``has_aux``. The gradient has the structure, shapes and dtypes of the arguments named
+    by ``argnums``."""
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args, **kwargs):
+        f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, "grad")
+        out, pullback, aux = vjp(f, dyn, has_aux=True) if has_aux else \
+            vjp(f, dyn) + (None,)
+        _check_scalar(out)
+        (gradient,) = pullback(np.ones((), dtype_of(out)))
+        return ((out, aux) if has_aux else out), gradient
+
+    return value_and_grad_fun
+
+
+def grad(fun, argnums=0, has_aux=False):
+    """A function returning the gradient of the real scalar ``fun`` (with ``has_aux``:
+    ``(gradient, aux)``)."""
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def grad_fun(*args, **kwargs):
+        (value, aux), gradient = value_and_grad_fun(*args, **kwargs) if has_aux else \
+            ((None, None), value_and_grad_fun(*args, **kwargs)[1])
+        return (gradient, aux) if has_aux else gradient
+
+    return grad_fun
+
+
+def _check_scalar(out):
+    if isinstance(out, (tuple, list, dict)) or shape_of(out) != ():
+        got = f"shape {shape_of(out)}" if not isinstance(out, (tuple, list, dict)) \
+            else f"a {type(out).__name__}"
+        raise NonScalarOutputError(
+            f"grad needs a function with a scalar output, but it returned {got}. For a "
+            "non-scalar output, use vjp(fun, x)[1](v) to get v @ J for a chosen cotangent v "
+            "(PyTorch's backward(gradient=v)), or jacobian(fun) for the whole Jacobian; or "
+            "reduce the output to a scalar (e.g. with .sum()).")
+    if dtype_of(out).kind != "f":
+        raise NonScalarOutputError(
+            f"grad needs a real floating-point output, but it returned dtype {dtype_of(out)}.")
+
+
+# --- Jacobians -------------------------------------------------------------------------
+
+
+def _unit_bases(leaves):
+    """One basis stack per leaf: together they are the rows of the identity of size
+    ``N = total size``; leaf ``i``'s stack has shape ``(N,) + leaf.shape``."""
+    sizes = [int(np.prod(shape_of(x))) for x in leaves]
+    total = sum(sizes)
+    bases, start = [], 0
+    for x, size in zip(leaves, sizes):
+        basis = np.zeros((total, size), _tangent_dtype(x))
+        basis[start:start + size] = np.eye(size, dtype=basis.dtype)
+        bases.append(basis.reshape((total,) + shape_of(x)))
+        start += size
+    return bases
+
+
+def _split_rows(stacked, leaves, block_shape):
+    """Cut ``stacked`` (rows first, one block of rows per leaf) into one Jacobian block per
+    leaf, each reshaped to ``block_shape(leaf) `` with the row axis's leaf shape placed by it.
+    """
+    blocks, start = [], 0
+    for x in leaves:
+        size = int(np.prod(shape_of(x)))
+        rows = stacked if len(leaves) == 1 else getitem(stacked, slice(start, start + size))
+        blocks.append(block_shape(rows, x))
+        start += size
+    return blocks
+
+
+def _jacobian_tree(out_tree, in_tree, blocks):
+    """Nest ``blocks[j][i]`` (output leaf j, input leaf i) as out-structure of in-structure."""
+    return out_tree.unflatten([in_tree.unflatten(row) for row in blocks])
+
+
+def jacfwd(fun, argnums=0, has_aux=False):
+    """A function returning the Jacobian of ``fun``, built by forward mode: ``vmap`` of
+    ``jvp`` over the input's unit vectors, one batched pass."""
+
+    @functools.wraps(fun)
+    def jacfwd_fun(*args, **kwargs):
+        f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacfwd")
+        leaves, in_tree = _flat_inputs(dyn, "jacfwd argument")
+
+        def pushforward(*basis):
+            result = jvp(f, (dyn,), (in_tree.unflatten(basis),), has_aux=has_aux)
+            return result[1], result[0], (result[2] if has_aux else None)
+
+        tangents, out, aux = vmap(pushforward, out_axes=(-1, None, None))(*_unit_bases(leaves))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        blocks = [_split_rows_last(t, leaves, o)
+                  for t, o in zip(tree_util.tree_leaves(tangents), out_leaves)]
+        jac = _jacobian_tree(out_tree, in_tree, blocks)
+        return (jac, aux) if has_aux else jac
+
+    return jacfwd_fun
+
+
+def _split_rows_last(stacked, leaves, out):
+    """Blocks of ``stacked`` (``out.shape + (N,)``) per input leaf, each shaped
+    ``out.shape + leaf.shape``."""
+    blocks, start = [], 0
+    out_shape = shape_of(out)
+    for x in leaves:
+        size = int(np.prod(shape_of(x)))
+        cols = stacked if len(leaves) == 1 else \
+            getitem(stacked, (Ellipsis, slice(start, start + size)))
+        blocks.append(shape.reshape(cols, out_shape + shape_of(x)))
+        start += size
+    return blocks
+
+
+def jacrev(fun, argnums=0, has_aux=False, chunk_size=None):
+    """A function returning the Jacobian of ``fun``, built by reverse mode: one forward pass,
+    then ``vmap`` of the pullback over the output's unit vectors, one batched sweep
+    (``chunk_size`` unit vectors at a time, if given, to bound memory)."""
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"chunk_size must be a positive int or None, got {chunk_size!r}")
+
+    @functools.wraps(fun)
+    def jacrev_fun(*args, **kwargs):
+        f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacrev")
+        leaves, in_tree = _flat_inputs(dyn, "jacrev argument")
+        result = vjp(f, dyn, has_aux=has_aux)
+        jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, chunk_size)
+        return (jac, result[2]) if has_aux else jac
+
+    return jacrev_fun
+
+
+def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size):
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+
+    def pull(*basis):
+        return tree_util.tree_leaves(pullback(out_tree.unflatten(basis))[0])
+
+    bases = _unit_bases(out_leaves)
+    total = bases[0].shape[0] if bases else 0
+    step = total if chunk_size is None else chunk_size
+    chunks = [vmap(pull)(*[b[start:start + step] for b in bases])
+              for start in range(0, max(total, 1), max(step, 1))]
+    stacked = chunks[0] if len(chunks) == 1 else \
+        [shape.concatenate(parts, axis=0) for parts in zip(*chunks)]
+    per_input = [_split_rows(s, out_leaves,
+                             lambda rows, o, x=x: shape.reshape(rows, shape_of(o) + shape_of(x)))
+                 for s, x in zip(stacked, in_leaves)]
+    blocks = [[per_input[i][j] for i in range(len(in_leaves))] for j in range(len(out_leaves))]
+    return _jacobian_tree(out_tree, in_tree, blocks)
+
+
+def jacobian(fun, argnums=0, has_aux=False, mode="auto"):
+    """``jacfwd`` (``mode="fwd"``) or ``jacrev`` (``mode="rev"``); ``"auto"`` picks forward
+    mode when the input has fewer elements than the output, else reverse mode."""
+    if mode == "fwd":
+        return jacfwd(fun, argnums, has_aux)
+    if mode == "rev":
+        return jacrev(fun, argnums, has_aux)
+    if mode != "auto":
+        raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
+
+    @functools.wraps(fun)
+    def jacobian_fun(*args, **kwargs):
+        f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacobian")
+        leaves, in_tree = _flat_inputs(dyn, "jacobian argument")
+        result = vjp(f, dyn, has_aux=has_aux)
+        in_size = sum(int(np.prod(shape_of(x))) for x in leaves)
+        out_size = sum(int(np.prod(shape_of(o))) for o in tree_util.tree_leaves(result[0]))
+        if in_size < out_size:
+            return jacfwd(fun, argnums, has_aux)(*args, **kwargs)
+        jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, None)
+        return (jac, result[2]) if has_aux else jac
+
+    return jacobian_fun
+
+
+def hessian(fun, argnums=0, has_aux=False):
+    """A function returning the Hessian of the scalar ``fun``, shape ``in.shape + in.shape``:
+    forward over reverse, ``jacfwd(jacrev(fun))``."""
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+
+
+def hvp(fun, primals, tangents):
+    """The Hessian of the scalar ``fun`` at ``primals`` times ``tangents``, a tuple with one
+    entry per primal, by forward over reverse; the Hessian is never formed."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    gradient = grad(fun, argnums=tuple(range(len(primals))))
+    return jvp(gradient, primals, tangents)[1]
+
+
+# --- batching --------------------------------------------------------------------------
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+    """Vectorise ``fun`` over an axis of its arguments.
+
+    ``in_axes``: for each positional argument (an int, ``None`` for "not mapped", or a pytree
+    prefix of them) the axis holding the batch. ``out_axes``: where the batch axis goes in
+    each output. ``axis_size`` is needed only when no argument is mapped.
+    """
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+
+    @functools.wraps(fun)
+    def vmapped(*args):
+        flat_args, in_tree = tree_util.tree_flatten(args)
+        try:
+            flat_axes = tree_util.broadcast_prefix(in_axes, args)
+        except ValueError as error:
+            raise BatchingError(f"vmap in_axes={in_axes!r} do not match the arguments: "
+                                f"{error}") from None
+        flat_args = [_as_array(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
+        flat_axes = [_check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
+        size = _batch_size(flat_args, flat_axes, axis_size)
+        with new_trace(BatchTrace, size) as trace:
+            inputs = [x if a is None else BatchTracer(trace, shape.moveaxis(x, a, 0))
+                      for x, a in zip(flat_args, flat_axes)]
+            out = fun(*tree_util.tree_unflatten(in_tree, inputs))
+            out_flat, out_tree = tree_util.tree_flatten(out)
+            try:
+                axes = tree_util.broadcast_prefix(out_axes, out)
+            except ValueError as error:
+                raise BatchingError(f"vmap out_axes={out_axes!r} do not match the outputs: "
+                                    f"{error}") from None
+            results = [_unbatch(o, a, trace, size) for o, a in zip(out_flat, axes)]
+        return out_tree.unflatten(results)
+
+    return vmapped
+
+
+def _check_axis(x, axis, i):
+    if axis is None:
+        return None
+    if not isinstance(axis, (int, np.integer)):
+        raise BatchingError(f"vmap in_axes entries must be ints or None, got {axis!r}")
+    ndim = len(shape_of(x))
+    if not -ndim <= axis < ndim:
+        raise BatchingError(f"vmap was asked to map argument leaf {i} (shape {shape_of(x)}) "
+                            f"over axis {axis}, but it has only {ndim} axes")
+    return int(axis) % ndim
+
+
+def _batch_size(args, axes, axis_size):
+    sizes = {shape_of(x)[a] for x, a in zip(args, axes) if a is not None}
+    if len(sizes) > 1:
+        found = ", ".join(f"leaf {i}: axis {a} of shape {shape_of(x)}"
+                          for i, (x, a) in enumerate(zip(args, axes)) if a is not None)
+        raise BatchingError(f"vmap got different batch sizes {sorted(sizes)} ({found}); "
+                            "every mapped axis must have the same size")
+    if sizes:
+        size = sizes.pop()
+        if axis_size is not None and axis_size != size:
+            raise BatchingError(f"vmap axis_size={axis_size} but the mapped axes have size "
+                                f"{size}")
+        return size
+    if axis_size is None:
+        raise BatchingError("vmap needs at least one mapped argument (in_axes not None), or "
+                            "axis_size to say how many copies to make")
+    return axis_size
+
+
+def _unbatch(out, axis, trace, size):
+    out = _as_array(out, "an output of the vmapped function")
+    batched = isinstance(out, BatchTracer) and out._trace is trace
+    if axis is None:
+        if batched:
+            raise BatchingError("vmap out_axes is None for an output that depends on the "
+                                "mapped inputs; give it an axis to put the batch on")
+        return out
+    value = out.value if batched else shape.broadcast_to(out, (size,) + shape_of(out))
+    ndim = len(shape_of(value))
+    if not -ndim <= axis < ndim:
+        raise BatchingError(f"vmap out_axes {axis} is out of range for an output with "
+                            f"{ndim} axes (batch axis included)")
+    return shape.moveaxis(value, 0, axis)

@@ -1,0 +1,1 @@
+"""Primitives, traces and ``bind``: the machinery the engines share."""

@@ -1,0 +1,57 @@
+"""The primitive record: an operation together with every rule the engines need.
+
+A primitive holds, in one place:
+
+- ``impl(*arrays, **params)``: plain NumPy/SciPy; never sees a tracer.
+- ``jvp(primals, tangents, **params) -> (out, tangent_out)``: forward mode. Tangents may be
+  symbolic ``Zero``s, but never all of them (the engine skips that case).
+- ``vjp``: reverse mode. Either one function
+  ``vjp(cotangent, out, *primals, **params) -> tuple of cotangents`` (``None`` for zero), or
+  a tuple with one function per argument, ``rule_i(cotangent, out, *primals, **params)``
+  (``None`` for an argument with no derivative), so the engine computes only the cotangents
+  of arguments that are being differentiated.
+- ``batch(axis_size, values, batch_axes, **params) -> (value, batch_axis)``: ``vmap``.
+  Batched values carry their batch axis at 0; ``batch_axes`` entries are 0 or ``None``
+  (not mapped), and the rule answers 0 or ``None`` too.
+- or ``nondiff=True`` (argmax, comparisons): the output never carries a derivative, only a
+  batching rule is needed.
+
+For several outputs (``multiple_results=True``) ``impl`` returns a tuple, ``jvp`` returns
+tuples, ``vjp`` receives a tuple of cotangents and ``batch`` a tuple of values and axes.
+
+Rules are written with diffkit's own operations, so they can be differentiated and batched
+again (Hessians, ``vmap`` of a backward pass).
+"""
+
+from .trace import bind
+
+PRIMITIVES = {}
+
+
+class Primitive:
+    """One operation and its rules. Calling it binds it: ``sin_p(x)``."""
+
+    __slots__ = ("name", "impl", "jvp", "vjp", "batch", "nondiff", "multiple_results")
+
+    def __init__(self, name, impl, jvp=None, vjp=None, batch=None, *, nondiff=False,
+                 multiple_results=False):
+        if name in PRIMITIVES:
+            raise ValueError(f"a primitive named {name!r} is already registered")
+        self.name = name
+        self.impl = impl
+        self.jvp = jvp
+        self.vjp = vjp
+        self.batch = batch
+        self.nondiff = nondiff
+        self.multiple_results = multiple_results
+        PRIMITIVES[name] = self
+
+    __call__ = bind
+
+    def missing_rules(self):
+        """Names of the rules this primitive lacks (empty when complete)."""
+        needed = ("batch",) if self.nondiff else ("jvp", "vjp", "batch")
+        return [rule for rule in needed if getattr(self, rule) is None]
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"

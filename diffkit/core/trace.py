@@ -1,0 +1,142 @@
+"""Levels, tracers and ``bind``: how one primitive call finds the engine that interprets it.
+
+Every transformation call (``jvp``, ``vjp``/``grad``, ``vmap``) creates a *trace* with the
+next level and pushes it on a thread-local stack for as long as the user's function runs.
+The traced values it hands to the function are *tracers* that remember their trace.
+
+``bind(prim, *args)`` looks at the tracers among the arguments and lets the trace with the
+highest level, the innermost transformation, interpret the primitive. That trace unwraps its
+own tracers and binds the primitive again on the unwrapped values, so the next-outer
+transformation sees it in turn, down to level 0 where ``prim.impl`` runs plain NumPy.
+
+Why levels prevent perturbation confusion: in ``grad(lambda x: grad(lambda y: x * y)(x))``
+the outer ``x`` is a level-1 tracer and ``y`` a level-2 one. The inner trace sees ``x`` as
+a constant (a lower-level value it does not own), so the inner derivative is ``x``, not
+``2x``; the outer trace then differentiates that.
+"""
+
+import threading
+from contextlib import contextmanager
+
+from ..errors import EscapedTracerError
+
+
+class _TraceStack(threading.local):
+    def __init__(self):
+        self.traces = []
+
+
+_stack = _TraceStack()
+
+
+class Trace:
+    """One running transformation. Subclasses implement ``process``."""
+
+    __slots__ = ("level", "active")
+    name = "transformation"
+
+    def __init__(self, level):
+        self.level = level
+        self.active = True
+
+    def process(self, prim, args, params):
+        """Interpret ``prim`` on ``args`` (own tracers, lower-level values, constants)."""
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"<{self.name} trace, level {self.level}>"
+
+
+@contextmanager
+def new_trace(trace_type, *args):
+    """Push a new trace of ``trace_type`` for the duration of the block; finish it after."""
+    stack = _stack.traces
+    trace = trace_type(len(stack) + 1, *args)
+    stack.append(trace)
+    try:
+        yield trace
+    finally:
+        stack.pop()
+        trace.active = False
+
+
+def current_level():
+    return len(_stack.traces)
+
+
+class Tracer:
+    """A value traced by one transformation. Subclasses hold the value and its derivative
+    information; the NumPy operators and methods are attached by ``diffkit.ops``."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def shape(self):
+        raise NotImplementedError
+
+    @property
+    def dtype(self):
+        raise NotImplementedError
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of unsized object (a 0-d traced array)")
+        return shape[0]
+
+    def __repr__(self):
+        return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, {self._trace})"
+
+
+def _escaped(tracer):
+    return EscapedTracerError(
+        f"A traced value of shape {tracer.shape} from a {tracer._trace.name} transformation "
+        "was used after that transformation returned. Values computed inside a transformed "
+        "function must be returned from it (or through has_aux=True), not stored in outside "
+        "variables and used later."
+    )
+
+
+def find_top_trace(args):
+    """The innermost trace among the tracers in ``args``, or None if there is none."""
+    top = None
+    for x in args:
+        if isinstance(x, Tracer):
+            trace = x._trace
+            if not trace.active:
+                raise _escaped(x)
+            if top is None or trace.level > top.level:
+                top = trace
+            elif trace is not top and trace.level == top.level:
+                raise EscapedTracerError(
+                    f"Traced values of two different {trace.name} transformations at the same "
+                    "level met in one operation; a traced value escaped its transformation."
+                )
+    return top
+
+
+def bind(prim, *args, **params):
+    """Apply primitive ``prim``: plain NumPy when nothing is traced, else the innermost trace.
+
+    ``args`` are arrays (positional, possibly tracers); ``params`` are static keywords.
+    """
+    top = None
+    for x in args:
+        if isinstance(x, Tracer):
+            top = find_top_trace(args)
+            break
+    if top is None:
+        return prim.impl(*args, **params)
+    return top.process(prim, args, params)

@@ -1,0 +1,55 @@
+"""Symbolic zeros and the shape/dtype queries every engine needs.
+
+A tangent or cotangent that is known to be zero is carried as ``Zero(shape, dtype)``
+instead of an array of zeros: rules whose inputs are all zero are skipped, and zeros
+are materialised only at the API boundary (``instantiate``).
+"""
+
+import numpy as np
+
+
+class Zero:
+    """A symbolic zero of a given shape and dtype. Never enters NumPy arithmetic."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+    def __repr__(self):
+        return f"Zero({self.shape}, {self.dtype})"
+
+
+def shape_of(x):
+    """The shape of an array, a tracer, or a Python/NumPy scalar."""
+    shape = getattr(x, "shape", None)
+    return tuple(shape) if shape is not None else ()
+
+
+def dtype_of(x):
+    """The dtype of an array, a tracer, or a Python scalar (Python float -> float64)."""
+    dtype = getattr(x, "dtype", None)
+    return np.dtype(dtype) if dtype is not None else np.result_type(x)
+
+
+def tangent_dtype(dtype):
+    """The dtype of derivatives of a value of ``dtype``: floats keep theirs, ints get float64."""
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def zero_like(x):
+    """A symbolic zero shaped like ``x``."""
+    return Zero(shape_of(x), tangent_dtype(dtype_of(x)))
+
+
+def instantiate(t):
+    """``t`` itself, or an array of zeros if ``t`` is a symbolic ``Zero``."""
+    if type(t) is Zero:
+        return np.zeros(t.shape, t.dtype)
+    return t
+
+
+def is_zero(t):
+    return t is None or type(t) is Zero

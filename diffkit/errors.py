@@ -1,0 +1,46 @@
+"""The exception types diffkit raises.
+
+Every error subclasses :class:`DiffkitError` and also the built-in exception a NumPy user
+would expect (``TypeError`` for wrong kinds of values, ``ValueError`` for wrong shapes), so
+``except ValueError`` keeps working.
+"""
+
+
+class DiffkitError(Exception):
+    """Base class of every diffkit error."""
+
+
+class NonScalarOutputError(DiffkitError, TypeError):
+    """``grad`` was asked to differentiate a function whose output is not a real scalar."""
+
+
+class InputTypeError(DiffkitError, TypeError):
+    """An argument cannot be differentiated (integer, boolean, or not an array or pytree)."""
+
+
+class ShapeMismatchError(DiffkitError, ValueError):
+    """A tangent or cotangent does not match the structure, shape or dtype it stands for."""
+
+
+class ArgnumsError(DiffkitError, ValueError):
+    """``argnums`` names an argument the function was not called with."""
+
+
+class BatchingError(DiffkitError, ValueError):
+    """``vmap`` axes do not match the arguments, or the batch sizes differ."""
+
+
+class EscapedTracerError(DiffkitError, RuntimeError):
+    """A traced value was used outside the transformation that made it."""
+
+
+class TracerConversionError(DiffkitError, TypeError):
+    """A traced value was turned into a plain NumPy value, which would lose its derivative."""
+
+
+class NoRuleError(DiffkitError, NotImplementedError):
+    """A primitive lacks the rule a transformation needs."""
+
+
+class PerformanceWarning(UserWarning):
+    """Something works but takes a slow path (for example a batching loop)."""

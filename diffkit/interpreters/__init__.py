@@ -1,0 +1,1 @@
+"""The three engines: forward (dual numbers), reverse (tape) and batching (vmap)."""

@@ -1,0 +1,79 @@
+"""Batching (``vmap``): run a function written for one example on a whole batch at once.
+
+A ``BatchTracer`` holds a value whose axis 0 is the batch axis; values of the batched
+function that do not depend on the batch stay ordinary arrays (``batch_axis`` ``None``).
+Each primitive's ``batch`` rule receives the underlying values with their batch axes
+(0 or None) and returns the batched result and its batch axis. Keeping the batch axis at 0
+everywhere means rules never have to search for it and axes are moved only at the
+boundary of ``vmap``.
+"""
+
+import warnings
+
+from ..core.trace import Trace, Tracer
+from ..core.zeros import dtype_of, shape_of
+from ..errors import PerformanceWarning
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("value",)
+
+    def __init__(self, trace, value):
+        self._trace = trace
+        self.value = value
+
+    @property
+    def shape(self):
+        return shape_of(self.value)[1:]
+
+    @property
+    def dtype(self):
+        return dtype_of(self.value)
+
+
+class BatchTrace(Trace):
+    __slots__ = ("axis_size",)
+    name = "vmap"
+
+    def __init__(self, level, axis_size):
+        super().__init__(level)
+        self.axis_size = axis_size
+
+    def process(self, prim, args, params):
+        values = []
+        axes = []
+        for x in args:
+            if type(x) is BatchTracer and x._trace is self:
+                values.append(x.value)
+                axes.append(0)
+            else:
+                values.append(x)
+                axes.append(None)
+        if prim.batch is None:
+            out, out_axis = _batch_by_loop(prim, self.axis_size, values, axes, params)
+        else:
+            out, out_axis = prim.batch(self.axis_size, values, axes, **params)
+        if prim.multiple_results:
+            return tuple(self.wrap(o, a) for o, a in zip(out, out_axis))
+        return self.wrap(out, out_axis)
+
+    def wrap(self, value, batch_axis):
+        if batch_axis is None:
+            return value
+        if batch_axis != 0:
+            from ..ops.shape import moveaxis
+            value = moveaxis(value, batch_axis, 0)
+        return BatchTracer(self, value)
+
+
+def _batch_by_loop(prim, axis_size, values, axes, params):
+    """Fallback for a primitive without a batching rule: one call per example, stacked."""
+    from ..ops.shape import stack
+
+    warnings.warn(f"primitive {prim.name!r} has no batching rule; vmap loops over the "
+                  f"{axis_size} examples", PerformanceWarning, stacklevel=4)
+    results = [prim(*[v if a is None else v[i] for v, a in zip(values, axes)], **params)
+               for i in range(axis_size)]
+    if prim.multiple_results:
+        return tuple(stack(list(r)) for r in zip(*results)), (0,) * len(results[0])
+    return stack(results), 0

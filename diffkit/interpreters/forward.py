@@ -1,0 +1,62 @@
+"""Forward mode: dual numbers.
+
+A ``JVPTracer`` carries a primal value and its tangent (the directional derivative along
+the direction the user chose). Each primitive maps ``(primals, tangents)`` to
+``(out, tangent_out)`` with its ``jvp`` rule; when every tangent is zero the primitive
+just runs on the primals and the result is an ordinary (lower-level) value.
+"""
+
+from ..core.trace import Trace, Tracer
+from ..core.zeros import Zero, dtype_of, shape_of, zero_like
+from ..errors import NoRuleError
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def shape(self):
+        return shape_of(self.primal)
+
+    @property
+    def dtype(self):
+        return dtype_of(self.primal)
+
+
+class JVPTrace(Trace):
+    __slots__ = ()
+    name = "jvp"
+
+    def process(self, prim, args, params):
+        primals = []
+        tangents = []
+        nonzero = False
+        for x in args:
+            if type(x) is JVPTracer and x._trace is self:
+                primals.append(x.primal)
+                tangent = x.tangent
+                tangents.append(tangent)
+                if type(tangent) is not Zero:
+                    nonzero = True
+            else:
+                primals.append(x)
+                tangents.append(None)
+        if not nonzero or prim.nondiff:
+            return prim(*primals, **params)
+        if prim.jvp is None:
+            raise NoRuleError(f"primitive {prim.name!r} has no forward-mode (jvp) rule")
+        tangents = [zero_like(p) if t is None else t for p, t in zip(primals, tangents)]
+        out, tangent_out = prim.jvp(primals, tangents, **params)
+        if prim.multiple_results:
+            return tuple(self.wrap(o, t) for o, t in zip(out, tangent_out))
+        return self.wrap(out, tangent_out)
+
+    def wrap(self, primal, tangent):
+        if tangent is None or type(tangent) is Zero:
+            return primal
+        return JVPTracer(self, primal, tangent)

@@ -1,0 +1,88 @@
+"""A NumPy-shaped namespace of differentiable functions: ``import diffkit.numpy as dnp``.
+
+Functions take NumPy's arguments and broadcasting and work on plain arrays (returning plain
+arrays) as well as on values traced by diffkit's transformations. Functions with no
+derivative (``zeros``, ``arange``, ``argmax``, comparisons ...) pass through.
+"""
+
+import numpy as _np
+from numpy import (  # noqa: F401  (non-differentiable pass-throughs, NumPy's own)
+    arange, e, empty, eye, float32, float64, full, identity, inf, int32, int64, linspace, nan,
+    ndarray, newaxis, ones, pi, zeros,
+)
+
+from ..core import interop as _interop
+from ..core.zeros import dtype_of as _dtype_of
+from ..core.zeros import shape_of as _shape_of
+from ..ops.control import stop_gradient  # noqa: F401
+from ..ops.elementwise import (  # noqa: F401
+    abs, add, arctan, astype, cos, cosh, divide, equal, exp, expm1, greater,
+    greater_equal, isfinite, isinf, isnan, less, less_equal, log, log1p, logical_and,
+    logical_not, logical_or, maximum, minimum, multiply, negative, not_equal, power, sign,
+    sin, sinh, sqrt, square, subtract, tan, tanh,
+)
+from ..ops.elementwise import clip as _clip_p
+from ..ops.indexing import getitem  # noqa: F401
+from ..ops.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: F401
+from ..ops.reductions import (  # noqa: F401
+    argmax, argmin, logsumexp, max, mean, min, prod, sum,
+)
+from ..ops.shape import (  # noqa: F401
+    broadcast_to, concatenate, expand_dims, moveaxis, ravel, reshape, squeeze, stack,
+    swapaxes, transpose,
+)
+
+true_divide = divide
+absolute = abs
+amax = max
+amin = min
+pow = power  # noqa: A001 (NumPy 2's name)
+
+
+def where(condition, x=None, y=None):
+    """Elements of ``x`` where ``condition`` holds, else of ``y``, as ``np.where``. The
+    one-argument form returns the indices of true elements (no derivative)."""
+    if x is None and y is None:
+        return _np.nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    from ..ops.elementwise import where as where_p
+    return where_p(condition, x, y)
+
+
+def clip(x, a_min=None, a_max=None):
+    """``x`` limited to ``[a_min, a_max]`` (``None``: no bound), as ``np.clip``. At a bound
+    the derivative goes to ``x``."""
+    return _clip_p(x, -_np.inf if a_min is None else a_min, _np.inf if a_max is None else a_max)
+
+
+def shape(x):
+    """The shape of ``x`` (an array or a traced value)."""
+    return _shape_of(x)
+
+
+def ndim(x):
+    return len(_shape_of(x))
+
+
+def size(x):
+    return int(_np.prod(_shape_of(x)))
+
+
+def zeros_like(x, dtype=None):
+    """Zeros shaped like ``x``: a plain array with no derivative."""
+    return _np.zeros(_shape_of(x), dtype or _dtype_of(x))
+
+
+def ones_like(x, dtype=None):
+    """Ones shaped like ``x``: a plain array with no derivative."""
+    return _np.ones(_shape_of(x), dtype or _dtype_of(x))
+
+
+def full_like(x, fill_value, dtype=None):
+    return _np.full(_shape_of(x), fill_value, dtype or _dtype_of(x))
+
+
+import sys as _sys  # noqa: E402
+
+_interop.install(_sys.modules[__name__])

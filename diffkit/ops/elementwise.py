@@ -1,0 +1,175 @@
+"""Elementwise primitives: arithmetic, powers, exponentials, trigonometry, comparisons.
+
+Each line pairs NumPy's function with ``t * f'(x)`` written in diffkit operations, so the
+derivative can itself be differentiated and batched.
+"""
+
+import numpy as np
+
+from ..core.primitive import Primitive
+from ..core.zeros import Zero, dtype_of, shape_of
+from . import reductions, shape
+from .families import binary, broadcasting_batch, nondiff_elementwise, unary
+
+# --- comparisons and other maps with no derivative -------------------------------------
+equal = nondiff_elementwise("equal", np.equal)
+not_equal = nondiff_elementwise("not_equal", np.not_equal)
+less = nondiff_elementwise("less", np.less)
+less_equal = nondiff_elementwise("less_equal", np.less_equal)
+greater = nondiff_elementwise("greater", np.greater)
+greater_equal = nondiff_elementwise("greater_equal", np.greater_equal)
+sign = nondiff_elementwise("sign", np.sign)
+isfinite = nondiff_elementwise("isfinite", np.isfinite)
+isnan = nondiff_elementwise("isnan", np.isnan)
+isinf = nondiff_elementwise("isinf", np.isinf)
+logical_not = nondiff_elementwise("logical_not", np.logical_not)
+logical_and = nondiff_elementwise("logical_and", np.logical_and)
+logical_or = nondiff_elementwise("logical_or", np.logical_or)
+
+# --- arithmetic ------------------------------------------------------------------------
+add = binary("add", np.add,
+             lambda t, x, y, out: t,
+             lambda t, x, y, out: t)
+subtract = binary("subtract", np.subtract,
+                  lambda t, x, y, out: t,
+                  lambda t, x, y, out: negative(t))
+multiply = binary("multiply", np.multiply,
+                  lambda t, x, y, out: t * y,
+                  lambda t, x, y, out: t * x)
+divide = binary("divide", np.true_divide,
+                lambda t, x, y, out: t / y,
+                lambda t, x, y, out: negative(t * out / y))
+negative = unary("negative", np.negative, lambda t, x, out: negative(t))
+
+
+def _power_base(t, x, y, out):
+    # y * x**(y-1), with the y == 0 case kept at 0 where x**(-1) would be inf.
+    if isinstance(y, (int, float)):
+        return t * (y * power(x, y - 1)) if y != 0 else t * 0.0
+    return t * where(equal(y, 0), 0.0, y * power(x, y - 1))
+
+
+def _power_exponent(t, x, y, out):
+    # x**y * log(x); log only of positive bases, so 0**y (y > 0) gets the right 0.
+    positive = greater(x, 0)
+    return t * where(positive, out * log(where(positive, x, 1.0)), 0.0)
+
+
+power = binary("power", np.power, _power_base, _power_exponent)
+square = unary("square", np.square, lambda t, x, out: t * (2 * x))
+sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out))
+abs = unary("abs", np.abs, lambda t, x, out: t * sign(x))  # noqa: A001 (NumPy's name)
+
+# --- exponentials and logarithms -------------------------------------------------------
+exp = unary("exp", np.exp, lambda t, x, out: t * out)
+log = unary("log", np.log, lambda t, x, out: t / x)
+log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x))
+expm1 = unary("expm1", np.expm1, lambda t, x, out: t * (out + 1))
+
+# --- trigonometric and hyperbolic ------------------------------------------------------
+sin = unary("sin", np.sin, lambda t, x, out: t * cos(x))
+cos = unary("cos", np.cos, lambda t, x, out: negative(t * sin(x)))
+tan = unary("tan", np.tan, lambda t, x, out: t * (1 + square(out)))
+arctan = unary("arctan", np.arctan, lambda t, x, out: t / (1 + square(x)))
+sinh = unary("sinh", np.sinh, lambda t, x, out: t * cosh(x))
+cosh = unary("cosh", np.cosh, lambda t, x, out: t * sinh(x))
+tanh = unary("tanh", np.tanh, lambda t, x, out: t * (1 - square(out)))
+
+# --- selections ------------------------------------------------------------------------
+# maximum/minimum split the derivative equally between tied arguments, so that
+# maximum(x, x) has derivative 1 and jacfwd and jacrev agree at ties.
+
+
+def _share(t, wins, ties):
+    """``t`` where this argument wins, half of it at a tie, 0 where it loses."""
+    return where(wins, t, where(ties, 0.5 * t, 0.0))
+
+
+maximum = binary("maximum", np.maximum,
+                 lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)),
+                 lambda t, x, y, out: _share(t, less(x, y), equal(x, y)))
+minimum = binary("minimum", np.minimum,
+                 lambda t, x, y, out: _share(t, less(x, y), equal(x, y)),
+                 lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)))
+
+
+def _where_jvp(primals, tangents):
+    condition, x, y = primals
+    _, tx, ty = tangents
+    out = where(condition, x, y)
+    t = where(condition, 0.0 if type(tx) is Zero else tx, 0.0 if type(ty) is Zero else ty)
+    if shape_of(t) != shape_of(out):
+        t = shape.broadcast_to(t, shape_of(out))
+    return out, t
+
+
+where = Primitive(
+    "where", np.where, _where_jvp,
+    (None,
+     lambda ct, out, c, x, y: reductions.unbroadcast(where(c, ct, 0.0), shape_of(x)),
+     lambda ct, out, c, x, y: reductions.unbroadcast(where(c, 0.0, ct), shape_of(y))))
+where.batch = broadcasting_batch(where)
+
+
+def _clip_jvp(primals, tangents):
+    x, low, high = primals
+    tx, tlow, thigh = tangents
+    out = clip(x, low, high)
+    parts = [_clip_part(i, t, x, low, high)
+             for i, t in enumerate(tangents) if type(t) is not Zero]
+    t = parts[0]
+    for part in parts[1:]:
+        t = t + part
+    if shape_of(t) != shape_of(out):
+        t = shape.broadcast_to(t, shape_of(out))
+    return out, t
+
+
+def _clip_part(argnum, t, x, low, high):
+    """``t`` times the derivative of clip in argument ``argnum``. At a bound the derivative
+    goes to ``x`` (the output equals ``x`` there), none to the bound."""
+    if argnum == 0:
+        return where(logical_and(greater_equal(x, low), less_equal(x, high)), t, 0.0)
+    if argnum == 1:
+        return where(less(x, low), t, 0.0)
+    return where(greater(x, high), t, 0.0)
+
+
+def _clip_vjp(argnum):
+    def rule(cotangent, out, x, low, high):
+        part = _clip_part(argnum, cotangent, x, low, high)
+        return reductions.unbroadcast(part, shape_of((x, low, high)[argnum]))
+    return rule
+
+
+def _clip_impl(x, low, high):
+    return np.minimum(np.maximum(x, low), high)
+
+
+clip = Primitive("clip", _clip_impl, _clip_jvp, tuple(_clip_vjp(i) for i in range(3)))
+clip.batch = broadcasting_batch(clip)
+
+
+# --- dtype conversion ------------------------------------------------------------------
+
+
+def _astype_jvp(primals, tangents, dtype):
+    out = astype_p(primals[0], dtype=dtype)
+    if np.dtype(dtype).kind not in "fc":
+        return out, Zero(shape_of(out), np.float64)
+    return out, astype_p(tangents[0], dtype=dtype)
+
+
+def _astype_vjp(ct, out, x, dtype):
+    return astype_p(ct, dtype=dtype_of(x)) if dtype_of(x).kind in "fc" else None
+
+
+astype_p = Primitive(
+    "astype", lambda x, dtype: np.asarray(x).astype(dtype), _astype_jvp, (_astype_vjp,),
+    lambda axis_size, values, batch_axes, dtype: (astype_p(values[0], dtype=dtype), 0))
+
+
+def astype(x, dtype):
+    """``x`` converted to ``dtype``; a conversion to an integer type has zero derivative."""
+    dtype = np.dtype(dtype)
+    return x if dtype_of(x) == dtype else astype_p(x, dtype=dtype)

@@ -1,0 +1,94 @@
+"""Family helpers: most primitives are one formula handed to one of these.
+
+- ``unary``: an elementwise function and ``tangent * f'(x)``.
+- ``binary``: a broadcasting function of two arrays and its two partials.
+- ``nondiff_elementwise``: comparisons and other piecewise-constant maps.
+
+For an elementwise map the Jacobian is diagonal, so one formula, "multiply by the local
+derivative", serves as the JVP (applied to a tangent) and the VJP (applied to a cotangent,
+then summed back over broadcast axes by ``unbroadcast``).
+"""
+
+from ..core.primitive import Primitive
+from ..core.zeros import Zero, shape_of
+from . import reductions, shape
+
+
+def broadcasting_batch(prim):
+    """Batching rule for an elementwise primitive of any number of broadcasting arrays.
+
+    An unbatched operand broadcasts from the right as usual; a batched one gets size-1
+    axes inserted after its batch axis so that the batch axis lines up with axis 0 of the
+    result instead of being broadcast against a data axis.
+    """
+
+    def batch(axis_size, values, batch_axes, **params):
+        rank = max(len(shape_of(v)) - (a is not None) for v, a in zip(values, batch_axes))
+        aligned = []
+        for value, axis in zip(values, batch_axes):
+            if axis is not None:
+                dims = shape_of(value)
+                missing = rank - (len(dims) - 1)
+                if missing:
+                    value = shape.reshape(value, dims[:1] + (1,) * missing + dims[1:])
+            aligned.append(value)
+        return prim(*aligned, **params), 0
+
+    return batch
+
+
+def unary(name, impl, derivative):
+    """An elementwise primitive from ``derivative(t, x, out) = t * f'(x)``."""
+    prim = Primitive(name, impl)
+
+    def jvp(primals, tangents):
+        (x,) = primals
+        out = prim(x)
+        return out, derivative(tangents[0], x, out)
+
+    def vjp(cotangent, out, x):
+        return derivative(cotangent, x, out)
+
+    prim.jvp = jvp
+    prim.vjp = (vjp,)
+    prim.batch = lambda axis_size, values, batch_axes: (prim(values[0]), batch_axes[0])
+    return prim
+
+
+def binary(name, impl, first, second):
+    """A broadcasting primitive of two arrays from its partials applied to a tangent:
+    ``first(t, x, y, out) = t * d out/dx`` and ``second(t, x, y, out) = t * d out/dy``."""
+    prim = Primitive(name, impl)
+
+    def jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        out = prim(x, y)
+        if type(tx) is Zero:
+            t = second(ty, x, y, out)
+        elif type(ty) is Zero:
+            t = first(tx, x, y, out)
+        else:
+            t = first(tx, x, y, out) + second(ty, x, y, out)
+        out_shape = shape_of(out)
+        if shape_of(t) != out_shape:
+            t = shape.broadcast_to(t, out_shape)
+        return out, t
+
+    def vjp_first(cotangent, out, x, y):
+        return reductions.unbroadcast(first(cotangent, x, y, out), shape_of(x))
+
+    def vjp_second(cotangent, out, x, y):
+        return reductions.unbroadcast(second(cotangent, x, y, out), shape_of(y))
+
+    prim.jvp = jvp
+    prim.vjp = (vjp_first, vjp_second)
+    prim.batch = broadcasting_batch(prim)
+    return prim
+
+
+def nondiff_elementwise(name, impl):
+    """A piecewise-constant elementwise primitive (comparisons, sign): no derivative."""
+    prim = Primitive(name, impl, nondiff=True)
+    prim.batch = broadcasting_batch(prim)
+    return prim

@@ -1,0 +1,217 @@
+"""Reductions over axes: sum, prod, max/min, logsumexp, argmax/argmin, and ``unbroadcast``.
+
+Axis parameters reach the primitives already normalised by ``diffkit.numpy``: ``axis`` is a
+tuple of non-negative ints (all axes for ``None``), so batching only shifts each by one.
+"""
+
+import numpy as np
+
+from ..core.primitive import Primitive
+from ..core.zeros import dtype_of, shape_of
+from . import elementwise as ew
+from . import shape
+
+
+def _shift(axis):
+    return tuple(a + 1 for a in axis)
+
+
+def expand_reduced(ct, in_shape, axis, keepdims):
+    """Broadcast ``ct``, shaped like a reduction's output, back to the input shape."""
+    if not keepdims:
+        kept = tuple(1 if i in axis else d for i, d in enumerate(in_shape))
+        ct = shape.reshape(ct, kept)
+    return shape.broadcast_to(ct, in_shape)
+
+
+def unbroadcast(x, target_shape):
+    """Sum ``x`` over the axes that broadcasting added to reach ``target_shape``.
+
+    The adjoint of broadcasting, used by every broadcasting binary rule.
+    """
+    x_shape = shape_of(x)
+    if x_shape == target_shape:
+        return x
+    lead = len(x_shape) - len(target_shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, d in enumerate(target_shape) if d == 1 and x_shape[lead + i] != 1)
+    if axes:
+        x = sum_p(x, axis=axes, keepdims=False)
+    return shape.reshape(x, target_shape) if shape_of(x) != target_shape else x
+
+
+# --- sum: linear ------------------------------------------------------------------------
+
+sum_p = Primitive(
+    "sum",
+    lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+    lambda primals, tangents, axis, keepdims: (
+        sum_p(primals[0], axis=axis, keepdims=keepdims),
+        sum_p(tangents[0], axis=axis, keepdims=keepdims)),
+    (lambda ct, out, x, axis, keepdims: expand_reduced(ct, shape_of(x), axis, keepdims),),
+    lambda axis_size, values, batch_axes, axis, keepdims: (
+        sum_p(values[0], axis=_shift(axis), keepdims=keepdims), 0),
+)
+
+# --- prod ------------------------------------------------------------------------------
+# d prod / d x_i is the product of the other entries, computed as prod / x_i: exact where
+# no reduced entry is zero (a zero-safe rule needs cumulative products, not yet here).
+
+
+def _prod_others(x, axis):
+    return expand_reduced(prod_p(x, axis=axis, keepdims=True), shape_of(x), axis, True) / x
+
+
+def _prod_jvp(primals, tangents, axis, keepdims):
+    (x,), (t,) = primals, tangents
+    tangent = sum_p(t * _prod_others(x, axis), axis=axis, keepdims=keepdims)
+    return prod_p(x, axis=axis, keepdims=keepdims), tangent
+
+
+def _prod_vjp(ct, out, x, axis, keepdims):
+    return expand_reduced(ct, shape_of(x), axis, keepdims) * _prod_others(x, axis)
+
+
+prod_p = Primitive(
+    "prod",
+    lambda x, axis, keepdims: np.prod_p(x, axis=axis, keepdims=keepdims),
+    _prod_jvp, (_prod_vjp,),
+    lambda axis_size, values, batch_axes, axis, keepdims: (
+        prod_p(values[0], axis=_shift(axis), keepdims=keepdims), 0),
+)
+
+# --- max and min: the derivative is shared equally among tied maxima ----------------------
+
+
+def _argext_weights(x, out, axis, keepdims):
+    hits = ew.astype(ew.equal(x, expand_reduced(out, shape_of(x), axis, keepdims)),
+                     dtype_of(x))
+    return hits / sum_p(hits, axis=axis, keepdims=True)
+
+
+def _extremum(name, impl):
+    def jvp(primals, tangents, axis, keepdims):
+        (x,), (t,) = primals, tangents
+        out = prim(x, axis=axis, keepdims=keepdims)
+        weights = _argext_weights(x, out, axis, keepdims)
+        return out, sum_p(t * weights, axis=axis, keepdims=keepdims)
+
+    def vjp(ct, out, x, axis, keepdims):
+        weights = _argext_weights(x, out, axis, keepdims)
+        return expand_reduced(ct, shape_of(x), axis, keepdims) * weights
+
+    def batch(axis_size, values, batch_axes, axis, keepdims):
+        return prim(values[0], axis=_shift(axis), keepdims=keepdims), 0
+
+    prim = Primitive(name, lambda x, axis, keepdims: impl(x, axis=axis, keepdims=keepdims),
+                     jvp, (vjp,), batch)
+    return prim
+
+
+max_p = _extremum("max", np.max)
+min_p = _extremum("min", np.min)
+
+# --- logsumexp: stable, and its derivative is the softmax --------------------------------
+
+
+def _logsumexp_impl(x, axis, keepdims):
+    peak = np.max(x, axis=axis, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0)
+    total = np.sum(np.exp(x - peak), axis=axis, keepdims=True)
+    out = np.log(total) + peak
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _softmax_weights(x, out, axis, keepdims):
+    return ew.exp(x - expand_reduced(out, shape_of(x), axis, keepdims))
+
+
+def _logsumexp_jvp(primals, tangents, axis, keepdims):
+    (x,), (t,) = primals, tangents
+    out = logsumexp_p(x, axis=axis, keepdims=keepdims)
+    weights = _softmax_weights(x, out, axis, keepdims)
+    return out, sum_p(t * weights, axis=axis, keepdims=keepdims)
+
+
+logsumexp_p = Primitive(
+    "logsumexp", _logsumexp_impl, _logsumexp_jvp,
+    (lambda ct, out, x, axis, keepdims: expand_reduced(ct, shape_of(x), axis, keepdims)
+     * _softmax_weights(x, out, axis, keepdims),),
+    lambda axis_size, values, batch_axes, axis, keepdims: (
+        logsumexp_p(values[0], axis=_shift(axis), keepdims=keepdims), 0),
+)
+
+# --- argmax and argmin: integer results, no derivative ------------------------------------
+
+
+def _arg_extremum(name, impl):
+    def batch(axis_size, values, batch_axes, axis, keepdims):
+        (x,) = values
+        if axis is None:
+            dims = shape_of(x)
+            flat = shape.reshape(x, (dims[0], int(np.prod(dims[1:]))))
+            out = prim(flat, axis=1, keepdims=False)
+            if keepdims:
+                out = shape.reshape(out, (dims[0],) + (1,) * (len(dims) - 1))
+            return out, 0
+        return prim(x, axis=axis + 1, keepdims=keepdims), 0
+
+    prim = Primitive(name, lambda x, axis, keepdims: impl(x, axis=axis, keepdims=keepdims),
+                     batch=batch, nondiff=True)
+    return prim
+
+
+argmax_p = _arg_extremum("argmax", np.argmax)
+argmin_p = _arg_extremum("argmin", np.argmin)
+
+
+# --- NumPy-shaped wrappers ----------------------------------------------------------------
+
+
+def normalize_axes(axis, ndim):
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    normalized = tuple(sorted(shape._normalize_axis(a, ndim) for a in axes))
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"duplicate value in 'axis': {axis}")
+    return normalized
+
+
+def _reducer(prim, doc):
+    def reduce(x, axis=None, keepdims=False):
+        return prim(x, axis=normalize_axes(axis, len(shape_of(x))), keepdims=bool(keepdims))
+
+    reduce.__name__ = prim.name
+    reduce.__doc__ = doc
+    return reduce
+
+
+sum = _reducer(sum_p, "Sum over ``axis`` (all axes by default), as ``np.sum``.")  # noqa: A001
+prod = _reducer(prod_p, "Product over ``axis``, as ``np.prod``.")
+max = _reducer(max_p, "Maximum over ``axis``, as ``np.max``; ties share the derivative.")  # noqa: A001
+min = _reducer(min_p, "Minimum over ``axis``, as ``np.min``; ties share the derivative.")  # noqa: A001
+logsumexp = _reducer(logsumexp_p, "``log(sum(exp(x)))`` over ``axis``, computed stably.")
+
+
+def mean(x, axis=None, keepdims=False):
+    """Arithmetic mean over ``axis``, as ``np.mean``."""
+    axes = normalize_axes(axis, len(shape_of(x)))
+    count = int(np.prod([shape_of(x)[a] for a in axes]))
+    return sum_p(x, axis=axes, keepdims=bool(keepdims)) / count
+
+
+def _arg_reducer(prim):
+    def reduce(x, axis=None, keepdims=False):
+        if axis is not None:
+            axis = shape._normalize_axis(axis, len(shape_of(x)))
+        return prim(x, axis=axis, keepdims=bool(keepdims))
+
+    reduce.__name__ = prim.name
+    reduce.__doc__ = f"Indices of the {prim.name[3:]}ima along ``axis``, as ``np.{prim.name}``."
+    return reduce
+
+
+argmax = _arg_reducer(argmax_p)
+argmin = _arg_reducer(argmin_p)

@@ -1,0 +1,223 @@
+"""Shape primitives: reshape, broadcast_to, transpose, concatenate, and what composes them.
+
+All of these are linear, so each JVP applies the primitive to the tangent and each VJP is
+the adjoint shape operation (reshape back, sum over broadcast axes, inverse permutation,
+slice apart). Wrappers with NumPy's signatures normalise the static parameters.
+"""
+
+import numpy as np
+
+from ..core.primitive import Primitive
+from ..core.zeros import Zero, dtype_of, shape_of
+
+
+def _normalize_axis(axis, ndim, what="axis"):
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(
+            f"{what} {axis} is out of bounds for an array of dimension {ndim}")
+    return int(axis) % ndim
+
+
+# --- reshape ---------------------------------------------------------------------------
+
+reshape_p = Primitive(
+    "reshape",
+    lambda x, shape: np.reshape(x, shape),
+    lambda primals, tangents, shape: (reshape_p(primals[0], shape=shape),
+                                      reshape_p(tangents[0], shape=shape)),
+    (lambda ct, out, x, shape: reshape_p(ct, shape=shape_of(x)),),
+    lambda axis_size, values, batch_axes, shape: (
+        reshape_p(values[0], shape=(axis_size,) + shape), 0),
+)
+
+
+def reshape(x, shape):
+    """``x`` with a new shape (one entry may be -1), as ``np.reshape``."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(int(d) for d in shape)
+    old = shape_of(x)
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1]))
+        size = int(np.prod(old))
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape an array of shape {old} into shape {shape}")
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    if int(np.prod(shape)) != int(np.prod(old)):
+        raise ValueError(f"cannot reshape an array of shape {old} into shape {shape}")
+    if shape == old:
+        return x
+    return reshape_p(x, shape=shape)
+
+
+def expand_dims(x, axis):
+    """Insert size-1 axes at the positions ``axis`` (int or tuple), as ``np.expand_dims``."""
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    ndim = len(shape_of(x)) + len(axes)
+    axes = {_normalize_axis(a, ndim) for a in axes}
+    dims = iter(shape_of(x))
+    return reshape(x, tuple(1 if i in axes else next(dims) for i in range(ndim)))
+
+
+def squeeze(x, axis=None):
+    """Remove size-1 axes (all of them, or those named by ``axis``), as ``np.squeeze``."""
+    dims = shape_of(x)
+    if axis is None:
+        axes = {i for i, d in enumerate(dims) if d == 1}
+    else:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        axes = {_normalize_axis(a, len(dims)) for a in axes}
+        for a in axes:
+            if dims[a] != 1:
+                raise ValueError(f"cannot squeeze axis {a} of size {dims[a]} (shape {dims})")
+    return reshape(x, tuple(d for i, d in enumerate(dims) if i not in axes))
+
+
+def ravel(x):
+    return reshape(x, (-1,))
+
+
+# --- broadcast_to ----------------------------------------------------------------------
+
+
+def _broadcast_batch(axis_size, values, batch_axes, shape):
+    (x,) = values
+    dims = shape_of(x)
+    x = reshape_p(x, shape=dims[:1] + (1,) * (len(shape) - len(dims) + 1) + dims[1:])
+    return broadcast_to_p(x, shape=(axis_size,) + shape), 0
+
+
+def _unbroadcast(ct, out, x, shape):
+    from .reductions import unbroadcast
+    return unbroadcast(ct, shape_of(x))
+
+
+broadcast_to_p = Primitive(
+    "broadcast_to",
+    lambda x, shape: np.broadcast_to(x, shape),
+    lambda primals, tangents, shape: (broadcast_to_p(primals[0], shape=shape),
+                                      broadcast_to_p(tangents[0], shape=shape)),
+    (_unbroadcast,),
+    _broadcast_batch,
+)
+
+
+def broadcast_to(x, shape):
+    """``x`` broadcast to ``shape``, as ``np.broadcast_to`` (read-only result)."""
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if shape_of(x) == shape:
+        return x
+    np.broadcast_shapes(shape_of(x), shape)  # raises NumPy's error for incompatible shapes
+    return broadcast_to_p(x, shape=shape)
+
+
+# --- transpose -------------------------------------------------------------------------
+
+transpose_p = Primitive(
+    "transpose",
+    lambda x, axes: np.transpose(x, axes),
+    lambda primals, tangents, axes: (transpose_p(primals[0], axes=axes),
+                                     transpose_p(tangents[0], axes=axes)),
+    (lambda ct, out, x, axes: transpose_p(ct, axes=tuple(int(i) for i in np.argsort(axes))),),
+    lambda axis_size, values, batch_axes, axes: (
+        transpose_p(values[0], axes=(0,) + tuple(a + 1 for a in axes)), 0),
+)
+
+
+def transpose(x, axes=None):
+    """Permute the axes of ``x`` (reverse them by default), as ``np.transpose``."""
+    ndim = len(shape_of(x))
+    if axes is None:
+        axes = tuple(range(ndim))[::-1]
+    axes = tuple(_normalize_axis(a, ndim) for a in axes)
+    if sorted(axes) != list(range(ndim)):
+        raise ValueError(f"axes {axes} are not a permutation of the {ndim} axes")
+    if axes == tuple(range(ndim)):
+        return x
+    return transpose_p(x, axes=axes)
+
+
+def moveaxis(x, source, destination):
+    """Move axes of ``x`` to new positions, as ``np.moveaxis``."""
+    ndim = len(shape_of(x))
+    source = [source] if isinstance(source, (int, np.integer)) else list(source)
+    destination = [destination] if isinstance(destination, (int, np.integer)) \
+        else list(destination)
+    source = [_normalize_axis(a, ndim, "source") for a in source]
+    destination = [_normalize_axis(a, ndim, "destination") for a in destination]
+    order = [a for a in range(ndim) if a not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return transpose(x, order)
+
+
+def swapaxes(x, axis1, axis2):
+    ndim = len(shape_of(x))
+    order = list(range(ndim))
+    a, b = _normalize_axis(axis1, ndim), _normalize_axis(axis2, ndim)
+    order[a], order[b] = order[b], order[a]
+    return transpose(x, order)
+
+
+# --- concatenate -----------------------------------------------------------------------
+
+
+def _concatenate_jvp(primals, tangents, axis):
+    tangents = [np.zeros(t.shape, t.dtype) if type(t) is Zero else t for t in tangents]
+    return concatenate_p(*primals, axis=axis), concatenate_p(*tangents, axis=axis)
+
+
+def _concatenate_vjp(ct, out, *xs, axis):
+    from .indexing import getitem
+    cts = []
+    start = 0
+    for x in xs:
+        stop = start + shape_of(x)[axis]
+        cts.append(getitem(ct, (slice(None),) * axis + (slice(start, stop),)))
+        start = stop
+    return cts
+
+
+def _concatenate_batch(axis_size, values, batch_axes, axis):
+    values = [v if a is not None else broadcast_to(v, (axis_size,) + shape_of(v))
+              for v, a in zip(values, batch_axes)]
+    return concatenate_p(*values, axis=axis + 1), 0
+
+
+concatenate_p = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
+                          _concatenate_jvp, _concatenate_vjp, _concatenate_batch)
+
+
+def concatenate(arrays, axis=0):
+    """Join arrays along an existing axis, as ``np.concatenate`` (``axis=None`` flattens)."""
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    ndim = len(shape_of(arrays[0]))
+    if ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis = _normalize_axis(axis, ndim)
+    if len(arrays) == 1:
+        return arrays[0]
+    return concatenate_p(*arrays, axis=axis)
+
+
+def stack(arrays, axis=0):
+    """Join arrays along a new axis, as ``np.stack``."""
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {shape_of(a) for a in arrays}
+    if len(shapes) > 1:
+        raise ValueError(f"all input arrays must have the same shape, got {sorted(shapes)}")
+    axis = _normalize_axis(axis, len(shape_of(arrays[0])) + 1)
+    return concatenate_p(*[expand_dims(a, axis) for a in arrays], axis=axis) \
+        if len(arrays) > 1 else expand_dims(arrays[0], axis)
+
+
+def zeros_like_value(x):
+    """Plain zeros shaped like ``x`` (a tracer or an array): no derivative."""
+    return np.zeros(shape_of(x), dtype_of(x))
