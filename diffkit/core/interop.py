@@ -9,7 +9,7 @@ instead, saying what to write.
 
 import numpy as np
 
-from ..errors import TracerConversionError
+from ..errors import NoRuleError, TracerConversionError
 from .trace import Tracer
 
 
@@ -73,6 +73,19 @@ def _transpose_method(self, *axes):
     return _dnp.transpose(self, axes or None)
 
 
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """Route ``np.sin(t)``, ``ndarray + t`` ... to diffkit.numpy's function of that name."""
+    fn = getattr(_dnp, ufunc.__name__, None)
+    if method != "__call__" or fn is None or kwargs:
+        what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        extra = f" with keywords {sorted(kwargs)}" if kwargs and fn is not None else ""
+        raise NoRuleError(
+            f"{what}{extra} has no diffkit rule, so it cannot be applied to a traced value. "
+            "Use the diffkit.numpy function of the same name where one exists, or define "
+            "the derivative yourself.")
+    return fn(*inputs)
+
+
 _dnp = None
 
 
@@ -104,7 +117,7 @@ def install(dnp):
         setattr(Tracer, name, getattr(dnp, name))
     Tracer.flatten = dnp.ravel
     # Escape guards: conversions to plain NumPy or Python numbers would lose derivatives.
-    Tracer.__array_ufunc__ = None  # NumPy operators defer to the reflected methods above
+    Tracer.__array_ufunc__ = _array_ufunc
     Tracer.__array__ = _array
     Tracer.__float__ = _scalar("float")
     Tracer.__int__ = _scalar("int")

@@ -34,8 +34,8 @@ class Primitive:
     __slots__ = ("name", "impl", "jvp", "vjp", "batch", "nondiff", "multiple_results")
 
     def __init__(self, name, impl, jvp=None, vjp=None, batch=None, *, nondiff=False,
-                 multiple_results=False):
-        if name in PRIMITIVES:
+                 multiple_results=False, register=True):
+        if register and name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} is already registered")
         self.name = name
         self.impl = impl
@@ -44,7 +44,8 @@ class Primitive:
         self.batch = batch
         self.nondiff = nondiff
         self.multiple_results = multiple_results
-        PRIMITIVES[name] = self
+        if register:
+            PRIMITIVES[name] = self
 
     __call__ = bind
 
