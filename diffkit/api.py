@@ -20,8 +20,13 @@ import numpy as np
 from . import tree_util
 from .core.trace import Tracer, new_trace
 from .core.zeros import dtype_of, shape_of
-from .errors import (ArgnumsError, BatchingError, InputTypeError, NonScalarOutputError,
-                     ShapeMismatchError)
+from .errors import (
+    ArgnumsError,
+    BatchingError,
+    InputTypeError,
+    NonScalarOutputError,
+    ShapeMismatchError,
+)
 from .interpreters import reverse
 from .interpreters.batching import BatchTrace, BatchTracer
 from .interpreters.forward import JVPTrace, JVPTracer
@@ -123,10 +128,11 @@ def _matching_leaves(values, treedef, like, what):
         if shape_of(leaf) != shape_of(ref):
             raise ShapeMismatchError(
                 f"{what} leaf {i} has shape {shape_of(leaf)}, expected {shape_of(ref)}")
-        kind, ref_dtype = dtype_of(leaf).kind, _tangent_dtype(ref)
-        if kind not in "fciub" or (kind == "c") != (ref_dtype.kind == "c"):
-            raise ShapeMismatchError(f"{what} leaf {i} has dtype {dtype_of(leaf)}, expected "
-                                     f"{ref_dtype}")
+        ref_dtype = _tangent_dtype(ref)
+        if dtype_of(leaf).kind != ref_dtype.kind:
+            raise ShapeMismatchError(
+                f"{what} leaf {i} has dtype {dtype_of(leaf)}, expected {ref_dtype} (the "
+                "derivative of a float value is a float array of the same precision)")
         checked.append(_cast(leaf, ref_dtype))
     return checked
 
@@ -247,6 +253,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, "grad")
+        _flat_inputs(dyn, "grad argument")  # checked here so errors name grad, not vjp
         out, pullback, aux = vjp(f, dyn, has_aux=True) if has_aux else \
             vjp(f, dyn) + (None,)
         _check_scalar(out)
@@ -428,6 +435,9 @@ def hessian(fun, argnums=0, has_aux=False):
 def hvp(fun, primals, tangents):
     """The Hessian of the scalar ``fun`` at ``primals`` times ``tangents``, a tuple with one
     entry per primal, by forward over reverse; the Hessian is never formed."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise InputTypeError("hvp expects primals and tangents as tuples (or lists), e.g. "
+                             "hvp(f, (x,), (v,))")
     primals, tangents = tuple(primals), tuple(tangents)
     gradient = grad(fun, argnums=tuple(range(len(primals))))
     return jvp(gradient, primals, tangents)[1]
@@ -440,27 +450,30 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     """Vectorise ``fun`` over an axis of its arguments.
 
     ``in_axes``: for each positional argument (an int, ``None`` for "not mapped", or a pytree
-    prefix of them) the axis holding the batch. ``out_axes``: where the batch axis goes in
-    each output. ``axis_size`` is needed only when no argument is mapped.
+    prefix of them) the axis holding the batch; keyword arguments are always mapped over
+    axis 0, as in JAX. ``out_axes``: where the batch axis goes in each output.
+    ``axis_size`` is needed only when no argument is mapped.
     """
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
 
     @functools.wraps(fun)
-    def vmapped(*args):
-        flat_args, in_tree = tree_util.tree_flatten(args)
+    def vmapped(*args, **kwargs):
+        flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
         try:
             flat_axes = tree_util.broadcast_prefix(in_axes, args)
         except ValueError as error:
             raise BatchingError(f"vmap in_axes={in_axes!r} do not match the arguments: "
                                 f"{error}") from None
+        flat_axes += [0] * (len(flat_args) - len(flat_axes))  # keyword arguments: axis 0
         flat_args = [_as_array(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
         flat_axes = [_check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
         size = _batch_size(flat_args, flat_axes, axis_size)
         with new_trace(BatchTrace, size) as trace:
             inputs = [x if a is None else BatchTracer(trace, shape.moveaxis(x, a, 0))
                       for x, a in zip(flat_args, flat_axes)]
-            out = fun(*tree_util.tree_unflatten(in_tree, inputs))
+            args, kwargs = tree_util.tree_unflatten(in_tree, inputs)
+            out = fun(*args, **kwargs)
             out_flat, out_tree = tree_util.tree_flatten(out)
             try:
                 axes = tree_util.broadcast_prefix(out_axes, out)

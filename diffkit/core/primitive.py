@@ -8,8 +8,8 @@ A primitive holds, in one place:
 - ``vjp``: reverse mode. Either one function
   ``vjp(cotangent, out, *primals, **params) -> tuple of cotangents`` (``None`` for zero), or
   a tuple with one function per argument, ``rule_i(cotangent, out, *primals, **params)``
-  (``None`` for an argument with no derivative), so the engine computes only the cotangents
-  of arguments that are being differentiated.
+  (``None``, or no entry at the end of the tuple, for an argument with no derivative), so
+  the engine computes only the cotangents of arguments that are being differentiated.
 - ``batch(axis_size, values, batch_axes, **params) -> (value, batch_axis)``: ``vmap``.
   Batched values carry their batch axis at 0; ``batch_axes`` entries are 0 or ``None``
   (not mapped), and the rule answers 0 or ``None`` too.

@@ -30,7 +30,7 @@ class JVPTracer(Tracer):
 
 class JVPTrace(Trace):
     __slots__ = ()
-    name = "jvp"
+    name = "forward-mode (jvp/jacfwd)"
 
     def process(self, prim, args, params):
         primals = []

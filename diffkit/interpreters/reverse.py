@@ -36,7 +36,7 @@ class ReverseTracer(Tracer):
 
 class ReverseTrace(Trace):
     __slots__ = ("tape", "num_slots")
-    name = "vjp"
+    name = "reverse-mode (grad/vjp/jacrev)"
 
     def __init__(self, level):
         super().__init__(level)
@@ -111,9 +111,9 @@ def backward_pass(tape, seeds, input_slots):
             continue
         rule = prim.vjp
         if type(rule) is tuple:
-            for i, slot in enumerate(in_slots):
-                if slot is not None and rule[i] is not None:
-                    _add_to(cotangents, slot, rule[i](ct, out, *primals, **params))
+            for slot, arg_rule in zip(in_slots, rule):  # arguments past the tuple: no rule
+                if slot is not None and arg_rule is not None:
+                    _add_to(cotangents, slot, arg_rule(ct, out, *primals, **params))
         else:
             in_cts = rule(ct, out, *primals, **params)
             for slot, in_ct in zip(in_slots, in_cts):

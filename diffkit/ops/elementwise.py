@@ -126,13 +126,16 @@ def _clip_jvp(primals, tangents):
 
 
 def _clip_part(argnum, t, x, low, high):
-    """``t`` times the derivative of clip in argument ``argnum``. At a bound the derivative
-    goes to ``x`` (the output equals ``x`` there), none to the bound."""
-    if argnum == 0:
-        return where(logical_and(greater_equal(x, low), less_equal(x, high)), t, 0.0)
-    if argnum == 1:
-        return where(less(x, low), t, 0.0)
-    return where(greater(x, high), t, 0.0)
+    """``t`` times the derivative of clip = min(max(x, low), high) in argument ``argnum``.
+    At a bound the derivative goes to ``x`` (the output equals ``x`` there), none to the
+    bound; when ``low > high`` the output is ``high``, as in NumPy."""
+    above = greater(maximum(x, low), high)
+    if argnum == 2:
+        return where(above, t, 0.0)
+    inside = greater_equal(x, low)
+    chosen = logical_and(inside, logical_not(above)) if argnum == 0 else \
+        logical_and(logical_not(inside), logical_not(above))
+    return where(chosen, t, 0.0)
 
 
 def _clip_vjp(argnum):
@@ -161,7 +164,9 @@ def _astype_jvp(primals, tangents, dtype):
 
 
 def _astype_vjp(ct, out, x, dtype):
-    return astype_p(ct, dtype=dtype_of(x)) if dtype_of(x).kind in "fc" else None
+    if np.dtype(dtype).kind not in "fc" or dtype_of(x).kind not in "fc":
+        return None  # integer values carry no derivative
+    return astype_p(ct, dtype=dtype_of(x))
 
 
 astype_p = Primitive(

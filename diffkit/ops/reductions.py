@@ -74,7 +74,7 @@ def _prod_vjp(ct, out, x, axis, keepdims):
 
 prod_p = Primitive(
     "prod",
-    lambda x, axis, keepdims: np.prod_p(x, axis=axis, keepdims=keepdims),
+    lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
     _prod_jvp, (_prod_vjp,),
     lambda axis_size, values, batch_axes, axis, keepdims: (
         prod_p(values[0], axis=_shift(axis), keepdims=keepdims), 0),
