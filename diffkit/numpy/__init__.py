@@ -16,7 +16,7 @@ from ..core.zeros import dtype_of as _dtype_of
 from ..core.zeros import shape_of as _shape_of
 from ..ops.control import stop_gradient  # noqa: F401
 from ..ops.elementwise import (  # noqa: F401
-    abs, add, arctan, astype, cos, cosh, divide, equal, exp, expm1, greater,
+    abs, add, arctan, astype, conj, cos, cosh, divide, equal, exp, expm1, greater,
     greater_equal, isfinite, isinf, isnan, less, less_equal, log, log1p, logical_and,
     logical_not, logical_or, maximum, minimum, multiply, negative, not_equal, power, sign,
     sin, sinh, sqrt, square, subtract, tan, tanh,
@@ -34,6 +34,7 @@ from ..ops.shape import (  # noqa: F401
 
 true_divide = divide
 absolute = abs
+conjugate = conj
 amax = max
 amin = min
 pow = power  # noqa: A001 (NumPy 2's name)

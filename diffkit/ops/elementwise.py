@@ -58,6 +58,7 @@ def _power_exponent(t, x, y, out):
 power = binary("power", np.power, _power_base, _power_exponent)
 square = unary("square", np.square, lambda t, x, out: t * (2 * x))
 sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out))
+conj = unary("conj", np.conj, lambda t, x, out: conj(t))  # linear; its own transpose
 abs = unary("abs", np.abs, lambda t, x, out: t * sign(x))  # noqa: A001 (NumPy's name)
 
 # --- exponentials and logarithms -------------------------------------------------------
