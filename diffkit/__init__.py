@@ -11,8 +11,18 @@ Transformations: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, 
 
 from . import numpy, tree_util  # noqa: F401  (registers the primitives and array methods)
 from .api import (  # noqa: F401
-    grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
-    value_and_grad, vjp, vmap,
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linearize,
+    stop_gradient,
+    value_and_grad,
+    vjp,
+    vmap,
 )
 
 __version__ = "0.1.0"

@@ -7,7 +7,6 @@ derivative (``np.asarray``, ``float()``, ``.item()``) raise ``TracerConversionEr
 instead, saying what to write.
 """
 
-import numpy as np
 
 from ..errors import NoRuleError, TracerConversionError
 from .trace import Tracer
@@ -33,7 +32,8 @@ def _array(self, dtype=None, copy=None):
         self, "np.asarray/np.array",
         "Use diffkit.numpy (import diffkit.numpy as dnp) for array operations on it, "
         "dnp.stack to build an array from traced values, or dk.stop_gradient if the "
-        "derivative is not wanted.")
+        "derivative is not wanted. If a NumPy array was indexed by or multiplied with it "
+        "(a[t], a.dot(t)), write dnp.getitem(a, t) or dnp.dot(a, t).")
 
 
 def _scalar(kind):

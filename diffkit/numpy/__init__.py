@@ -7,8 +7,24 @@ derivative (``zeros``, ``arange``, ``argmax``, comparisons ...) pass through.
 
 import numpy as _np
 from numpy import (  # noqa: F401  (non-differentiable pass-throughs, NumPy's own)
-    arange, e, empty, eye, float32, float64, full, identity, inf, int32, int64, linspace, nan,
-    ndarray, newaxis, ones, pi, zeros,
+    arange,
+    e,
+    empty,
+    eye,
+    float32,
+    float64,
+    full,
+    identity,
+    inf,
+    int32,
+    int64,
+    linspace,
+    nan,
+    ndarray,
+    newaxis,
+    ones,
+    pi,
+    zeros,
 )
 
 from ..core import interop as _interop
@@ -16,20 +32,68 @@ from ..core.zeros import dtype_of as _dtype_of
 from ..core.zeros import shape_of as _shape_of
 from ..ops.control import stop_gradient  # noqa: F401
 from ..ops.elementwise import (  # noqa: F401
-    abs, add, arctan, astype, conj, cos, cosh, divide, equal, exp, expm1, greater,
-    greater_equal, isfinite, isinf, isnan, less, less_equal, log, log1p, logical_and,
-    logical_not, logical_or, maximum, minimum, multiply, negative, not_equal, power, sign,
-    sin, sinh, sqrt, square, subtract, tan, tanh,
+    abs,
+    add,
+    arctan,
+    astype,
+    conj,
+    cos,
+    cosh,
+    divide,
+    equal,
+    exp,
+    expm1,
+    greater,
+    greater_equal,
+    isfinite,
+    isinf,
+    isnan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    power,
+    sign,
+    sin,
+    sinh,
+    sqrt,
+    square,
+    subtract,
+    tan,
+    tanh,
 )
 from ..ops.elementwise import clip as _clip_p
 from ..ops.indexing import getitem  # noqa: F401
 from ..ops.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: F401
 from ..ops.reductions import (  # noqa: F401
-    argmax, argmin, logsumexp, max, mean, min, prod, sum,
+    argmax,
+    argmin,
+    logsumexp,
+    max,
+    mean,
+    min,
+    prod,
+    sum,
 )
 from ..ops.shape import (  # noqa: F401
-    broadcast_to, concatenate, expand_dims, moveaxis, ravel, reshape, squeeze, stack,
-    swapaxes, transpose,
+    broadcast_to,
+    concatenate,
+    expand_dims,
+    moveaxis,
+    ravel,
+    reshape,
+    squeeze,
+    stack,
+    swapaxes,
+    transpose,
 )
 
 true_divide = divide

@@ -43,10 +43,12 @@ negative = unary("negative", np.negative, lambda t, x, out: negative(t))
 
 
 def _power_base(t, x, y, out):
-    # y * x**(y-1), with the y == 0 case kept at 0 where x**(-1) would be inf.
+    # y * x**(y-1), kept at 0 for y == 0 where x**(-1) would be inf at x == 0.
     if isinstance(y, (int, float)):
         return t * (y * power(x, y - 1)) if y != 0 else t * 0.0
-    return t * where(equal(y, 0), 0.0, y * power(x, y - 1))
+    # Guard only x == y == 0: elsewhere keep y * x**(y-1) so its derivative in y survives.
+    both_zero = logical_and(equal(x, 0), equal(y, 0))
+    return t * where(both_zero, 0.0, y * power(where(both_zero, 1.0, x), y - 1))
 
 
 def _power_exponent(t, x, y, out):
