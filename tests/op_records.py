@@ -351,8 +351,11 @@ R += unary("astype_int", lambda x: dnp.astype(x, np.int64), zero_derivative=True
 
 # --- float32 stays float32 in tangents and cotangents (looser tolerances apply) -------------
 R += unary("sin_float32", dnp.sin, REAL32, shapes=[((3,),), ((2, 3),)])
+# NumPy 1.x casts a 0-d float64 operand by value (the result stays float32); under vmap that
+# operand is a batched array, so only NumPy 2's rules (NEP 50) can be followed there.
+_NEP50 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 R += binary("multiply_float32_float64", dnp.multiply, (REAL32, REAL),
-            shapes=[((3,), (3,)), ((2, 3), ())])
+            shapes=[((3,), (3,))] + ([((2, 3), ())] if _NEP50 else []))
 R += binary("add_float32", dnp.add, (REAL32, REAL32), shapes=[((3, 1), (4,))])
 R += _one("sum_float32", lambda x: dnp.sum(x, axis=1), (2, 3), domains=(REAL32,))
 R += _one("matmul_float32", dnp.matmul, (3, 4), (4, 2), domains=(REAL32, REAL32))
