@@ -221,6 +221,12 @@ def vjp(fun, *primals, has_aux=False):
     returns a tuple with one cotangent per primal: ``cotangent @ J``. It may be called any
     number of times. This is PyTorch's ``y.backward(gradient=v)`` as a function.
     """
+    return _vjp(fun, primals, has_aux, retain=True)
+
+
+def _vjp(fun, primals, has_aux, retain):
+    """``vjp``; with ``retain=False`` the pullback may be called only once, and frees the
+    tape as it sweeps (what ``grad`` and ``jacrev`` use)."""
     flat_primals, in_tree = _flat_inputs(primals, "vjp primal")
     with new_trace(ReverseTrace) as trace:
         inputs = [trace.new_input(p) for p in flat_primals]
@@ -236,7 +242,7 @@ def vjp(fun, *primals, has_aux=False):
     def vjp_fn(cotangent):
         cts = _matching_leaves(cotangent, out_tree, primals_out, "cotangent")
         seeds = [(s, ct) for s, ct in zip(out_slots, cts) if isinstance(s, int)]
-        in_cts = reverse.backward_pass(tape, seeds, in_slots)
+        in_cts = reverse.backward_pass(tape, seeds, in_slots, consume=not retain)
         in_cts = [_zeros_like(p) if ct is None else _cast(ct, _tangent_dtype(p))
                   for ct, p in zip(in_cts, flat_primals)]
         return tree_util.tree_unflatten(in_tree, in_cts)
@@ -254,8 +260,8 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     def value_and_grad_fun(*args, **kwargs):
         f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, "grad")
         _flat_inputs(dyn, "grad argument")  # checked here so errors name grad, not vjp
-        out, pullback, aux = vjp(f, dyn, has_aux=True) if has_aux else \
-            vjp(f, dyn) + (None,)
+        out, pullback, aux = _vjp(f, (dyn,), True, retain=False) if has_aux else \
+            _vjp(f, (dyn,), False, retain=False) + (None,)
         _check_scalar(out)
         (gradient,) = pullback(np.ones((), dtype_of(out)))
         return ((out, aux) if has_aux else out), gradient
@@ -374,7 +380,7 @@ def jacrev(fun, argnums=0, has_aux=False, chunk_size=None):
     def jacrev_fun(*args, **kwargs):
         f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacrev")
         leaves, in_tree = _flat_inputs(dyn, "jacrev argument")
-        result = vjp(f, dyn, has_aux=has_aux)
+        result = _vjp(f, (dyn,), has_aux, retain=chunk_size is not None)
         jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, chunk_size)
         return (jac, result[2]) if has_aux else jac
 
@@ -415,7 +421,7 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto"):
     def jacobian_fun(*args, **kwargs):
         f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacobian")
         leaves, in_tree = _flat_inputs(dyn, "jacobian argument")
-        result = vjp(f, dyn, has_aux=has_aux)
+        result = _vjp(f, (dyn,), has_aux, retain=False)
         in_size = sum(int(np.prod(shape_of(x))) for x in leaves)
         out_size = sum(int(np.prod(shape_of(o))) for o in tree_util.tree_leaves(result[0]))
         if in_size < out_size:

@@ -16,6 +16,12 @@ A primitive holds, in one place:
 - or ``nondiff=True`` (argmax, comparisons): the output never carries a derivative, only a
   batching rule is needed.
 
+``vjp_ignores`` names the values the VJP rule reads only for their shape and dtype: argument
+indices (``"args"`` for all of them), and ``"out"`` for the output. The reverse engine then
+keeps a ``Placeholder`` in their place on its tape instead of the array, so intermediate
+arrays are freed during the forward pass (``sum`` needs only its input's shape; ``exp``
+needs its output, not its input).
+
 For several outputs (``multiple_results=True``) ``impl`` returns a tuple, ``jvp`` returns
 tuples, ``vjp`` receives a tuple of cotangents and ``batch`` a tuple of values and axes.
 
@@ -31,10 +37,11 @@ PRIMITIVES = {}
 class Primitive:
     """One operation and its rules. Calling it binds it: ``sin_p(x)``."""
 
-    __slots__ = ("name", "impl", "jvp", "vjp", "batch", "nondiff", "multiple_results")
+    __slots__ = ("name", "impl", "jvp", "vjp", "batch", "nondiff", "multiple_results",
+                 "vjp_ignores")
 
     def __init__(self, name, impl, jvp=None, vjp=None, batch=None, *, nondiff=False,
-                 multiple_results=False, register=True):
+                 multiple_results=False, vjp_ignores=(), register=True):
         if register and name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} is already registered")
         self.name = name
@@ -44,6 +51,7 @@ class Primitive:
         self.batch = batch
         self.nondiff = nondiff
         self.multiple_results = multiple_results
+        self.vjp_ignores = frozenset(vjp_ignores)
         if register:
             PRIMITIVES[name] = self
 

@@ -21,6 +21,27 @@ class Zero:
         return f"Zero({self.shape}, {self.dtype})"
 
 
+class Placeholder:
+    """Stands on the reverse tape for a value whose VJP needs only its shape and dtype."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"Placeholder({self.shape}, {self.dtype})"
+
+
+def placeholder(x):
+    return Placeholder(shape_of(x), dtype_of(x))
+
+
 def shape_of(x):
     """The shape of an array, a tracer, or a Python/NumPy scalar."""
     shape = getattr(x, "shape", None)

@@ -12,8 +12,10 @@ produced the slot has consumed them; entries that received no cotangent are skip
 sweep never mutates the tape, so a pullback may be called any number of times.
 """
 
+import numpy as np
+
 from ..core.trace import Trace, Tracer
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, dtype_of, placeholder, shape_of
 from ..errors import NoRuleError
 
 
@@ -73,6 +75,13 @@ class ReverseTrace(Trace):
             self.num_slots += 1
             out_slot = first
             result = ReverseTracer(self, out, first)
+        ignored = prim.vjp_ignores
+        if ignored:  # keep only what the VJP reads, so the rest is freed as we go
+            every = "args" in ignored
+            primals = [placeholder(p) if every or i in ignored else p
+                       for i, p in enumerate(primals)]
+            if "out" in ignored:
+                out = tuple(map(placeholder, out)) if prim.multiple_results else placeholder(out)
         self.tape.append((prim, slots, primals, out, params, out_slot))
         return result
 
@@ -80,17 +89,33 @@ class ReverseTrace(Trace):
 sweep_count = 0  # how many backward sweeps have run (the pass-count test reads it)
 
 
-def _add_to(cotangents, slot, ct):
+def _add_to(cotangents, owned, slot, ct):
+    """Accumulate ``ct`` into ``cotangents[slot]``.
+
+    A sum this sweep allocated itself (its slot is in ``owned``) is a plain array nobody
+    else holds, so further cotangents are added into it in place.
+    """
     if ct is None or type(ct) is Zero:
         return
     old = cotangents.get(slot)
-    cotangents[slot] = ct if old is None else old + ct
+    if old is None:
+        cotangents[slot] = ct
+    elif slot in owned and type(ct) is np.ndarray and ct.shape == old.shape and \
+            np.result_type(old, ct) == old.dtype:
+        np.add(old, ct, out=old)
+    else:
+        total = old + ct
+        cotangents[slot] = total
+        if type(total) is np.ndarray:
+            owned.add(slot)
 
 
-def _output_cotangent(prim, out, out_slot, cotangents):
+def _output_cotangent(prim, out, out_slot, cotangents, owned):
     """Pop the cotangent(s) of one entry's output(s); None when nothing reached it."""
     if not prim.multiple_results:
+        owned.discard(out_slot)
         return cotangents.pop(out_slot, None)
+    owned.difference_update(out_slot)
     cts = [cotangents.pop(s, None) for s in out_slot]
     if all(ct is None for ct in cts):
         return None
@@ -98,28 +123,40 @@ def _output_cotangent(prim, out, out_slot, cotangents):
                  for o, ct in zip(out, cts))
 
 
-def backward_pass(tape, seeds, input_slots):
-    """Cotangents of ``input_slots`` (None where zero) given ``seeds``: {slot: cotangent}."""
+def backward_pass(tape, seeds, input_slots, consume=False):
+    """Cotangents of ``input_slots`` (None where zero) given ``seeds``: (slot, cotangent) pairs.
+
+    With ``consume=True`` the tape is emptied as the sweep passes, releasing each entry's
+    saved values once its rule has run (for one-shot pullbacks such as ``grad``'s).
+    """
     global sweep_count
     sweep_count += 1
     cotangents = {}
+    owned = set()
     for slot, ct in seeds:
-        _add_to(cotangents, slot, ct)
-    for prim, in_slots, primals, out, params, out_slot in reversed(tape):
-        ct = _output_cotangent(prim, out, out_slot, cotangents)
+        _add_to(cotangents, owned, slot, ct)
+    entries = _popped(tape) if consume else reversed(tape)
+    for prim, in_slots, primals, out, params, out_slot in entries:
+        ct = _output_cotangent(prim, out, out_slot, cotangents, owned)
         if ct is None:
             continue
         rule = prim.vjp
         if type(rule) is tuple:
             for slot, arg_rule in zip(in_slots, rule):  # arguments past the tuple: no rule
                 if slot is not None and arg_rule is not None:
-                    _add_to(cotangents, slot, arg_rule(ct, out, *primals, **params))
+                    _add_to(cotangents, owned, slot, arg_rule(ct, out, *primals, **params))
         else:
             in_cts = rule(ct, out, *primals, **params)
             for slot, in_ct in zip(in_slots, in_cts):
                 if slot is not None:
-                    _add_to(cotangents, slot, in_ct)
+                    _add_to(cotangents, owned, slot, in_ct)
+        del ct, primals, out  # let the entry's arrays go before the next rule allocates
     return [cotangents.get(slot) for slot in input_slots]
+
+
+def _popped(tape):
+    while tape:
+        yield tape.pop()
 
 
 def replay(tape, env, out_slots):

@@ -29,17 +29,21 @@ logical_or = nondiff_elementwise("logical_or", np.logical_or)
 # --- arithmetic ------------------------------------------------------------------------
 add = binary("add", np.add,
              lambda t, x, y, out: t,
-             lambda t, x, y, out: t)
+             lambda t, x, y, out: t,
+    reads=())
 subtract = binary("subtract", np.subtract,
                   lambda t, x, y, out: t,
-                  lambda t, x, y, out: negative(t))
+                  lambda t, x, y, out: negative(t),
+    reads=())
 multiply = binary("multiply", np.multiply,
                   lambda t, x, y, out: t * y,
-                  lambda t, x, y, out: t * x)
+                  lambda t, x, y, out: t * x,
+    reads=("x", "y"))
 divide = binary("divide", np.true_divide,
                 lambda t, x, y, out: t / y,
-                lambda t, x, y, out: negative(t * out / y))
-negative = unary("negative", np.negative, lambda t, x, out: negative(t))
+                lambda t, x, y, out: negative(t * out / y),
+    reads=("y", "out"))
+negative = unary("negative", np.negative, lambda t, x, out: negative(t), reads=())
 
 
 def _power_base(t, x, y, out):
@@ -58,25 +62,25 @@ def _power_exponent(t, x, y, out):
 
 
 power = binary("power", np.power, _power_base, _power_exponent)
-square = unary("square", np.square, lambda t, x, out: t * (2 * x))
-sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out))
-conj = unary("conj", np.conj, lambda t, x, out: conj(t))  # linear; its own transpose
-abs = unary("abs", np.abs, lambda t, x, out: t * sign(x))  # noqa: A001 (NumPy's name)
+square = unary("square", np.square, lambda t, x, out: t * (2 * x), reads=("x",))
+sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out), reads=("out",))
+conj = unary("conj", np.conj, lambda t, x, out: conj(t), reads=())  # linear; its own transpose
+abs = unary("abs", np.abs, lambda t, x, out: t * sign(x), reads=("x",))  # noqa: A001 (NumPy's name)
 
 # --- exponentials and logarithms -------------------------------------------------------
-exp = unary("exp", np.exp, lambda t, x, out: t * out)
-log = unary("log", np.log, lambda t, x, out: t / x)
-log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x))
-expm1 = unary("expm1", np.expm1, lambda t, x, out: t * (out + 1))
+exp = unary("exp", np.exp, lambda t, x, out: t * out, reads=("out",))
+log = unary("log", np.log, lambda t, x, out: t / x, reads=("x",))
+log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x), reads=("x",))
+expm1 = unary("expm1", np.expm1, lambda t, x, out: t * (out + 1), reads=("out",))
 
 # --- trigonometric and hyperbolic ------------------------------------------------------
-sin = unary("sin", np.sin, lambda t, x, out: t * cos(x))
-cos = unary("cos", np.cos, lambda t, x, out: negative(t * sin(x)))
-tan = unary("tan", np.tan, lambda t, x, out: t * (1 + square(out)))
-arctan = unary("arctan", np.arctan, lambda t, x, out: t / (1 + square(x)))
-sinh = unary("sinh", np.sinh, lambda t, x, out: t * cosh(x))
-cosh = unary("cosh", np.cosh, lambda t, x, out: t * sinh(x))
-tanh = unary("tanh", np.tanh, lambda t, x, out: t * (1 - square(out)))
+sin = unary("sin", np.sin, lambda t, x, out: t * cos(x), reads=("x",))
+cos = unary("cos", np.cos, lambda t, x, out: negative(t * sin(x)), reads=("x",))
+tan = unary("tan", np.tan, lambda t, x, out: t * (1 + square(out)), reads=("out",))
+arctan = unary("arctan", np.arctan, lambda t, x, out: t / (1 + square(x)), reads=("x",))
+sinh = unary("sinh", np.sinh, lambda t, x, out: t * cosh(x), reads=("x",))
+cosh = unary("cosh", np.cosh, lambda t, x, out: t * sinh(x), reads=("x",))
+tanh = unary("tanh", np.tanh, lambda t, x, out: t * (1 - square(out)), reads=("out",))
 
 # --- selections ------------------------------------------------------------------------
 # maximum/minimum split the derivative equally between tied arguments, so that
@@ -90,10 +94,12 @@ def _share(t, wins, ties):
 
 maximum = binary("maximum", np.maximum,
                  lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)),
-                 lambda t, x, y, out: _share(t, less(x, y), equal(x, y)))
+                 lambda t, x, y, out: _share(t, less(x, y), equal(x, y)),
+    reads=("x", "y"))
 minimum = binary("minimum", np.minimum,
                  lambda t, x, y, out: _share(t, less(x, y), equal(x, y)),
-                 lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)))
+                 lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)),
+    reads=("x", "y"))
 
 
 def _where_jvp(primals, tangents):
@@ -110,7 +116,8 @@ where = Primitive(
     "where", np.where, _where_jvp,
     (None,
      lambda ct, out, c, x, y: reductions.unbroadcast(where(c, ct, 0.0), shape_of(x)),
-     lambda ct, out, c, x, y: reductions.unbroadcast(where(c, 0.0, ct), shape_of(y))))
+     lambda ct, out, c, x, y: reductions.unbroadcast(where(c, 0.0, ct), shape_of(y))),
+    vjp_ignores=(1, 2, "out"))
 where.batch = broadcasting_batch(where)
 
 
@@ -152,7 +159,8 @@ def _clip_impl(x, low, high):
     return np.minimum(np.maximum(x, low), high)
 
 
-clip = Primitive("clip", _clip_impl, _clip_jvp, tuple(_clip_vjp(i) for i in range(3)))
+clip = Primitive("clip", _clip_impl, _clip_jvp, tuple(_clip_vjp(i) for i in range(3)),
+                 vjp_ignores=("out",))
 clip.batch = broadcasting_batch(clip)
 
 
@@ -174,7 +182,8 @@ def _astype_vjp(ct, out, x, dtype):
 
 astype_p = Primitive(
     "astype", lambda x, dtype: np.asarray(x).astype(dtype), _astype_jvp, (_astype_vjp,),
-    lambda axis_size, values, batch_axes, dtype: (astype_p(values[0], dtype=dtype), 0))
+    lambda axis_size, values, batch_axes, dtype: (astype_p(values[0], dtype=dtype), 0),
+    vjp_ignores=(0, "out"))
 
 
 def astype(x, dtype):

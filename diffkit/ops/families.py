@@ -37,9 +37,11 @@ def broadcasting_batch(prim):
     return batch
 
 
-def unary(name, impl, derivative):
-    """An elementwise primitive from ``derivative(t, x, out) = t * f'(x)``."""
-    prim = Primitive(name, impl)
+def unary(name, impl, derivative, reads=("x", "out")):
+    """An elementwise primitive from ``derivative(t, x, out) = t * f'(x)``; ``reads`` says
+    which of ``x`` and ``out`` the formula uses (the reverse engine keeps only those)."""
+    ignores = tuple(i for i, v in ((0, "x"), ("out", "out")) if v not in reads)
+    prim = Primitive(name, impl, vjp_ignores=ignores)
 
     def jvp(primals, tangents):
         (x,) = primals
@@ -55,10 +57,12 @@ def unary(name, impl, derivative):
     return prim
 
 
-def binary(name, impl, first, second):
+def binary(name, impl, first, second, reads=("x", "y", "out")):
     """A broadcasting primitive of two arrays from its partials applied to a tangent:
-    ``first(t, x, y, out) = t * d out/dx`` and ``second(t, x, y, out) = t * d out/dy``."""
-    prim = Primitive(name, impl)
+    ``first(t, x, y, out) = t * d out/dx`` and ``second(t, x, y, out) = t * d out/dy``;
+    ``reads`` says which of ``x``, ``y`` and ``out`` the partials use."""
+    ignores = tuple(i for i, v in ((0, "x"), (1, "y"), ("out", "out")) if v not in reads)
+    prim = Primitive(name, impl, vjp_ignores=ignores)
 
     def jvp(primals, tangents):
         x, y = primals

@@ -65,11 +65,6 @@ class _ArraySlot:
 
 ARRAY = _ArraySlot()
 
-# An index array consumes one axis of ``x`` and NumPy arrays have at most 64 axes, so a
-# primitive here never has more than 1 + 64 positional arguments.
-_MAX_INDEX_ARRAYS = 64
-
-
 # --- the canonical index ------------------------------------------------------------------
 
 
@@ -400,13 +395,11 @@ def _scatter_add_batch(axis_size, values, batch_axes, shape, spec):
                          spec=(ARRAY,) + spec), 0
 
 
-# Index arrays are integer inputs with no derivative: their vjp entries are None.
-_NO_DERIVATIVE = (None,) * _MAX_INDEX_ARRAYS
-
-getitem_p = Primitive("getitem", _getitem_impl, _getitem_jvp, (_getitem_vjp,) + _NO_DERIVATIVE,
-                      _getitem_batch)
+# Index arrays are integer inputs with no derivative: no vjp entries past the first.
+getitem_p = Primitive("getitem", _getitem_impl, _getitem_jvp, (_getitem_vjp,), _getitem_batch,
+                      vjp_ignores=(0, "out"))
 scatter_add_p = Primitive("scatter_add", _scatter_add_impl, _scatter_add_jvp,
-                          (_scatter_add_vjp,) + _NO_DERIVATIVE, _scatter_add_batch)
+                          (_scatter_add_vjp,), _scatter_add_batch, vjp_ignores=(0, "out"))
 
 
 # --- the public entry ---------------------------------------------------------------------

@@ -137,7 +137,7 @@ def _matmul_batch(axis_size, values, batch_axes):
 
 
 matmul_p = Primitive("matmul", np.matmul, _matmul_jvp, (_matmul_vjp_a, _matmul_vjp_b),
-                     _matmul_batch)
+                     _matmul_batch, vjp_ignores=("out",))
 
 
 def _matmul_shape(sa, sb):
@@ -270,7 +270,7 @@ def _einsum_batch(axis_size, values, batch_axes, subscripts):
 _MAX_OPERANDS = 64
 einsum_p = Primitive("einsum", _einsum_impl, _einsum_jvp,
                      tuple(functools.partial(_einsum_vjp, i) for i in range(_MAX_OPERANDS)),
-                     _einsum_batch)
+                     _einsum_batch, vjp_ignores=("out",))
 
 
 def _contract(terms, out, operands):

@@ -51,6 +51,7 @@ sum_p = Primitive(
     (lambda ct, out, x, axis, keepdims: expand_reduced(ct, shape_of(x), axis, keepdims),),
     lambda axis_size, values, batch_axes, axis, keepdims: (
         sum_p(values[0], axis=_shift(axis), keepdims=keepdims), 0),
+    vjp_ignores=(0, "out"),
 )
 
 # --- prod ------------------------------------------------------------------------------
@@ -78,6 +79,7 @@ prod_p = Primitive(
     _prod_jvp, (_prod_vjp,),
     lambda axis_size, values, batch_axes, axis, keepdims: (
         prod_p(values[0], axis=_shift(axis), keepdims=keepdims), 0),
+    vjp_ignores=("out",),
 )
 
 # --- max and min: the derivative is shared equally among tied maxima ----------------------

@@ -28,6 +28,7 @@ reshape_p = Primitive(
     (lambda ct, out, x, shape: reshape_p(ct, shape=shape_of(x)),),
     lambda axis_size, values, batch_axes, shape: (
         reshape_p(values[0], shape=(axis_size,) + shape), 0),
+    vjp_ignores=(0, "out"),
 )
 
 
@@ -99,6 +100,7 @@ broadcast_to_p = Primitive(
                                       broadcast_to_p(tangents[0], shape=shape)),
     (_unbroadcast,),
     _broadcast_batch,
+    vjp_ignores=(0, "out"),
 )
 
 
@@ -121,6 +123,7 @@ transpose_p = Primitive(
     (lambda ct, out, x, axes: transpose_p(ct, axes=tuple(int(i) for i in np.argsort(axes))),),
     lambda axis_size, values, batch_axes, axes: (
         transpose_p(values[0], axes=(0,) + tuple(a + 1 for a in axes)), 0),
+    vjp_ignores=(0, "out"),
 )
 
 
@@ -185,7 +188,8 @@ def _concatenate_batch(axis_size, values, batch_axes, axis):
 
 
 concatenate_p = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
-                          _concatenate_jvp, _concatenate_vjp, _concatenate_batch)
+                          _concatenate_jvp, _concatenate_vjp, _concatenate_batch,
+                          vjp_ignores=("args", "out"))
 
 
 def concatenate(arrays, axis=0):
