@@ -20,7 +20,9 @@ A primitive holds, in one place:
 indices (``"args"`` for all of them), and ``"out"`` for the output. The reverse engine then
 keeps a ``Placeholder`` in their place on its tape instead of the array, so intermediate
 arrays are freed during the forward pass (``sum`` needs only its input's shape; ``exp``
-needs its output, not its input).
+needs its output, not its input). ``vjp_reads`` goes further for a tuple of per-argument
+rules: for each rule, the set of values it reads, so a one-shot sweep can free each saved
+value as soon as no remaining rule reads it.
 
 For several outputs (``multiple_results=True``) ``impl`` returns a tuple, ``jvp`` returns
 tuples, ``vjp`` receives a tuple of cotangents and ``batch`` a tuple of values and axes.
@@ -38,10 +40,10 @@ class Primitive:
     """One operation and its rules. Calling it binds it: ``sin_p(x)``."""
 
     __slots__ = ("name", "impl", "jvp", "vjp", "batch", "nondiff", "multiple_results",
-                 "vjp_ignores")
+                 "vjp_ignores", "vjp_reads")
 
     def __init__(self, name, impl, jvp=None, vjp=None, batch=None, *, nondiff=False,
-                 multiple_results=False, vjp_ignores=(), register=True):
+                 multiple_results=False, vjp_ignores=(), vjp_reads=None, register=True):
         if register and name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} is already registered")
         self.name = name
@@ -52,6 +54,7 @@ class Primitive:
         self.nondiff = nondiff
         self.multiple_results = multiple_results
         self.vjp_ignores = frozenset(vjp_ignores)
+        self.vjp_reads = vjp_reads
         if register:
             PRIMITIVES[name] = self
 

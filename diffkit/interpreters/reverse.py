@@ -141,7 +141,9 @@ def backward_pass(tape, seeds, input_slots, consume=False):
         if ct is None:
             continue
         rule = prim.vjp
-        if type(rule) is tuple:
+        if type(rule) is tuple and consume and prim.vjp_reads is not None:
+            _pull_freeing(prim, in_slots, primals, out, params, ct, cotangents, owned)
+        elif type(rule) is tuple:
             for slot, arg_rule in zip(in_slots, rule):  # arguments past the tuple: no rule
                 if slot is not None and arg_rule is not None:
                     _add_to(cotangents, owned, slot, arg_rule(ct, out, *primals, **params))
@@ -152,6 +154,20 @@ def backward_pass(tape, seeds, input_slots, consume=False):
                     _add_to(cotangents, owned, slot, in_ct)
         del ct, primals, out  # let the entry's arrays go before the next rule allocates
     return [cotangents.get(slot) for slot in input_slots]
+
+
+def _pull_freeing(prim, in_slots, primals, out, params, ct, cotangents, owned):
+    """Run the per-argument rules of a popped entry, last argument first, dropping each saved
+    value once no remaining rule reads it: for ``x * y`` the cotangent of ``y`` needs only
+    ``x``, so ``x`` is gone before the cotangent of ``x`` is allocated."""
+    pending = [i for i, slot in enumerate(in_slots)
+               if slot is not None and i < len(prim.vjp) and prim.vjp[i] is not None][::-1]
+    for k, i in enumerate(pending):
+        _add_to(cotangents, owned, in_slots[i], prim.vjp[i](ct, out, *primals, **params))
+        still_read = set().union(*(prim.vjp_reads[j] for j in pending[k + 1:]))
+        for j in prim.vjp_reads[i] - still_read:
+            if j != "out":
+                primals[j] = placeholder(primals[j])
 
 
 def _popped(tape):

@@ -30,19 +30,19 @@ logical_or = nondiff_elementwise("logical_or", np.logical_or)
 add = binary("add", np.add,
              lambda t, x, y, out: t,
              lambda t, x, y, out: t,
-    reads=())
+    reads=((), ()))
 subtract = binary("subtract", np.subtract,
                   lambda t, x, y, out: t,
                   lambda t, x, y, out: negative(t),
-    reads=())
+    reads=((), ()))
 multiply = binary("multiply", np.multiply,
                   lambda t, x, y, out: t * y,
                   lambda t, x, y, out: t * x,
-    reads=("x", "y"))
+    reads=(("y",), ("x",)))
 divide = binary("divide", np.true_divide,
                 lambda t, x, y, out: t / y,
                 lambda t, x, y, out: negative(t * out / y),
-    reads=("y", "out"))
+    reads=(("y",), ("y", "out")))
 negative = unary("negative", np.negative, lambda t, x, out: negative(t), reads=())
 
 
@@ -61,7 +61,34 @@ def _power_exponent(t, x, y, out):
     return t * where(positive, out * log(where(positive, x, 1.0)), 0.0)
 
 
-power = binary("power", np.power, _power_base, _power_exponent)
+power_p = binary("power", np.power, _power_base, _power_exponent)
+
+
+def _scalar_power_derivative(t, x, exponent):
+    if exponent == 0:
+        return t * 0.0
+    if exponent == 2:
+        return t * (2 * x)
+    return t * (exponent * scalar_power_p(x, exponent=exponent - 1))
+
+
+scalar_power_p = Primitive(
+    "scalar_power", lambda x, exponent: np.power(x, exponent),
+    lambda primals, tangents, exponent: (
+        scalar_power_p(primals[0], exponent=exponent),
+        _scalar_power_derivative(tangents[0], primals[0], exponent)),
+    (lambda ct, out, x, exponent: _scalar_power_derivative(ct, x, exponent),),
+    lambda axis_size, values, batch_axes, exponent: (
+        scalar_power_p(values[0], exponent=exponent), 0),
+    vjp_ignores=("out",))
+
+
+def power(x, y):
+    """``x ** y`` elementwise, as ``np.power``. A constant scalar exponent (``x ** 2``) takes
+    a cheaper primitive whose reverse pass keeps only ``x``."""
+    if isinstance(y, (int, float, np.integer, np.floating)) and not isinstance(y, bool):
+        return scalar_power_p(x, exponent=y.item() if isinstance(y, np.generic) else y)
+    return power_p(x, y)
 square = unary("square", np.square, lambda t, x, out: t * (2 * x), reads=("x",))
 sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out), reads=("out",))
 conj = unary("conj", np.conj, lambda t, x, out: conj(t), reads=())  # linear; its own transpose
@@ -95,11 +122,11 @@ def _share(t, wins, ties):
 maximum = binary("maximum", np.maximum,
                  lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)),
                  lambda t, x, y, out: _share(t, less(x, y), equal(x, y)),
-    reads=("x", "y"))
+    reads=(("x", "y"), ("x", "y")))
 minimum = binary("minimum", np.minimum,
                  lambda t, x, y, out: _share(t, less(x, y), equal(x, y)),
                  lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)),
-    reads=("x", "y"))
+    reads=(("x", "y"), ("x", "y")))
 
 
 def _where_jvp(primals, tangents):

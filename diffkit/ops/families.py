@@ -57,12 +57,17 @@ def unary(name, impl, derivative, reads=("x", "out")):
     return prim
 
 
-def binary(name, impl, first, second, reads=("x", "y", "out")):
+_EVERYTHING = ("x", "y", "out")
+
+
+def binary(name, impl, first, second, reads=(_EVERYTHING, _EVERYTHING)):
     """A broadcasting primitive of two arrays from its partials applied to a tangent:
     ``first(t, x, y, out) = t * d out/dx`` and ``second(t, x, y, out) = t * d out/dy``;
-    ``reads`` says which of ``x``, ``y`` and ``out`` the partials use."""
-    ignores = tuple(i for i, v in ((0, "x"), (1, "y"), ("out", "out")) if v not in reads)
-    prim = Primitive(name, impl, vjp_ignores=ignores)
+    ``reads`` says which of ``x``, ``y`` and ``out`` each partial uses."""
+    names = {"x": 0, "y": 1, "out": "out"}
+    per_argument = tuple(frozenset(names[v] for v in r) for r in reads)
+    ignores = set(names.values()) - per_argument[0] - per_argument[1]
+    prim = Primitive(name, impl, vjp_ignores=ignores, vjp_reads=per_argument)
 
     def jvp(primals, tangents):
         x, y = primals
