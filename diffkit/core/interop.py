@@ -93,15 +93,19 @@ def install(dnp):
     """Attach NumPy's operators and array methods to ``Tracer``, routed to ``dnp``."""
     global _dnp
     _dnp = dnp
+    # Operators are the functions themselves (a primitive called as Tracer.__mul__(a, b)
+    # binds directly): no extra Python frame on the hottest path.
     binary = {"add": dnp.add, "sub": dnp.subtract, "mul": dnp.multiply,
               "truediv": dnp.divide, "pow": dnp.power, "matmul": dnp.matmul}
     for name, fn in binary.items():
-        setattr(Tracer, f"__{name}__", lambda self, other, fn=fn: fn(self, other))
+        setattr(Tracer, f"__{name}__", fn)
         setattr(Tracer, f"__r{name}__", lambda self, other, fn=fn: fn(other, self))
+    Tracer.__radd__ = dnp.add  # commutative: no need to swap
+    Tracer.__rmul__ = dnp.multiply
     comparisons = {"lt": dnp.less, "le": dnp.less_equal, "gt": dnp.greater,
                    "ge": dnp.greater_equal, "eq": dnp.equal, "ne": dnp.not_equal}
     for name, fn in comparisons.items():
-        setattr(Tracer, f"__{name}__", lambda self, other, fn=fn: fn(self, other))
+        setattr(Tracer, f"__{name}__", fn)
     Tracer.__hash__ = object.__hash__
     Tracer.__neg__ = lambda self: dnp.negative(self)
     Tracer.__pos__ = lambda self: self

@@ -31,6 +31,8 @@ Rules are written with diffkit's own operations, so they can be differentiated a
 again (Hessians, ``vmap`` of a backward pass).
 """
 
+from types import MethodType
+
 from .trace import bind
 
 PRIMITIVES = {}
@@ -59,6 +61,10 @@ class Primitive:
             PRIMITIVES[name] = self
 
     __call__ = bind
+
+    def __get__(self, instance, owner=None):
+        # A primitive stored on a class (Tracer.__mul__ = multiply) binds like a method.
+        return self if instance is None else MethodType(self, instance)
 
     def missing_rules(self):
         """Names of the rules this primitive lacks (empty when complete)."""

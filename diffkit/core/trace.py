@@ -115,8 +115,6 @@ def find_top_trace(args):
     for x in args:
         if isinstance(x, Tracer):
             trace = x._trace
-            if not trace.active:
-                raise _escaped(x)
             if top is None or trace.level > top.level:
                 top = trace
             elif trace is not top and trace.level == top.level:
@@ -124,6 +122,8 @@ def find_top_trace(args):
                     f"Traced values of two different {trace.name} transformations at the same "
                     "level met in one operation; a traced value escaped its transformation."
                 )
+            if not trace.active:
+                raise _escaped(x)
     return top
 
 
@@ -132,11 +132,7 @@ def bind(prim, *args, **params):
 
     ``args`` are arrays (positional, possibly tracers); ``params`` are static keywords.
     """
-    top = None
     for x in args:
         if isinstance(x, Tracer):
-            top = find_top_trace(args)
-            break
-    if top is None:
-        return prim.impl(*args, **params)
-    return top.process(prim, args, params)
+            return find_top_trace(args).process(prim, args, params)
+    return prim.impl(*args, **params)

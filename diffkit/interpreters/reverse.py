@@ -76,7 +76,8 @@ class ReverseTrace(Trace):
             out_slot = first
             result = ReverseTracer(self, out, first)
         ignored = prim.vjp_ignores
-        if ignored:  # keep only what the VJP reads, so the rest is freed as we go
+        if ignored and type(out) is np.ndarray and out.nbytes >= BIG_ARRAY_BYTES:
+            # keep only what the VJP reads, so the rest is freed now
             every = "args" in ignored
             primals = [placeholder(p) if every or i in ignored else p
                        for i, p in enumerate(primals)]
@@ -84,6 +85,10 @@ class ReverseTrace(Trace):
                 out = tuple(map(placeholder, out)) if prim.multiple_results else placeholder(out)
         self.tape.append((prim, slots, primals, out, params, out_slot))
         return result
+
+
+# Trimming the tape is bookkeeping per operation; it pays only for arrays this large.
+BIG_ARRAY_BYTES = 1 << 16
 
 
 sweep_count = 0  # how many backward sweeps have run (the pass-count test reads it)
@@ -110,11 +115,8 @@ def _add_to(cotangents, owned, slot, ct):
             owned.add(slot)
 
 
-def _output_cotangent(prim, out, out_slot, cotangents, owned):
-    """Pop the cotangent(s) of one entry's output(s); None when nothing reached it."""
-    if not prim.multiple_results:
-        owned.discard(out_slot)
-        return cotangents.pop(out_slot, None)
+def _output_cotangents(out, out_slot, cotangents, owned):
+    """Pop the cotangents of an entry's several outputs; None when nothing reached them."""
     owned.difference_update(out_slot)
     cts = [cotangents.pop(s, None) for s in out_slot]
     if all(ct is None for ct in cts):
@@ -137,11 +139,16 @@ def backward_pass(tape, seeds, input_slots, consume=False):
         _add_to(cotangents, owned, slot, ct)
     entries = _popped(tape) if consume else reversed(tape)
     for prim, in_slots, primals, out, params, out_slot in entries:
-        ct = _output_cotangent(prim, out, out_slot, cotangents, owned)
+        if prim.multiple_results:
+            ct = _output_cotangents(out, out_slot, cotangents, owned)
+        else:
+            owned.discard(out_slot)
+            ct = cotangents.pop(out_slot, None)
         if ct is None:
             continue
         rule = prim.vjp
-        if type(rule) is tuple and consume and prim.vjp_reads is not None:
+        if type(rule) is tuple and consume and prim.vjp_reads is not None and \
+                type(ct) is np.ndarray and ct.nbytes >= BIG_ARRAY_BYTES:
             _pull_freeing(prim, in_slots, primals, out, params, ct, cotangents, owned)
         elif type(rule) is tuple:
             for slot, arg_rule in zip(in_slots, rule):  # arguments past the tuple: no rule
