@@ -115,6 +115,8 @@ def find_top_trace(args):
     for x in args:
         if isinstance(x, Tracer):
             trace = x._trace
+            if not trace.active:
+                raise _escaped(x)
             if top is None or trace.level > top.level:
                 top = trace
             elif trace is not top and trace.level == top.level:
@@ -122,8 +124,6 @@ def find_top_trace(args):
                     f"Traced values of two different {trace.name} transformations at the same "
                     "level met in one operation; a traced value escaped its transformation."
                 )
-            if not trace.active:
-                raise _escaped(x)
     return top
 
 
