@@ -13,6 +13,7 @@ Conventions shared by every function here:
   on both sides it nests as the output's structure of the input's structure.
 """
 
+import math
 import functools
 
 import numpy as np
@@ -66,9 +67,13 @@ def _differentiable_input(x, where):
 
 def _flat_inputs(tree, what):
     leaves, treedef = tree_util.tree_flatten(tree)
-    leaves = [_differentiable_input(x, f"{what} leaf {i} of {treedef}" if treedef.num_leaves > 1
-                                    else what) for i, x in enumerate(leaves)]
-    return leaves, treedef
+    checked = []
+    for i, x in enumerate(leaves):
+        if type(x) is not np.ndarray or x.dtype.kind not in "fc":  # the common case is cheap
+            x = _differentiable_input(
+                x, f"{what} leaf {i} of {treedef}" if treedef.num_leaves > 1 else what)
+        checked.append(x)
+    return checked, treedef
 
 
 def _select_args(fun, args, kwargs, argnums, name):
@@ -224,10 +229,10 @@ def vjp(fun, *primals, has_aux=False):
     return _vjp(fun, primals, has_aux, retain=True)
 
 
-def _vjp(fun, primals, has_aux, retain):
+def _vjp(fun, primals, has_aux, retain, what="vjp primal"):
     """``vjp``; with ``retain=False`` the pullback may be called only once, and frees the
     tape as it sweeps (what ``grad`` and ``jacrev`` use)."""
-    flat_primals, in_tree = _flat_inputs(primals, "vjp primal")
+    flat_primals, in_tree = _flat_inputs(primals, what)
     with new_trace(ReverseTrace) as trace:
         inputs = [trace.new_input(p) for p in flat_primals]
         out, aux = _split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, "vjp")
@@ -259,9 +264,8 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, "grad")
-        _flat_inputs(dyn, "grad argument")  # checked here so errors name grad, not vjp
-        out, pullback, aux = _vjp(f, (dyn,), True, retain=False) if has_aux else \
-            _vjp(f, (dyn,), False, retain=False) + (None,)
+        out, pullback, aux = _vjp(f, (dyn,), True, False, "grad argument") if has_aux else \
+            _vjp(f, (dyn,), False, False, "grad argument") + (None,)
         _check_scalar(out)
         (gradient,) = pullback(np.ones((), dtype_of(out)))
         return ((out, aux) if has_aux else out), gradient
@@ -303,7 +307,7 @@ def _check_scalar(out):
 def _unit_bases(leaves):
     """One basis stack per leaf: together they are the rows of the identity of size
     ``N = total size``; leaf ``i``'s stack has shape ``(N,) + leaf.shape``."""
-    sizes = [int(np.prod(shape_of(x))) for x in leaves]
+    sizes = [math.prod(shape_of(x)) for x in leaves]
     total = sum(sizes)
     bases, start = [], 0
     for x, size in zip(leaves, sizes):
@@ -320,7 +324,7 @@ def _split_rows(stacked, leaves, block_shape):
     """
     blocks, start = [], 0
     for x in leaves:
-        size = int(np.prod(shape_of(x)))
+        size = math.prod(shape_of(x))
         rows = stacked if len(leaves) == 1 else getitem(stacked, slice(start, start + size))
         blocks.append(block_shape(rows, x))
         start += size
@@ -361,7 +365,7 @@ def _split_rows_last(stacked, leaves, out):
     blocks, start = [], 0
     out_shape = shape_of(out)
     for x in leaves:
-        size = int(np.prod(shape_of(x)))
+        size = math.prod(shape_of(x))
         cols = stacked if len(leaves) == 1 else \
             getitem(stacked, (Ellipsis, slice(start, start + size)))
         blocks.append(shape.reshape(cols, out_shape + shape_of(x)))
@@ -422,8 +426,8 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto"):
         f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacobian")
         leaves, in_tree = _flat_inputs(dyn, "jacobian argument")
         result = _vjp(f, (dyn,), has_aux, retain=False)
-        in_size = sum(int(np.prod(shape_of(x))) for x in leaves)
-        out_size = sum(int(np.prod(shape_of(o))) for o in tree_util.tree_leaves(result[0]))
+        in_size = sum(math.prod(shape_of(x)) for x in leaves)
+        out_size = sum(math.prod(shape_of(o)) for o in tree_util.tree_leaves(result[0]))
         if in_size < out_size:
             return jacfwd(fun, argnums, has_aux)(*args, **kwargs)
         jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, None)

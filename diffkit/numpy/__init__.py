@@ -5,6 +5,7 @@ arrays) as well as on values traced by diffkit's transformations. Functions with
 derivative (``zeros``, ``arange``, ``argmax``, comparisons ...) pass through.
 """
 
+import math as _math
 import numpy as _np
 from numpy import (  # noqa: F401  (non-differentiable pass-throughs, NumPy's own)
     arange,
@@ -131,7 +132,7 @@ def ndim(x):
 
 
 def size(x):
-    return int(_np.prod(_shape_of(x)))
+    return _math.prod(_shape_of(x))
 
 
 def zeros_like(x, dtype=None):

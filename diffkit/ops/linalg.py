@@ -16,6 +16,7 @@ Two primitives carry all of linear algebra's products:
 reshapes and transposes, so they need no rules of their own.
 """
 
+import math
 import functools
 import string
 
@@ -37,7 +38,7 @@ def _operand(x):
 
 
 def _size(dims):
-    return int(np.prod(dims, dtype=np.int64))
+    return math.prod(dims)
 
 
 def _add_all(parts):

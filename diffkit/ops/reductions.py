@@ -4,6 +4,7 @@ Axis parameters reach the primitives already normalised by ``diffkit.numpy``: ``
 tuple of non-negative ints (all axes for ``None``), so batching only shifts each by one.
 """
 
+import math
 import numpy as np
 
 from ..core.primitive import Primitive
@@ -20,8 +21,9 @@ def expand_reduced(ct, in_shape, axis, keepdims):
     """Broadcast ``ct``, shaped like a reduction's output, back to the input shape."""
     if not keepdims:
         kept = tuple(1 if i in axis else d for i, d in enumerate(in_shape))
-        ct = shape.reshape(ct, kept)
-    return shape.broadcast_to(ct, in_shape)
+        if kept != shape_of(ct):
+            ct = shape.reshape_p(ct, shape=kept)
+    return shape.broadcast_to_p(ct, shape=in_shape) if shape_of(ct) != in_shape else ct
 
 
 def unbroadcast(x, target_shape):
@@ -37,7 +39,7 @@ def unbroadcast(x, target_shape):
         lead + i for i, d in enumerate(target_shape) if d == 1 and x_shape[lead + i] != 1)
     if axes:
         x = sum_p(x, axis=axes, keepdims=False)
-    return shape.reshape(x, target_shape) if shape_of(x) != target_shape else x
+    return shape.reshape_p(x, shape=target_shape) if shape_of(x) != target_shape else x
 
 
 # --- sum: linear ------------------------------------------------------------------------
@@ -151,7 +153,7 @@ def _arg_extremum(name, impl):
         (x,) = values
         if axis is None:
             dims = shape_of(x)
-            flat = shape.reshape(x, (dims[0], int(np.prod(dims[1:]))))
+            flat = shape.reshape(x, (dims[0], math.prod(dims[1:])))
             out = prim(flat, axis=1, keepdims=False)
             if keepdims:
                 out = shape.reshape(out, (dims[0],) + (1,) * (len(dims) - 1))
@@ -200,7 +202,7 @@ logsumexp = _reducer(logsumexp_p, "``log(sum(exp(x)))`` over ``axis``, computed 
 def mean(x, axis=None, keepdims=False):
     """Arithmetic mean over ``axis``, as ``np.mean``."""
     axes = normalize_axes(axis, len(shape_of(x)))
-    count = int(np.prod([shape_of(x)[a] for a in axes]))
+    count = math.prod([shape_of(x)[a] for a in axes])
     return sum_p(x, axis=axes, keepdims=bool(keepdims)) / count
 
 

@@ -5,6 +5,7 @@ the adjoint shape operation (reshape back, sum over broadcast axes, inverse perm
 slice apart). Wrappers with NumPy's signatures normalise the static parameters.
 """
 
+import math
 import numpy as np
 
 from ..core.primitive import Primitive
@@ -36,18 +37,19 @@ def reshape(x, shape):
     """``x`` with a new shape (one entry may be -1), as ``np.reshape``."""
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    shape = tuple(int(d) for d in shape)
+    if type(shape) is not tuple or not all(type(d) is int for d in shape):
+        shape = tuple(int(d) for d in shape)
     old = shape_of(x)
+    if shape == old:
+        return x
     if -1 in shape:
-        known = int(np.prod([d for d in shape if d != -1]))
-        size = int(np.prod(old))
+        known = math.prod([d for d in shape if d != -1])
+        size = math.prod(old)
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape an array of shape {old} into shape {shape}")
         shape = tuple(size // known if d == -1 else d for d in shape)
-    if int(np.prod(shape)) != int(np.prod(old)):
+    if math.prod(shape) != math.prod(old):
         raise ValueError(f"cannot reshape an array of shape {old} into shape {shape}")
-    if shape == old:
-        return x
     return reshape_p(x, shape=shape)
 
 
@@ -156,6 +158,8 @@ def moveaxis(x, source, destination):
 
 def swapaxes(x, axis1, axis2):
     ndim = len(shape_of(x))
+    if ndim == 2 and {axis1, axis2} in ({0, 1}, {-1, -2}):  # the matrix transpose
+        return transpose_p(x, axes=(1, 0))
     order = list(range(ndim))
     a, b = _normalize_axis(axis1, ndim), _normalize_axis(axis2, ndim)
     order[a], order[b] = order[b], order[a]
