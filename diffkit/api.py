@@ -480,7 +480,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         flat_axes = [_check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
         size = _batch_size(flat_args, flat_axes, axis_size)
         with new_trace(BatchTrace, size) as trace:
-            inputs = [x if a is None else BatchTracer(trace, shape.moveaxis(x, a, 0))
+            inputs = [x if a is None else
+                      BatchTracer(trace, x if a == 0 else shape.moveaxis(x, a, 0))
                       for x, a in zip(flat_args, flat_axes)]
             args, kwargs = tree_util.tree_unflatten(in_tree, inputs)
             out = fun(*args, **kwargs)
@@ -540,4 +541,4 @@ def _unbatch(out, axis, trace, size):
     if not -ndim <= axis < ndim:
         raise BatchingError(f"vmap out_axes {axis} is out of range for an output with "
                             f"{ndim} axes (batch axis included)")
-    return shape.moveaxis(value, 0, axis)
+    return value if axis in (0, -ndim) else shape.moveaxis(value, 0, axis)

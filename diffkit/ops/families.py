@@ -23,15 +23,15 @@ def broadcasting_batch(prim):
     """
 
     def batch(axis_size, values, batch_axes, **params):
-        rank = max(len(shape_of(v)) - (a is not None) for v, a in zip(values, batch_axes))
-        aligned = []
-        for value, axis in zip(values, batch_axes):
-            if axis is not None:
-                dims = shape_of(value)
-                missing = rank - (len(dims) - 1)
-                if missing:
-                    value = shape.reshape(value, dims[:1] + (1,) * missing + dims[1:])
-            aligned.append(value)
+        shapes = [shape_of(v) for v in values]
+        ranks = [len(s) - (a is not None) for s, a in zip(shapes, batch_axes)]
+        rank = max(ranks)
+        aligned = list(values)
+        for i, axis in enumerate(batch_axes):
+            if axis is not None and ranks[i] < rank:
+                dims = shapes[i]
+                aligned[i] = shape.reshape_p(values[i], shape=dims[:1] + (1,) * (rank - ranks[i])
+                                             + dims[1:])
         return prim(*aligned, **params), 0
 
     return batch

@@ -46,7 +46,7 @@ def unbroadcast(x, target_shape):
 
 sum_p = Primitive(
     "sum",
-    lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+    lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
     lambda primals, tangents, axis, keepdims: (
         sum_p(primals[0], axis=axis, keepdims=keepdims),
         sum_p(tangents[0], axis=axis, keepdims=keepdims)),
