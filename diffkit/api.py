@@ -13,8 +13,8 @@ Conventions shared by every function here:
   on both sides it nests as the output's structure of the input's structure.
 """
 
-import math
 import functools
+import math
 
 import numpy as np
 
@@ -470,11 +470,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
         flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
-        try:
-            flat_axes = tree_util.broadcast_prefix(in_axes, args)
-        except ValueError as error:
-            raise BatchingError(f"vmap in_axes={in_axes!r} do not match the arguments: "
-                                f"{error}") from None
+        flat_axes = _broadcast_axes(in_axes, args, "in_axes", "arguments")
         flat_axes += [0] * (len(flat_args) - len(flat_axes))  # keyword arguments: axis 0
         flat_args = [_as_array(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
         flat_axes = [_check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
@@ -486,15 +482,21 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             args, kwargs = tree_util.tree_unflatten(in_tree, inputs)
             out = fun(*args, **kwargs)
             out_flat, out_tree = tree_util.tree_flatten(out)
-            try:
-                axes = tree_util.broadcast_prefix(out_axes, out)
-            except ValueError as error:
-                raise BatchingError(f"vmap out_axes={out_axes!r} do not match the outputs: "
-                                    f"{error}") from None
+            axes = _broadcast_axes(out_axes, out, "out_axes", "outputs")
             results = [_unbatch(o, a, trace, size) for o, a in zip(out_flat, axes)]
         return out_tree.unflatten(results)
 
     return vmapped
+
+
+def _broadcast_axes(axes, tree, name, what):
+    """One axis per leaf of ``tree`` from the pytree prefix ``axes``."""
+    if axes is None or isinstance(axes, int):  # the common case, without walking prefixes
+        return [axes] * len(tree_util.tree_leaves(tree))
+    try:
+        return tree_util.broadcast_prefix(axes, tree)
+    except ValueError as error:
+        raise BatchingError(f"vmap {name}={axes!r} do not match the {what}: {error}") from None
 
 
 def _check_axis(x, axis, i):

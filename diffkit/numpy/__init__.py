@@ -6,6 +6,7 @@ derivative (``zeros``, ``arange``, ``argmax``, comparisons ...) pass through.
 """
 
 import math as _math
+
 import numpy as _np
 from numpy import (  # noqa: F401  (non-differentiable pass-throughs, NumPy's own)
     arange,

@@ -16,8 +16,8 @@ Two primitives carry all of linear algebra's products:
 reshapes and transposes, so they need no rules of their own.
 """
 
-import math
 import functools
+import math
 import string
 
 import numpy as np

@@ -5,6 +5,7 @@ tuple of non-negative ints (all axes for ``None``), so batching only shifts each
 """
 
 import math
+
 import numpy as np
 
 from ..core.primitive import Primitive

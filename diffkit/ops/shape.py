@@ -6,6 +6,7 @@ slice apart). Wrappers with NumPy's signatures normalise the static parameters.
 """
 
 import math
+
 import numpy as np
 
 from ..core.primitive import Primitive
