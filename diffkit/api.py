@@ -349,7 +349,12 @@ def jacfwd(fun, argnums=0, has_aux=False):
             result = jvp(f, (dyn,), (in_tree.unflatten(basis),), has_aux=has_aux)
             return result[1], result[0], (result[2] if has_aux else None)
 
-        tangents, out, aux = vmap(pushforward, out_axes=(-1, None, None))(*_unit_bases(leaves))
+        bases = _unit_bases(leaves)
+        if bases and bases[0].shape[0] == 1:  # one input element: no vmap needed
+            tangents, out, aux = pushforward(*[b[0] for b in bases])
+            tangents = tree_util.tree_map(lambda t: shape.expand_dims(t, -1), tangents)
+        else:
+            tangents, out, aux = vmap(pushforward, out_axes=(-1, None, None))(*bases)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         blocks = [_split_rows_last(t, leaves, o)
                   for t, o in zip(tree_util.tree_leaves(tangents), out_leaves)]
@@ -400,8 +405,11 @@ def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size):
     bases = _unit_bases(out_leaves)
     total = bases[0].shape[0] if bases else 0
     step = total if chunk_size is None else chunk_size
-    chunks = [vmap(pull)(*[b[start:start + step] for b in bases])
-              for start in range(0, max(total, 1), max(step, 1))]
+    if total == 1:  # one output element (every Hessian's inner jacrev): no vmap needed
+        chunks = [[shape.expand_dims(c, 0) for c in pull(*[b[0] for b in bases])]]
+    else:
+        chunks = [vmap(pull)(*[b[start:start + step] for b in bases])
+                  for start in range(0, max(total, 1), max(step, 1))]
     stacked = chunks[0] if len(chunks) == 1 else \
         [shape.concatenate(parts, axis=0) for parts in zip(*chunks)]
     per_input = [_split_rows(s, out_leaves,
