@@ -304,16 +304,18 @@ def _check_scalar(out):
 # --- Jacobians -------------------------------------------------------------------------
 
 
-def _unit_bases(leaves):
-    """One basis stack per leaf: together they are the rows of the identity of size
-    ``N = total size``; leaf ``i``'s stack has shape ``(N,) + leaf.shape``."""
+def _unit_bases(leaves, first=0, stop=None):
+    """Rows ``first:stop`` of the identity of size ``N`` (the leaves' total size), cut into
+    one stack per leaf: leaf ``i``'s stack has shape ``(rows,) + leaf.shape``."""
     sizes = [math.prod(shape_of(x)) for x in leaves]
-    total = sum(sizes)
+    stop = sum(sizes) if stop is None else stop
+    rows = np.arange(first, stop)
     bases, start = [], 0
     for x, size in zip(leaves, sizes):
-        basis = np.zeros((total, size), _tangent_dtype(x))
-        basis[start:start + size] = np.eye(size, dtype=basis.dtype)
-        bases.append(basis.reshape((total,) + shape_of(x)))
+        basis = np.zeros((stop - first, size), _tangent_dtype(x))
+        hit = (rows >= start) & (rows < start + size)
+        basis[hit, rows[hit] - start] = 1
+        bases.append(basis.reshape((stop - first,) + shape_of(x)))
         start += size
     return bases
 
@@ -402,13 +404,13 @@ def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size):
     def pull(*basis):
         return tree_util.tree_leaves(pullback(out_tree.unflatten(basis))[0])
 
-    bases = _unit_bases(out_leaves)
-    total = bases[0].shape[0] if bases else 0
+    total = sum(math.prod(shape_of(o)) for o in out_leaves)
     step = total if chunk_size is None else chunk_size
     if total == 1:  # one output element (every Hessian's inner jacrev): no vmap needed
-        chunks = [[shape.expand_dims(c, 0) for c in pull(*[b[0] for b in bases])]]
-    else:
-        chunks = [vmap(pull)(*[b[start:start + step] for b in bases])
+        chunks = [[shape.expand_dims(c, 0) for c in pull(*[b[0] for b in
+                                                             _unit_bases(out_leaves)])]]
+    else:  # each chunk's unit vectors are made only when it is swept, bounding memory
+        chunks = [vmap(pull)(*_unit_bases(out_leaves, start, min(start + step, total)))
                   for start in range(0, max(total, 1), max(step, 1))]
     stacked = chunks[0] if len(chunks) == 1 else \
         [shape.concatenate(parts, axis=0) for parts in zip(*chunks)]

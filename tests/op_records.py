@@ -376,6 +376,23 @@ for _name, _fn in (("argmax", dnp.argmax), ("argmin", dnp.argmin)):
     R += _one(f"{_name}_axis1", lambda x, f=_fn: f(x, axis=1), (2, 3, 4),
               domains=(DISTINCT,), zero_derivative=True)
 
+
+
+def _more_records():
+    """Records of further families, one module each in tests/more_records/ (each defines
+    ``RECORDS`` with the helpers above), so families can grow without editing this file."""
+    import importlib
+    import pkgutil
+
+    import more_records
+
+    found = []
+    for module in sorted(m.name for m in pkgutil.iter_modules(more_records.__path__)):
+        found += importlib.import_module(f"more_records.{module}").RECORDS
+    return found
+
+
+R += _more_records()
 RECORDS = tuple(R)
 
 _names = [r.name for r in RECORDS]

@@ -76,7 +76,8 @@ class ReverseTrace(Trace):
             out_slot = first
             result = ReverseTracer(self, out, first)
         ignored = prim.vjp_ignores
-        if ignored and type(out) is np.ndarray and out.nbytes >= BIG_ARRAY_BYTES:
+        if ignored and any(type(v) is np.ndarray and v.nbytes >= BIG_ARRAY_BYTES
+                           for v in (out, *primals)):
             # keep only what the VJP reads, so the rest is freed now
             every = "args" in ignored
             primals = [placeholder(p) if every or i in ignored else p
@@ -113,6 +114,8 @@ def _add_to(cotangents, owned, slot, ct):
         cotangents[slot] = total
         if type(total) is np.ndarray:
             owned.add(slot)
+        else:  # a traced sum is not ours to write into
+            owned.discard(slot)
 
 
 def _output_cotangents(out, out_slot, cotangents, owned):

@@ -87,7 +87,7 @@ def power(x, y):
     """``x ** y`` elementwise, as ``np.power``. A constant scalar exponent (``x ** 2``) takes
     a cheaper primitive whose reverse pass keeps only ``x``."""
     if isinstance(y, (int, float, np.integer, np.floating)) and not isinstance(y, bool):
-        return scalar_power_p(x, exponent=y.item() if isinstance(y, np.generic) else y)
+        return scalar_power_p(x, exponent=y)  # a NumPy scalar keeps its dtype (NEP 50)
     return power_p(x, y)
 square = unary("square", np.square, lambda t, x, out: t * (2 * x), reads=("x",))
 sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out), reads=("out",))

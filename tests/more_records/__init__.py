@@ -1,0 +1,1 @@
+"""Records for tests/test_primitives.py, one module per family (see op_records.py)."""
