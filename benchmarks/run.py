@@ -363,8 +363,23 @@ def write_markdown(path, started, command, machine, threads, settings, sections,
         out.append(f"- **{workload.title}**: " + (items[0] if items else "no notes"))
         out += [f"  - {n}" for n in items[1:]]
     out.append("")
+    out.append(_kept_analysis(path))
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(out))
+
+
+ANALYSIS_MARKER = "<!-- hand-written analysis below: run.py keeps it when it rewrites the file -->"
+
+
+def _kept_analysis(path):
+    """The hand-written part at the end of an existing results file (from the marker on)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return ""
+    at = text.find(ANALYSIS_MARKER)
+    return text[at:] if at >= 0 else ""
 
 
 if __name__ == "__main__":
