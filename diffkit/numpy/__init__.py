@@ -32,6 +32,8 @@ from numpy import (  # noqa: F401  (non-differentiable pass-throughs, NumPy's ow
 from ..core import interop as _interop
 from ..core.zeros import dtype_of as _dtype_of
 from ..core.zeros import shape_of as _shape_of
+from ..ops.arrays import *  # noqa: E402, F403
+from ..ops.complex import *  # noqa: E402, F403
 from ..ops.control import stop_gradient  # noqa: F401
 from ..ops.elementwise import (  # noqa: F401
     abs,
@@ -97,6 +99,9 @@ from ..ops.shape import (  # noqa: F401
     swapaxes,
     transpose,
 )
+from ..ops.statistics import *  # noqa: E402, F403
+from ..ops.ufuncs import *  # noqa: E402, F403
+from . import fft, linalg  # noqa: E402, F401
 
 true_divide = divide
 absolute = abs

@@ -1,3 +1,18 @@
 """Primitives by family. Importing this package registers all of them."""
 
-from . import control, elementwise, families, indexing, reductions, shape  # noqa: F401
+from . import (  # noqa: F401
+    arrays,
+    complex,
+    control,
+    decompositions,
+    elementwise,
+    families,
+    fft,
+    indexing,
+    linalg,
+    reductions,
+    shape,
+    special,
+    statistics,
+    ufuncs,
+)
