@@ -1,3 +1,534 @@
-"""(being written)"""
+"""The rest of NumPy's ufuncs: inverse trigonometric and hyperbolic functions, base-2 and
+base-10 exponentials and logarithms, ``logaddexp``, ``hypot``, ``arctan2``, remainders,
+sign manipulation, ``sinc``, NaN-aware extrema, rounding, and the integer (bitwise) ufuncs.
 
-__all__ = []
+Each primitive is NumPy's ufunc for its value and one formula for its derivative, written
+in diffkit operations so that it can be differentiated and batched again. Functions that
+are naturally compositions (``float_power``, ``divmod``, ``frexp``, ``modf``, ``vecdot``,
+``matvec``, ``vecmat``) reuse other primitives and need no rules of their own.
+
+Derivative formulas are kept exact to rounding where the obvious one is not:
+``arcsin' = 1/sqrt((1 - x)(1 + x))`` (no cancellation in ``1 - x*x`` near 1), the weights of
+``logaddexp`` are a logistic function of ``x - y`` (not ``exp(x - out)``, which loses digits
+when ``|out|`` is large), and ``sinc`` has one primitive for all its derivatives, evaluated
+by a power series near 0 and by a recurrence elsewhere, so that every derivative is right at
+and near 0 (``sinc'(0) = 0``, ``sinc''(0) = -pi**2/3``).
+
+Conventions where a function is not differentiable (the same in forward and reverse mode):
+
+==============================  ===================================================
+function, point                 derivative
+==============================  ===================================================
+``fabs(x)``, ``x = 0``          0 (as ``abs``: ``sign(0) = 0``)
+``copysign(x, y)``              ``sign(x) * sign(out)`` in ``x`` (0 at ``x = 0``);
+                                0 in ``y`` everywhere
+``hypot(x, y)``, ``(0, 0)``     0 in both
+``arctan2(y, x)``, ``(0, 0)``   0 in both
+``fmod(x, y)``                  1 in ``x``, ``-trunc(x / y)`` in ``y`` (away from jumps)
+``remainder(x, y)``, ``mod``    1 in ``x``, ``-floor(x / y)`` in ``y`` (away from jumps)
+``fmax``/``fmin``, ``x == y``   shared equally (1/2 each), like ``maximum``
+``fmax``/``fmin``, one NaN      all to the non-NaN argument; both NaN: all to ``x``
+``nan_to_num(x)``               1 where ``x`` is finite, 0 where it is replaced
+``heaviside(x1, x2)``           0 in ``x1``; 1 in ``x2`` where ``x1 == 0``, else 0
+``nextafter(x, y)``             1 in ``x``, 0 in ``y``
+``ldexp(x, i)``                 ``2**i`` in ``x`` (``i`` is an integer)
+``frexp(x)``, ``modf(x)``       mantissa / fractional part: as ``x / 2**e`` and
+                                ``x - trunc(x)``; exponent / integral part: 0
+``floor ceil trunc fix rint``   0 everywhere (piecewise constant, no derivative
+``round around floor_divide``   at the jumps either)
+``spacing signbit``
+==============================  ===================================================
+"""
+
+import math
+import operator
+
+import numpy as np
+
+from ..core.primitive import Primitive
+from ..core.trace import Tracer
+from ..core.zeros import Zero, dtype_of, shape_of, tangent_dtype
+from . import linalg, reductions, shape
+from .elementwise import (
+    arctan,
+    astype,
+    conj,
+    equal,
+    exp,
+    greater,
+    greater_equal,
+    isfinite,
+    isinf,
+    isnan,
+    less,
+    logical_and,
+    logical_not,
+    logical_or,
+    multiply,
+    negative,
+    power,
+    sign,
+    sqrt,
+    square,
+    where,
+)
+from .families import binary, broadcasting_batch, nondiff_elementwise, unary
+
+__all__ = [
+    # inverse trigonometric and hyperbolic
+    "arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "arctan2",
+    "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2",
+    # exponentials, logarithms, powers
+    "exp2", "log2", "log10", "logaddexp", "logaddexp2", "reciprocal", "cbrt", "float_power",
+    "hypot", "ldexp", "frexp",
+    # angles, sinc
+    "deg2rad", "rad2deg", "radians", "degrees", "sinc",
+    # remainders and signs
+    "fmod", "remainder", "mod", "divmod", "modf", "copysign", "fabs", "positive",
+    "nextafter", "heaviside",
+    # selections and cleaning
+    "fmax", "fmin", "nan_to_num",
+    # piecewise constant
+    "floor", "ceil", "trunc", "fix", "rint", "round", "around", "floor_divide", "spacing",
+    "signbit",
+    # logical and integer ufuncs (no derivative)
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "bitwise_not",
+    "bitwise_invert", "left_shift", "right_shift", "bitwise_left_shift",
+    "bitwise_right_shift", "bitwise_count", "gcd", "lcm",
+    # vector and matrix gufuncs
+    "vecdot", "matvec", "vecmat",
+]
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+def _binary_partial(name, impl, first, second, reads):
+    """A broadcasting primitive of two arrays differentiable in only some of them: like
+    ``families.binary``, but a partial that is ``None`` means no derivative in that
+    argument (its tangent is ignored and its cotangent is never computed)."""
+    names = {"x": 0, "y": 1, "out": "out"}
+    partials = (first, second)
+    per_argument = tuple(frozenset(names[v] for v in r) if p is not None else frozenset()
+                         for p, r in zip(partials, reads))
+    ignores = {0, 1, "out"} - per_argument[0] - per_argument[1]
+    prim = Primitive(name, impl, vjp_ignores=ignores, vjp_reads=per_argument)
+
+    def jvp(primals, tangents):
+        x, y = primals
+        out = prim(x, y)
+        parts = [p(t, x, y, out) for p, t in zip(partials, tangents)
+                 if p is not None and type(t) is not Zero]
+        out_shape = shape_of(out)
+        if not parts:
+            return out, Zero(out_shape, tangent_dtype(dtype_of(out)))
+        t = parts[0] if len(parts) == 1 else parts[0] + parts[1]
+        if shape_of(t) != out_shape:
+            t = shape.broadcast_to(t, out_shape)
+        return out, t
+
+    def rule(partial, argnum):
+        def vjp(cotangent, out, x, y):
+            return reductions.unbroadcast(partial(cotangent, x, y, out),
+                                          shape_of((x, y)[argnum]))
+        return vjp
+
+    prim.jvp = jvp
+    prim.vjp = tuple(None if p is None else rule(p, i) for i, p in enumerate(partials))
+    prim.batch = broadcasting_batch(prim)
+    return prim
+
+
+# --- inverse trigonometric and hyperbolic ----------------------------------------------------
+# (1 - x)(1 + x) instead of 1 - x*x: exact near |x| = 1, where 1 - x*x cancels.
+
+arcsin = unary("arcsin", np.arcsin, lambda t, x, out: t / sqrt((1 - x) * (1 + x)),
+               reads=("x",))
+arccos = unary("arccos", np.arccos,
+               lambda t, x, out: negative(t / sqrt((1 - x) * (1 + x))), reads=("x",))
+
+
+def _arcsinh_derivative(t, x, out):
+    # 1 / sqrt(1 + x**2); for real x as 1 / hypot(1, x), which cannot overflow.
+    if dtype_of(x).kind == "c":
+        return t / sqrt(1 + square(x))
+    return t / hypot(x, 1.0)
+
+
+arcsinh = unary("arcsinh", np.arcsinh, lambda t, x, out: _arcsinh_derivative(t, x, out),
+                reads=("x",))
+# sqrt(x - 1) sqrt(x + 1), not sqrt((x - 1)(x + 1)): they differ off the real axis, and only
+# the first is the derivative of NumPy's (principal) complex arccosh.
+arccosh = unary("arccosh", np.arccosh, lambda t, x, out: t / (sqrt(x - 1) * sqrt(x + 1)),
+                reads=("x",))
+arctanh = unary("arctanh", np.arctanh, lambda t, x, out: t / ((1 - x) * (1 + x)),
+                reads=("x",))
+
+
+def _safe(r):
+    """``r`` with its zeros replaced by 1, to divide by where the quotient is 0 anyway."""
+    return where(equal(r, 0), 1.0, r)
+
+
+# hypot: x / out in x, y / out in y; 0 at the origin (the quotient's numerator is 0 there).
+hypot = binary("hypot", np.hypot,
+               lambda t, x, y, out: t * (x / _safe(out)),
+               lambda t, x, y, out: t * (y / _safe(out)),
+               reads=(("x", "out"), ("y", "out")))
+
+
+def _arctan2_partial(t, numerator, x1, x2):
+    # numerator / (x1**2 + x2**2), as (numerator / r) / r with r = hypot: no overflow or
+    # underflow of the squares; 0 at the origin.
+    r = _safe(hypot(x1, x2))
+    return t * (numerator / r / r)
+
+
+arctan2 = binary("arctan2", np.arctan2,
+                 lambda t, x1, x2, out: _arctan2_partial(t, x2, x1, x2),
+                 lambda t, x1, x2, out: _arctan2_partial(t, negative(x1), x1, x2),
+                 reads=(("x", "y"), ("x", "y")))
+
+asin, acos, atan, atan2 = arcsin, arccos, arctan, arctan2
+asinh, acosh, atanh = arcsinh, arccosh, arctanh
+
+# --- exponentials, logarithms, powers --------------------------------------------------------
+
+exp2 = unary("exp2", np.exp2, lambda t, x, out: t * (out * _LN2), reads=("out",))
+log2 = unary("log2", np.log2, lambda t, x, out: t / (x * _LN2), reads=("x",))
+log10 = unary("log10", np.log10, lambda t, x, out: t / (x * _LN10), reads=("x",))
+reciprocal = unary("reciprocal", np.reciprocal,
+                   lambda t, x, out: negative(t * square(out)), reads=("out",))
+cbrt = unary("cbrt", np.cbrt, lambda t, x, out: t / (3 * square(out)), reads=("out",))
+
+
+def _expit(d):
+    """The logistic function ``1 / (1 + exp(-d))``: each branch of the ``where`` is finite
+    for every ``d`` (``exp`` only of non-positive numbers), and each is the exact formula on
+    its side, so its derivatives are exact too (also at ``d = 0``)."""
+    nonnegative = greater_equal(d, 0)
+    e = exp(where(nonnegative, negative(d), d))
+    return where(nonnegative, 1 / (1 + e), e / (1 + e))
+
+
+def _logaddexp_weight(x, y, scale):
+    """``d logaddexp(x, y) / dx``: the logistic function of ``scale * (x - y)``; 1/2 when
+    ``x`` and ``y`` are the same infinity (where ``x - y`` is NaN)."""
+    same_infinity = logical_and(equal(x, y), isinf(x))
+    d = where(same_infinity, 0.0, x) - where(same_infinity, 0.0, y)   # no inf - inf
+    return _expit(d if scale == 1 else d * scale)
+
+
+logaddexp = binary("logaddexp", np.logaddexp,
+                   lambda t, x, y, out: t * _logaddexp_weight(x, y, 1),
+                   lambda t, x, y, out: t * _logaddexp_weight(y, x, 1),
+                   reads=(("x", "y"), ("x", "y")))
+logaddexp2 = binary("logaddexp2", np.logaddexp2,
+                    lambda t, x, y, out: t * _logaddexp_weight(x, y, _LN2),
+                    lambda t, x, y, out: t * _logaddexp_weight(y, x, _LN2),
+                    reads=(("x", "y"), ("x", "y")))
+
+
+def float_power(x1, x2):
+    """``x1 ** x2`` computed in float64 (complex128 for complex arguments), as
+    ``np.float_power``: a float32 argument gets a float64 result, and float32 cotangents."""
+    dtype = np.result_type(dtype_of(x1), dtype_of(x2), np.float64)
+    if dtype.kind not in "fc":
+        raise TypeError(f"float_power does not support arguments of dtypes {dtype_of(x1)} "
+                        f"and {dtype_of(x2)}")
+    dtype = np.dtype(np.complex128 if dtype.kind == "c" else np.float64)
+    if isinstance(x2, (int, float, complex, np.number)) and not isinstance(x2, bool):
+        x2 = complex(x2) if dtype.kind == "c" else float(x2)
+    elif not isinstance(x2, bool):
+        x2 = astype(x2, dtype)
+    else:
+        x2 = float(x2)
+    return power(astype(x1, dtype), x2)
+
+
+# ldexp(x, i) = x * 2**i, exactly; linear in x, i is an integer.
+ldexp = _binary_partial("ldexp", np.ldexp, lambda t, x, i, out: ldexp(t, i), None,
+                        reads=(("y",), ()))
+
+_frexp_exponent = nondiff_elementwise("frexp_exponent", lambda x: np.frexp(x)[1])
+
+
+def frexp(x):
+    """``(mantissa, exponent)`` with ``x = mantissa * 2**exponent``, as ``np.frexp``. The
+    mantissa is ``ldexp(x, -exponent)``, differentiable in ``x``; the exponent is an
+    integer array with no derivative."""
+    exponent = _frexp_exponent(x)
+    return ldexp(x, negative(exponent)), exponent
+
+
+# --- angles and sinc -------------------------------------------------------------------------
+
+deg2rad = unary("deg2rad", np.deg2rad, lambda t, x, out: t * (np.pi / 180), reads=())
+rad2deg = unary("rad2deg", np.rad2deg, lambda t, x, out: t * (180 / np.pi), reads=())
+radians = deg2rad
+degrees = rad2deg
+
+_SINC_SERIES_BELOW = 0.5   # |x| under which the power series is used
+
+
+def _sinc_derivative(x, order):
+    """The ``order``-th derivative of ``sinc(x) = sin(pi x) / (pi x)`` in NumPy.
+
+    Near 0 (``|x| < 1/2``) by the power series ``sum (-1)**n (pi x)**(2n) / (2n + 1)!``
+    differentiated term by term; elsewhere by the recurrence that follows from
+    differentiating ``x sinc(x) = sin(pi x) / pi`` ``k`` times:
+    ``x f_k + k f_(k-1) = pi**(k-1) sin(pi x + k pi / 2)``.
+    """
+    x = np.asarray(x)
+    out_dtype = np.sinc(np.zeros((), x.dtype)).dtype
+    if order == 0:
+        return np.sinc(x)
+    work = x.astype(np.complex128 if out_dtype.kind == "c" else np.float64)
+    small = np.abs(work) < _SINC_SERIES_BELOW
+    xs = np.where(small, work, 0)
+    series = np.zeros_like(work)
+    first = (order + 1) // 2
+    for n in range(first + 15, first - 1, -1):   # smallest terms first
+        coefficient = (-1) ** n * math.pi ** (2 * n) / ((2 * n + 1)
+                                                         * math.factorial(2 * n - order))
+        series = series + coefficient * xs ** (2 * n - order)
+    xl = np.where(small, 1, work)
+    angle = math.pi * xl
+    s, c = np.sin(angle), np.cos(angle)
+    cycle = (s, c, -s, -c)
+    f = s / angle
+    for k in range(1, order + 1):
+        f = (math.pi ** (k - 1) * cycle[k % 4] - k * f) / xl
+    return np.where(small, series, f).astype(out_dtype, copy=False)
+
+
+def _sinc_jvp(primals, tangents, order):
+    (x,), (t,) = primals, tangents
+    return _sinc_p(x, order=order), t * _sinc_p(x, order=order + 1)
+
+
+_sinc_p = Primitive(
+    "sinc", _sinc_derivative, _sinc_jvp,
+    (lambda ct, out, x, order: ct * _sinc_p(x, order=order + 1),),
+    lambda axis_size, values, batch_axes, order: (_sinc_p(values[0], order=order),
+                                                  batch_axes[0]),
+    vjp_ignores=("out",))
+
+
+def sinc(x):
+    """The normalized sinc ``sin(pi x) / (pi x)`` (1 at 0), as ``np.sinc``. Its derivatives
+    of every order are exact at and near 0 (``sinc'(0) = 0``)."""
+    return _sinc_p(x, order=0)
+
+
+# --- remainders and signs --------------------------------------------------------------------
+
+
+def _quotient(x, y, out):
+    """The integer ``n`` with ``out = x - n * y`` (as a float): ``trunc(x / y)`` for ``fmod``,
+    ``floor(x / y)`` for ``remainder``, recovered from the result itself so that it agrees
+    with NumPy's even where ``x / y`` rounds to an integer."""
+    return rint((x - out) / y)
+
+
+fmod = binary("fmod", np.fmod,
+              lambda t, x, y, out: t,
+              lambda t, x, y, out: negative(t * _quotient(x, y, out)),
+              reads=((), ("x", "y", "out")))
+remainder = binary("remainder", np.remainder,
+                   lambda t, x, y, out: t,
+                   lambda t, x, y, out: negative(t * _quotient(x, y, out)),
+                   reads=((), ("x", "y", "out")))
+mod = remainder
+
+
+def divmod(x1, x2):  # noqa: A001 (NumPy's name)
+    """``(floor_divide(x1, x2), remainder(x1, x2))``, as ``np.divmod``."""
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+_modf_fraction = unary("modf_fraction", lambda x: np.modf(x)[0], lambda t, x, out: t,
+                       reads=())
+_modf_integral = nondiff_elementwise("modf_integral", lambda x: np.modf(x)[1])
+
+
+def modf(x):
+    """``(fractional part, integral part)`` of ``x``, both with its sign, as ``np.modf``.
+    The fractional part has derivative 1, the integral part 0."""
+    return _modf_fraction(x), _modf_integral(x)
+
+
+# copysign(x, y) = |x| with the sign of y: derivative sign(x) * sign(out) in x (0 at x = 0,
+# as abs), none in y (the result depends on y only through its sign bit).
+copysign = _binary_partial("copysign", np.copysign,
+                           lambda t, x, y, out: t * (sign(x) * sign(out)), None,
+                           reads=(("x", "out"), ()))
+fabs = unary("fabs", np.fabs, lambda t, x, out: t * sign(x), reads=("x",))
+nextafter = _binary_partial("nextafter", np.nextafter, lambda t, x, y, out: t, None,
+                            reads=((), ()))
+# heaviside(x1, x2) is 0 for x1 < 0, x2 at x1 == 0, 1 for x1 > 0.
+heaviside = _binary_partial("heaviside", np.heaviside, None,
+                            lambda t, x1, x2, out: where(equal(x1, 0), t, 0.0),
+                            reads=((), ("x",)))
+
+
+def positive(x):
+    """``+x``, as ``np.positive``: the identity (a traced value is returned as it is)."""
+    return x if isinstance(x, Tracer) else np.positive(x)
+
+
+# --- NaN-aware extrema ---------------------------------------------------------------------
+
+
+def _nan_aware_share(t, x, y, wins):
+    """``t`` where ``x`` is chosen (``wins``, or ``y`` is NaN), half of it at a tie, else 0.
+    ``wins`` is ``greater`` for ``fmax`` and ``less`` for ``fmin``."""
+    chosen = logical_or(wins(x, y), isnan(y))
+    return where(chosen, t, where(equal(x, y), 0.5 * t, 0.0))
+
+
+def _nan_aware_other(t, x, y, wins):
+    """The same for ``y``: chosen where it wins or only ``x`` is NaN."""
+    chosen = logical_or(wins(y, x), logical_and(isnan(x), logical_not(isnan(y))))
+    return where(chosen, t, where(equal(x, y), 0.5 * t, 0.0))
+
+
+fmax = binary("fmax", np.fmax,
+              lambda t, x, y, out: _nan_aware_share(t, x, y, greater),
+              lambda t, x, y, out: _nan_aware_other(t, x, y, greater),
+              reads=(("x", "y"), ("x", "y")))
+fmin = binary("fmin", np.fmin,
+              lambda t, x, y, out: _nan_aware_share(t, x, y, less),
+              lambda t, x, y, out: _nan_aware_other(t, x, y, less),
+              reads=(("x", "y"), ("x", "y")))
+
+
+def _nan_to_num_rule(t, x):
+    return where(isfinite(x), t, 0.0)
+
+
+def _nan_to_num_impl(x, nan, posinf, neginf):
+    return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+_nan_to_num_p = Primitive(
+    "nan_to_num", _nan_to_num_impl,
+    lambda primals, tangents, **params: (_nan_to_num_p(primals[0], **params),
+                                         _nan_to_num_rule(tangents[0], primals[0])),
+    (lambda ct, out, x, **params: _nan_to_num_rule(ct, x),),
+    lambda axis_size, values, batch_axes, **params: (_nan_to_num_p(values[0], **params),
+                                                     batch_axes[0]),
+    vjp_ignores=("out",))
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """``x`` with NaN replaced by ``nan`` and infinities by ``posinf``/``neginf`` (default:
+    the largest finite numbers), as ``np.nan_to_num``. The derivative is 1 where ``x`` is
+    finite and 0 where an entry was replaced. ``copy=False`` modifies a plain ndarray in
+    place, as NumPy does; a traced value is never modified."""
+    params = {}
+    for key, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if value is not None and not isinstance(value, (int, float, np.number)):
+            raise TypeError(f"nan_to_num: {key} must be a number or None, not "
+                            f"{type(value).__name__}")
+        params[key] = value
+    if not copy and isinstance(x, np.ndarray):
+        return np.nan_to_num(x, copy=False, **params)
+    return _nan_to_num_p(x, **params)
+
+
+# --- piecewise constant: no derivative -----------------------------------------------------
+
+floor = nondiff_elementwise("floor", np.floor)
+ceil = nondiff_elementwise("ceil", np.ceil)
+trunc = nondiff_elementwise("trunc", np.trunc)
+rint = nondiff_elementwise("rint", np.rint)
+fix = trunc
+floor_divide = nondiff_elementwise("floor_divide", np.floor_divide)
+spacing = nondiff_elementwise("spacing", np.spacing)
+signbit = nondiff_elementwise("signbit", np.signbit)
+_round_p = nondiff_elementwise("round", lambda x, decimals: np.round(x, decimals))
+
+
+def round(a, decimals=0, out=None):  # noqa: A001 (NumPy's name)
+    """``a`` rounded to ``decimals`` decimals (halves to even), as ``np.round``. Piecewise
+    constant: its derivative is 0."""
+    if out is not None:
+        raise TypeError("round: out= is not supported (diffkit never writes into arrays); "
+                        "use the returned value")
+    try:
+        decimals = operator.index(decimals)
+    except TypeError:
+        raise TypeError(f"round: decimals must be an integer, not "
+                        f"{type(decimals).__name__}") from None
+    return _round_p(a, decimals=decimals)
+
+
+around = round
+
+# --- logical and integer ufuncs: no derivative ---------------------------------------------
+
+logical_xor = nondiff_elementwise("logical_xor", np.logical_xor)
+bitwise_and = nondiff_elementwise("bitwise_and", np.bitwise_and)
+bitwise_or = nondiff_elementwise("bitwise_or", np.bitwise_or)
+bitwise_xor = nondiff_elementwise("bitwise_xor", np.bitwise_xor)
+invert = nondiff_elementwise("invert", np.invert)
+left_shift = nondiff_elementwise("left_shift", np.left_shift)
+right_shift = nondiff_elementwise("right_shift", np.right_shift)
+bitwise_count = nondiff_elementwise("bitwise_count", np.bitwise_count)
+gcd = nondiff_elementwise("gcd", np.gcd)
+lcm = nondiff_elementwise("lcm", np.lcm)
+bitwise_not = bitwise_invert = invert
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+
+# --- vector and matrix gufuncs (NumPy 2): compositions ---------------------------------------
+
+
+def _as_array(x):
+    return x if isinstance(x, Tracer) else np.asarray(x)
+
+
+def vecdot(x1, x2, axis=-1):
+    """Vector dot product ``sum(conj(x1) * x2)`` over ``axis`` (of each argument),
+    broadcasting the other axes, as ``np.vecdot``."""
+    x1, x2 = _as_array(x1), _as_array(x2)
+    s1, s2 = shape_of(x1), shape_of(x2)
+    if not s1 or not s2:
+        raise ValueError(f"vecdot: both arguments must have at least 1 dimension, got "
+                         f"shapes {s1} and {s2}")
+    a1 = shape._normalize_axis(axis, len(s1))
+    a2 = shape._normalize_axis(axis, len(s2))
+    if s1[a1] != s2[a2]:
+        raise ValueError(f"vecdot: the vector axes differ in length ({s1[a1]} and {s2[a2]}; "
+                         f"shapes {s1} and {s2}, axis {axis})")
+    product = multiply(conj(shape.moveaxis(x1, a1, -1)), shape.moveaxis(x2, a2, -1))
+    return reductions.sum(product, axis=-1)
+
+
+def matvec(x1, x2):
+    """Matrix-vector product over the last axes, broadcasting the others, as
+    ``np.matvec``: ``x1[..., i, j] x2[..., j] -> [..., i]``."""
+    x1, x2 = _as_array(x1), _as_array(x2)
+    s1, s2 = shape_of(x1), shape_of(x2)
+    if len(s1) < 2 or len(s2) < 1:
+        raise ValueError(f"matvec: needs a matrix (at least 2-d) and a vector (at least "
+                         f"1-d), got shapes {s1} and {s2}")
+    if s1[-1] != s2[-1]:
+        raise ValueError(f"matvec: matrix of shape {s1} and vector of shape {s2}: the last "
+                         f"axes differ in length ({s1[-1]} and {s2[-1]})")
+    return shape.squeeze(linalg.matmul(x1, shape.expand_dims(x2, -1)), axis=-1)
+
+
+def vecmat(x1, x2):
+    """Vector-matrix product ``conj(x1[..., j]) x2[..., j, i] -> [..., i]`` over the last
+    axes, broadcasting the others, as ``np.vecmat``."""
+    x1, x2 = _as_array(x1), _as_array(x2)
+    s1, s2 = shape_of(x1), shape_of(x2)
+    if len(s1) < 1 or len(s2) < 2:
+        raise ValueError(f"vecmat: needs a vector (at least 1-d) and a matrix (at least "
+                         f"2-d), got shapes {s1} and {s2}")
+    if s1[-1] != s2[-2]:
+        raise ValueError(f"vecmat: vector of shape {s1} and matrix of shape {s2}: the "
+                         f"lengths {s1[-1]} and {s2[-2]} differ")
+    return shape.squeeze(linalg.matmul(shape.expand_dims(conj(x1), -2), x2), axis=-2)
+

@@ -152,7 +152,7 @@ def _worst(got, expected, atol, rtol):
         err = np.abs(g - e)
         bound = atol + rtol * np.abs(e)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(err == 0, 0.0, err / bound)
+            ratio = np.where((err == 0) | (g == e), 0.0, err / bound)  # equal infinities too
         ratio = np.where(np.isnan(g) != np.isnan(e), np.inf, np.nan_to_num(ratio, nan=np.inf))
         k = int(np.argmax(ratio))
         index = np.unravel_index(k, g.shape) if g.ndim else ()
@@ -320,7 +320,7 @@ def _compare(fun, xs, out, w, u, modes, tol, chain, names, out_names):
             return "fwd", (f"largest error {abs(got - expected):.3g} in the jvp of "
                            f"{out_names[leaf]}{_format_index(index)}: jvp gives {got:.10g}, "
                            f"finite differences {expected:.10g} (eps={eps:g}, "
-                           f"atol={tol.atol:g}, rtol={tol.rtol:g})", None)
+                           f"atol={tol.atol:g}, rtol={tol.rtol:g})"), None
     if "rev" in modes:
         primal_out, pullback = _run("rev", chain, lambda: api.vjp(fun, *xs))
         problem = _check_primal(primal_out, out, tol, out_names)
@@ -338,15 +338,14 @@ def _compare(fun, xs, out, w, u, modes, tol, chain, names, out_names):
             if not abs(vjp_side - jvp_side) <= bound:
                 return "rev", (f"the adjoint identity fails: <J^T u, v> from vjp is "
                                f"{vjp_side:.12g} but <u, J v> from jvp is {jvp_side:.12g} "
-                               f"(error {abs(vjp_side - jvp_side):.3g}, allowed {bound:.3g})",
-                        None)
+                               f"(error {abs(vjp_side - jvp_side):.3g}, allowed {bound:.3g})"), None
         fd_side = _dot(u, fd)
         bound = tol.atol * _total_abs(u) + tol.rtol * _abs_dot(u, fd)
         if not abs(vjp_side - fd_side) <= bound:
-            return "rev", (f"<J^T u, v> from vjp is {vjp_side:.10g} but finite differences "
-                           f"give <u, J v> = {fd_side:.10g} (error "
-                           f"{abs(vjp_side - fd_side):.3g}, allowed {bound:.3g}; eps={eps:g})",
-                    None)
+            message = (f"<J^T u, v> from vjp is {vjp_side:.10g} but finite differences give "
+                       f"<u, J v> = {fd_side:.10g} (error {abs(vjp_side - fd_side):.3g}, "
+                       f"allowed {bound:.3g}; eps={eps:g})")
+            return "rev", message, None
     return None
 
 
