@@ -88,6 +88,13 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 _dnp = None
 
+# ndarray methods that are diffkit.numpy functions of the same name (installed when present)
+# (not "sort": ndarray.sort sorts in place, which a traced value cannot do)
+_METHODS = ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "squeeze", "ravel",
+            "astype", "dot", "clip", "swapaxes", "round", "var", "std", "cumsum", "cumprod",
+            "ptp", "argsort", "diagonal", "trace", "repeat", "take", "conj",
+            "conjugate", "nonzero", "all", "any", "copy")
+
 
 def install(dnp):
     """Attach NumPy's operators and array methods to ``Tracer``, routed to ``dnp``."""
@@ -96,7 +103,8 @@ def install(dnp):
     # Operators are the functions themselves (a primitive called as Tracer.__mul__(a, b)
     # binds directly): no extra Python frame on the hottest path.
     binary = {"add": dnp.add, "sub": dnp.subtract, "mul": dnp.multiply,
-              "truediv": dnp.divide, "pow": dnp.power, "matmul": dnp.matmul}
+              "truediv": dnp.divide, "pow": dnp.power, "matmul": dnp.matmul,
+              "floordiv": dnp.floor_divide, "mod": dnp.remainder, "divmod": dnp.divmod}
     for name, fn in binary.items():
         setattr(Tracer, f"__{name}__", fn)
         setattr(Tracer, f"__r{name}__", lambda self, other, fn=fn: fn(other, self))
@@ -116,10 +124,13 @@ def install(dnp):
     Tracer.mT = property(lambda self: dnp.swapaxes(self, -1, -2))
     Tracer.reshape = _reshape_method
     Tracer.transpose = _transpose_method
-    for name in ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "squeeze",
-                 "ravel", "astype", "dot", "clip", "swapaxes"):
-        setattr(Tracer, name, getattr(dnp, name))
+    for name in _METHODS:
+        if hasattr(dnp, name):
+            setattr(Tracer, name, getattr(dnp, name))
     Tracer.flatten = dnp.ravel
+    for name in ("real", "imag"):
+        if hasattr(dnp, name):
+            setattr(Tracer, name, property(getattr(dnp, name)))
     # Escape guards: conversions to plain NumPy or Python numbers would lose derivatives.
     Tracer.__array_ufunc__ = _array_ufunc
     Tracer.__array__ = _array
