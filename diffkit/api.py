@@ -11,6 +11,31 @@ Conventions shared by every function here:
   undifferentiated.
 - A Jacobian of ``f: in.shape -> out.shape`` has shape ``out.shape + in.shape``; with pytrees
   on both sides it nests as the output's structure of the input's structure.
+
+Complex numbers (JAX's convention)
+----------------------------------
+A complex number is a pair of reals and every function is differentiated as a real-linear
+map. ``jvp`` maps a tangent ``t`` to the directional derivative along ``t``. A cotangent
+``w`` stands for the functional ``t -> Re(w t)`` (a bilinear pairing, no conjugation), so
+``vjp`` is characterised by ``Re(sum(w * jvp(t))) == Re(sum(vjp(w) * t))``; for a
+holomorphic ``f`` both are multiplication by ``f'(z)``. The cotangent of a real value is
+real, and tangents and cotangents keep their value's precision (complex64 stays complex64).
+
+- ``grad`` of a real-valued ``f`` of a complex ``z = x + iy`` is ``vjp`` with cotangent 1:
+  ``df/dx - i df/dy``, the *conjugate* of the steepest-ascent direction, so that
+  ``f(z + t) ~ f(z) + Re(grad(f)(z) * t)``. For ``f(z) = |z|**2`` it is ``2 conj(z)``
+  (``6 - 8j`` at ``3 + 4j``); gradient descent steps along ``-conj(grad(f)(z))``.
+- ``holomorphic=True`` (``grad``, ``value_and_grad``, ``jacfwd``, ``jacrev``, ``jacobian``,
+  ``hessian``) promises a holomorphic function of complex inputs with complex outputs; the
+  result is the complex derivative ``f'(z)``. Without it a complex output is an error for
+  ``grad``.
+- Jacobians without ``holomorphic``: real to complex (``R -> C``) gives ``df/dx`` (complex),
+  complex to real (``C -> R``) gives ``df/dx - i df/dy`` per element (``grad``'s
+  convention), in both modes: ``jacfwd`` and ``jacrev`` agree. JAX computes the first only
+  in forward mode and the second only in reverse mode; diffkit pushes (or pulls) ``1j`` as
+  well as 1 through the complex side in the other mode. A function with complex inputs
+  *and* complex outputs has no complex Jacobian unless it is holomorphic: that is an error
+  (use ``jvp``/``vjp`` along 1 and 1j, or split real and imaginary parts).
 """
 
 import functools
@@ -135,9 +160,10 @@ def _matching_leaves(values, treedef, like, what):
                 f"{what} leaf {i} has shape {shape_of(leaf)}, expected {shape_of(ref)}")
         ref_dtype = _tangent_dtype(ref)
         if dtype_of(leaf).kind != ref_dtype.kind:
+            kind = "complex" if ref_dtype.kind == "c" else "float"
             raise ShapeMismatchError(
                 f"{what} leaf {i} has dtype {dtype_of(leaf)}, expected {ref_dtype} (the "
-                "derivative of a float value is a float array of the same precision)")
+                f"derivative of a {kind} value is a {kind} array of the same precision)")
         checked.append(_cast(leaf, ref_dtype))
     return checked
 
@@ -153,6 +179,41 @@ def _cast(x, dtype):
 
 def _zeros_like(x):
     return np.zeros(shape_of(x), _tangent_dtype(x))
+
+
+def _is_complex(x):
+    return dtype_of(x).kind == "c"
+
+
+def _require_complex(leaves, name, what):
+    """With ``holomorphic=True`` every input and output must be complex (as in JAX)."""
+    for x in leaves:
+        if not _is_complex(x):
+            raise InputTypeError(
+                f"{name} with holomorphic=True requires {what} with complex dtype, but got "
+                f"{dtype_of(x)}. Convert real {what} to complex (e.g. x.astype(complex)), or "
+                "drop holomorphic=True for a function between real values.")
+
+
+def _doubled_side(in_leaves, out_leaves, holomorphic, name):
+    """Whether the Jacobian needs the unit vectors 1j as well as 1 on its complex side.
+
+    Without ``holomorphic``, complex inputs with real outputs (``C -> R``) or real inputs
+    with complex outputs (``R -> C``) have a complex Jacobian, which one engine gets
+    directly and the other from two sweeps; complex on both sides has none.
+    """
+    if holomorphic:
+        _require_complex(out_leaves, name, "outputs")
+        return False
+    complex_in = any(_is_complex(x) for x in in_leaves)
+    complex_out = any(_is_complex(o) for o in out_leaves)
+    if complex_in and complex_out:
+        raise InputTypeError(
+            f"{name} of a function with complex inputs and complex outputs needs "
+            "holomorphic=True (for a holomorphic function, giving f'(z)). A function that is "
+            "not holomorphic has no complex Jacobian: use jvp or vjp directly along 1 and 1j, "
+            "or write it in terms of the real and imaginary parts of its inputs and outputs.")
+    return complex_in or complex_out
 
 
 # --- forward mode ----------------------------------------------------------------------
@@ -256,27 +317,40 @@ def _vjp(fun, primals, has_aux, retain, what="vjp primal"):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
     """A function returning ``(fun(*args), gradient)``; ``((value, aux), gradient)`` with
     ``has_aux``. The gradient has the structure, shapes and dtypes of the arguments named
-    by ``argnums``."""
+    by ``argnums``. ``holomorphic`` as in ``grad``."""
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, "grad")
+        if holomorphic:
+            _require_complex(tree_util.tree_leaves(dyn), "grad", "inputs")
         out, pullback, aux = _vjp(f, (dyn,), True, False, "grad argument") if has_aux else \
             _vjp(f, (dyn,), False, False, "grad argument") + (None,)
-        _check_scalar(out)
+        _check_scalar(out, holomorphic)
         (gradient,) = pullback(np.ones((), dtype_of(out)))
         return ((out, aux) if has_aux else out), gradient
 
     return value_and_grad_fun
 
 
-def grad(fun, argnums=0, has_aux=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False):
     """A function returning the gradient of the real scalar ``fun`` (with ``has_aux``:
-    ``(gradient, aux)``)."""
-    value_and_grad_fun = value_and_grad(fun, argnums, has_aux)
+    ``(gradient, aux)``): ``vjp`` with the cotangent 1.
+
+    At a complex argument ``z = x + iy`` the gradient of a real ``fun`` is
+    ``dfun/dx - i dfun/dy`` (JAX's convention), the conjugate of the steepest-ascent
+    direction: ``grad(lambda z: dnp.abs(z) ** 2)(3 + 4j) == 6 - 8j``, and
+    ``fun(z + t) ~ fun(z) + Re(grad(fun)(z) * t)``. Step along ``-conj(gradient)`` to
+    descend.
+
+    ``holomorphic=True``: ``fun`` is a holomorphic function of complex arguments with a
+    complex scalar output, and the result is its complex derivative ``f'(z)``
+    (``grad(dnp.sin, holomorphic=True)(z) == cos(z)``). Without it, a complex output is an
+    error."""
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun)
     def grad_fun(*args, **kwargs):
@@ -287,7 +361,7 @@ def grad(fun, argnums=0, has_aux=False):
     return grad_fun
 
 
-def _check_scalar(out):
+def _check_scalar(out, holomorphic=False):
     if isinstance(out, (tuple, list, dict)) or shape_of(out) != ():
         got = f"shape {shape_of(out)}" if not isinstance(out, (tuple, list, dict)) \
             else f"a {type(out).__name__}"
@@ -296,7 +370,19 @@ def _check_scalar(out):
             "non-scalar output, use vjp(fun, x)[1](v) to get v @ J for a chosen cotangent v "
             "(PyTorch's backward(gradient=v)), or jacobian(fun) for the whole Jacobian; or "
             "reduce the output to a scalar (e.g. with .sum()).")
-    if dtype_of(out).kind != "f":
+    kind = dtype_of(out).kind
+    if holomorphic:
+        if kind != "c":
+            raise NonScalarOutputError(
+                f"grad with holomorphic=True requires a complex output, but it returned dtype "
+                f"{dtype_of(out)}. Drop holomorphic=True for a real-valued function.")
+    elif kind == "c":
+        raise NonScalarOutputError(
+            f"grad needs a real-valued output, but it returned dtype {dtype_of(out)}. For a "
+            "holomorphic function pass holomorphic=True (the result is then f'(z)); otherwise "
+            "differentiate a real function of the output (e.g. dnp.abs(f(z)) ** 2, "
+            "dnp.real(f(z))) or use vjp directly.")
+    elif kind != "f":
         raise NonScalarOutputError(
             f"grad needs a real floating-point output, but it returned dtype {dtype_of(out)}.")
 
@@ -304,33 +390,68 @@ def _check_scalar(out):
 # --- Jacobians -------------------------------------------------------------------------
 
 
-def _unit_bases(leaves, first=0, stop=None):
-    """Rows ``first:stop`` of the identity of size ``N`` (the leaves' total size), cut into
-    one stack per leaf: leaf ``i``'s stack has shape ``(rows,) + leaf.shape``."""
+def _basis_size(leaves, doubled=False):
+    """How many unit vectors span ``leaves``: one per element, and with ``doubled`` one
+    more (``1j``) per complex element."""
     sizes = [math.prod(shape_of(x)) for x in leaves]
-    stop = sum(sizes) if stop is None else stop
+    return sum(sizes) + (sum(s for s, x in zip(sizes, leaves) if _is_complex(x))
+                         if doubled else 0)
+
+
+def _unit_bases(leaves, first=0, stop=None, doubled=False):
+    """Rows ``first:stop`` of the identity of size ``N`` (the leaves' total size), cut into
+    one stack per leaf: leaf ``i``'s stack has shape ``(rows,) + leaf.shape``.
+
+    With ``doubled``, rows ``N`` onwards are ``1j`` times the unit vectors of the complex
+    leaves' elements, in order (see ``_combine``)."""
+    sizes = [math.prod(shape_of(x)) for x in leaves]
+    total = sum(sizes)
+    stop = _basis_size(leaves, doubled) if stop is None else stop
     rows = np.arange(first, stop)
-    bases, start = [], 0
+    bases, start, imaginary = [], 0, total
     for x, size in zip(leaves, sizes):
         basis = np.zeros((stop - first, size), _tangent_dtype(x))
         hit = (rows >= start) & (rows < start + size)
         basis[hit, rows[hit] - start] = 1
+        if doubled and _is_complex(x):
+            hit = (rows >= imaginary) & (rows < imaginary + size)
+            basis[hit, rows[hit] - imaginary] = 1j
+            imaginary += size
         bases.append(basis.reshape((stop - first,) + shape_of(x)))
         start += size
     return bases
 
 
-def _split_rows(stacked, leaves, block_shape):
+def _combine(leaves, take, doubled):
+    """Cut the derivatives along the unit vectors of ``leaves`` into one part per leaf:
+    ``take(start, stop)`` gives those along unit vectors ``start:stop``. With ``doubled``, a
+    complex leaf's part is ``d/dx - i d/dy`` from the derivatives along 1 and along 1j
+    (real there, since the other side is real): ``jvp(1) - i jvp(1j)`` for a ``C -> R``
+    Jacobian, ``vjp(1) - i vjp(1j)`` for ``R -> C``."""
+    parts, start, imaginary = [], 0, sum(math.prod(shape_of(x)) for x in leaves)
+    for x in leaves:
+        size = math.prod(shape_of(x))
+        value = take(start, start + size)
+        if doubled and _is_complex(x):
+            value = elementwise.subtract(
+                value, elementwise.multiply(take(imaginary, imaginary + size), 1j))
+            imaginary += size
+        parts.append(value)
+        start += size
+    return parts
+
+
+def _split_rows(stacked, leaves, block_shape, doubled=False):
     """Cut ``stacked`` (rows first, one block of rows per leaf) into one Jacobian block per
     leaf, each reshaped to ``block_shape(leaf) `` with the row axis's leaf shape placed by it.
     """
-    blocks, start = [], 0
-    for x in leaves:
-        size = math.prod(shape_of(x))
-        rows = stacked if len(leaves) == 1 else getitem(stacked, slice(start, start + size))
-        blocks.append(block_shape(rows, x))
-        start += size
-    return blocks
+    whole = len(leaves) == 1 and not doubled
+
+    def take(start, stop):
+        return stacked if whole else getitem(stacked, slice(start, stop))
+
+    rows = _combine(leaves, take, doubled)
+    return [block_shape(r, x) for r, x in zip(rows, leaves)]
 
 
 def _jacobian_tree(out_tree, in_tree, blocks):
@@ -338,27 +459,34 @@ def _jacobian_tree(out_tree, in_tree, blocks):
     return out_tree.unflatten([in_tree.unflatten(row) for row in blocks])
 
 
-def jacfwd(fun, argnums=0, has_aux=False):
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """A function returning the Jacobian of ``fun``, built by forward mode: ``vmap`` of
-    ``jvp`` over the input's unit vectors, one batched pass."""
+    ``jvp`` over the input's unit vectors, one batched pass.
+
+    ``holomorphic=True``: complex inputs and outputs, and the result is ``f'(z)``. Without
+    it, complex inputs need real outputs (and get ``d/dx - i d/dy``, see the module notes)."""
 
     @functools.wraps(fun)
     def jacfwd_fun(*args, **kwargs):
         f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacfwd")
         leaves, in_tree = _flat_inputs(dyn, "jacfwd argument")
+        if holomorphic:
+            _require_complex(leaves, "jacfwd", "inputs")
+        doubled = not holomorphic and any(_is_complex(x) for x in leaves)
 
         def pushforward(*basis):
             result = jvp(f, (dyn,), (in_tree.unflatten(basis),), has_aux=has_aux)
             return result[1], result[0], (result[2] if has_aux else None)
 
-        bases = _unit_bases(leaves)
+        bases = _unit_bases(leaves, doubled=doubled)
         if bases and bases[0].shape[0] == 1:  # one input element: no vmap needed
             tangents, out, aux = pushforward(*[b[0] for b in bases])
             tangents = tree_util.tree_map(lambda t: shape.expand_dims(t, -1), tangents)
         else:
             tangents, out, aux = vmap(pushforward, out_axes=(-1, None, None))(*bases)
         out_leaves, out_tree = tree_util.tree_flatten(out)
-        blocks = [_split_rows_last(t, leaves, o)
+        _doubled_side(leaves, out_leaves, holomorphic, "jacfwd")
+        blocks = [_split_rows_last(t, leaves, o, doubled)
                   for t, o in zip(tree_util.tree_leaves(tangents), out_leaves)]
         jac = _jacobian_tree(out_tree, in_tree, blocks)
         return (jac, aux) if has_aux else jac
@@ -366,24 +494,26 @@ def jacfwd(fun, argnums=0, has_aux=False):
     return jacfwd_fun
 
 
-def _split_rows_last(stacked, leaves, out):
+def _split_rows_last(stacked, leaves, out, doubled=False):
     """Blocks of ``stacked`` (``out.shape + (N,)``) per input leaf, each shaped
     ``out.shape + leaf.shape``."""
-    blocks, start = [], 0
+    whole = len(leaves) == 1 and not doubled
     out_shape = shape_of(out)
-    for x in leaves:
-        size = math.prod(shape_of(x))
-        cols = stacked if len(leaves) == 1 else \
-            getitem(stacked, (Ellipsis, slice(start, start + size)))
-        blocks.append(shape.reshape(cols, out_shape + shape_of(x)))
-        start += size
-    return blocks
+
+    def take(start, stop):
+        return stacked if whole else getitem(stacked, (Ellipsis, slice(start, stop)))
+
+    cols = _combine(leaves, take, doubled)
+    return [shape.reshape(c, out_shape + shape_of(x)) for c, x in zip(cols, leaves)]
 
 
-def jacrev(fun, argnums=0, has_aux=False, chunk_size=None):
+def jacrev(fun, argnums=0, has_aux=False, chunk_size=None, holomorphic=False):
     """A function returning the Jacobian of ``fun``, built by reverse mode: one forward pass,
     then ``vmap`` of the pullback over the output's unit vectors, one batched sweep
-    (``chunk_size`` unit vectors at a time, if given, to bound memory)."""
+    (``chunk_size`` unit vectors at a time, if given, to bound memory).
+
+    ``holomorphic=True``: complex inputs and outputs, and the result is ``f'(z)``. Without
+    it, complex outputs need real inputs (and get ``df/dx``, see the module notes)."""
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"chunk_size must be a positive int or None, got {chunk_size!r}")
 
@@ -391,43 +521,52 @@ def jacrev(fun, argnums=0, has_aux=False, chunk_size=None):
     def jacrev_fun(*args, **kwargs):
         f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacrev")
         leaves, in_tree = _flat_inputs(dyn, "jacrev argument")
+        if holomorphic:
+            _require_complex(leaves, "jacrev", "inputs")
         result = _vjp(f, (dyn,), has_aux, retain=chunk_size is not None)
-        jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, chunk_size)
+        doubled = _doubled_side(leaves, tree_util.tree_leaves(result[0]), holomorphic,
+                                "jacrev")
+        doubled = doubled and not any(_is_complex(x) for x in leaves)
+        jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, chunk_size,
+                                      doubled)
         return (jac, result[2]) if has_aux else jac
 
     return jacrev_fun
 
 
-def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size):
+def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size, doubled=False):
     out_leaves, out_tree = tree_util.tree_flatten(out)
 
     def pull(*basis):
         return tree_util.tree_leaves(pullback(out_tree.unflatten(basis))[0])
 
-    total = sum(math.prod(shape_of(o)) for o in out_leaves)
+    total = _basis_size(out_leaves, doubled)
     step = total if chunk_size is None else chunk_size
     if total == 1:  # one output element (every Hessian's inner jacrev): no vmap needed
         chunks = [[shape.expand_dims(c, 0) for c in pull(*[b[0] for b in
                                                              _unit_bases(out_leaves)])]]
     else:  # each chunk's unit vectors are made only when it is swept, bounding memory
-        chunks = [vmap(pull)(*_unit_bases(out_leaves, start, min(start + step, total)))
+        chunks = [vmap(pull)(*_unit_bases(out_leaves, start, min(start + step, total),
+                                          doubled))
                   for start in range(0, max(total, 1), max(step, 1))]
     stacked = chunks[0] if len(chunks) == 1 else \
         [shape.concatenate(parts, axis=0) for parts in zip(*chunks)]
     per_input = [_split_rows(s, out_leaves,
-                             lambda rows, o, x=x: shape.reshape(rows, shape_of(o) + shape_of(x)))
+                             lambda rows, o, x=x: shape.reshape(rows, shape_of(o) + shape_of(x)),
+                             doubled)
                  for s, x in zip(stacked, in_leaves)]
     blocks = [[per_input[i][j] for i in range(len(in_leaves))] for j in range(len(out_leaves))]
     return _jacobian_tree(out_tree, in_tree, blocks)
 
 
-def jacobian(fun, argnums=0, has_aux=False, mode="auto"):
+def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False):
     """``jacfwd`` (``mode="fwd"``) or ``jacrev`` (``mode="rev"``); ``"auto"`` picks forward
-    mode when the input has fewer elements than the output, else reverse mode."""
+    mode when the input has fewer elements than the output, else reverse mode.
+    ``holomorphic`` as in ``jacfwd`` and ``jacrev``."""
     if mode == "fwd":
-        return jacfwd(fun, argnums, has_aux)
+        return jacfwd(fun, argnums, has_aux, holomorphic=holomorphic)
     if mode == "rev":
-        return jacrev(fun, argnums, has_aux)
+        return jacrev(fun, argnums, has_aux, holomorphic=holomorphic)
     if mode != "auto":
         raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
 
@@ -435,21 +574,48 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto"):
     def jacobian_fun(*args, **kwargs):
         f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacobian")
         leaves, in_tree = _flat_inputs(dyn, "jacobian argument")
+        if holomorphic:
+            _require_complex(leaves, "jacobian", "inputs")
         result = _vjp(f, (dyn,), has_aux, retain=False)
-        in_size = sum(math.prod(shape_of(x)) for x in leaves)
-        out_size = sum(math.prod(shape_of(o)) for o in tree_util.tree_leaves(result[0]))
+        out_leaves = tree_util.tree_leaves(result[0])
+        doubled = _doubled_side(leaves, out_leaves, holomorphic, "jacobian")
+        in_size = _basis_size(leaves, doubled)
+        out_size = _basis_size(out_leaves, doubled)
         if in_size < out_size:
-            return jacfwd(fun, argnums, has_aux)(*args, **kwargs)
-        jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, None)
+            return jacfwd(fun, argnums, has_aux, holomorphic=holomorphic)(*args, **kwargs)
+        doubled = doubled and not any(_is_complex(x) for x in leaves)
+        jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, None, doubled)
         return (jac, result[2]) if has_aux else jac
 
     return jacobian_fun
 
 
-def hessian(fun, argnums=0, has_aux=False):
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     """A function returning the Hessian of the scalar ``fun``, shape ``in.shape + in.shape``:
-    forward over reverse, ``jacfwd(jacrev(fun))``."""
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    forward over reverse, ``jacfwd(jacrev(fun))``.
+
+    ``holomorphic=True``: ``fun`` is a holomorphic function of complex arguments with a
+    complex output, and the result is ``f''(z)``. A real-valued function of complex
+    arguments has no complex Hessian (its gradient is not holomorphic): that is an error;
+    take the Hessian in the real and imaginary parts instead."""
+    inner = jacrev(fun, argnums, has_aux, holomorphic=holomorphic)
+    outer = jacfwd(inner, argnums, has_aux, holomorphic=holomorphic)
+    if holomorphic:
+        return outer
+
+    @functools.wraps(fun)
+    def hessian_fun(*args, **kwargs):
+        _, dyn, _ = _select_args(fun, args, kwargs, argnums, "hessian")
+        if any(_is_complex(_as_array(x, "hessian argument"))
+               for x in tree_util.tree_leaves(dyn)):
+            raise InputTypeError(
+                "hessian of a function of complex arguments needs holomorphic=True (for a "
+                "holomorphic function with a complex output). A real-valued function of "
+                "complex z has no complex Hessian: write it as a function of x and y with "
+                "z = x + 1j * y and take the Hessian in (x, y).")
+        return outer(*args, **kwargs)
+
+    return hessian_fun
 
 
 def hvp(fun, primals, tangents):

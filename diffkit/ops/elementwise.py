@@ -2,6 +2,12 @@
 
 Each line pairs NumPy's function with ``t * f'(x)`` written in diffkit operations, so the
 derivative can itself be differentiated and batched.
+
+Complex inputs follow JAX's convention (see ``diffkit.ops.complex``): for the holomorphic
+functions (arithmetic, powers, ``sqrt``, ``exp``, ``log``, trigonometric and hyperbolic
+functions) the same ``t * f'(z)`` is both the JVP and the VJP; ``abs``, ``sign``,
+``conj`` and ``angle`` are not holomorphic and have their own rules; a real operand
+combined with a complex one gets a real cotangent.
 """
 
 import numpy as np
@@ -9,7 +15,21 @@ import numpy as np
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import reductions, shape
-from .families import binary, broadcasting_batch, nondiff_elementwise, unary
+from .families import binary, broadcasting_batch, nondiff_elementwise, real_cotangent, unary
+
+
+def _is_complex(x):
+    return dtype_of(x).kind == "c"
+
+
+def _real(x):
+    from .complex import real_p
+    return real_p(x)
+
+
+def _real_part(ct):
+    from .complex import real_part
+    return real_part(ct)
 
 # --- comparisons and other maps with no derivative -------------------------------------
 equal = nondiff_elementwise("equal", np.equal)
@@ -18,7 +38,7 @@ less = nondiff_elementwise("less", np.less)
 less_equal = nondiff_elementwise("less_equal", np.less_equal)
 greater = nondiff_elementwise("greater", np.greater)
 greater_equal = nondiff_elementwise("greater_equal", np.greater_equal)
-sign = nondiff_elementwise("sign", np.sign)
+sign_p = nondiff_elementwise("sign", np.sign)
 isfinite = nondiff_elementwise("isfinite", np.isfinite)
 isnan = nondiff_elementwise("isnan", np.isnan)
 isinf = nondiff_elementwise("isinf", np.isinf)
@@ -57,6 +77,12 @@ def _power_base(t, x, y, out):
 
 def _power_exponent(t, x, y, out):
     # x**y * log(x); log only of positive bases, so 0**y (y > 0) gets the right 0.
+    if _is_complex(out):  # complex logarithm of any nonzero base (principal branch)
+        nonzero = not_equal(x, 0)
+        base = where(nonzero, x, 1.0)
+        if not _is_complex(base):
+            base = astype(base, dtype_of(out))
+        return t * where(nonzero, out * log(base), 0.0)
     positive = greater(x, 0)
     return t * where(positive, out * log(where(positive, x, 1.0)), 0.0)
 
@@ -92,7 +118,39 @@ def power(x, y):
 square = unary("square", np.square, lambda t, x, out: t * (2 * x), reads=("x",))
 sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out), reads=("out",))
 conj = unary("conj", np.conj, lambda t, x, out: conj(t), reads=())  # linear; its own transpose
-abs = unary("abs", np.abs, lambda t, x, out: t * sign(x), reads=("x",))  # noqa: A001 (NumPy's name)
+
+# abs and sign of a complex z are not holomorphic. With u = z / |z| (0 at z = 0):
+# d|z| = Re(conj(u) t), whose transpose is w -> Re(w) conj(u); sign(z) = z / |z| is composed
+# from abs and division, so its derivative follows (0 at z = 0, like abs's).
+
+
+def _complex_sign(z):
+    """``z / |z|``, and 0 where ``z == 0``: NumPy's ``sign`` of complex numbers."""
+    size = abs(z)
+    zero = equal(size, 0)
+    return where(zero, 0.0, z / where(zero, 1.0, size))
+
+
+def _abs_tangent(t, x, out):
+    if _is_complex(x):
+        return _real(conj(_complex_sign(x)) * t)
+    return t * sign_p(x)
+
+
+def _abs_cotangent(ct, x, out):
+    if _is_complex(x):
+        return _real_part(ct) * conj(_complex_sign(x))
+    return ct * sign_p(x)
+
+
+abs = unary("abs", np.abs, _abs_tangent, reads=("x",), transpose=_abs_cotangent)  # noqa: A001
+
+
+def sign(x):
+    """The sign of ``x``, as ``np.sign``: -1, 0 or 1 with zero derivative for real ``x``;
+    ``x / |x|`` (0 at 0) for complex ``x``, whose derivative is that of the quotient (0 at 0).
+    """
+    return _complex_sign(x) if _is_complex(x) else sign_p(x)
 
 # --- exponentials and logarithms -------------------------------------------------------
 exp = unary("exp", np.exp, lambda t, x, out: t * out, reads=("out",))
@@ -142,8 +200,10 @@ def _where_jvp(primals, tangents):
 where = Primitive(
     "where", np.where, _where_jvp,
     (None,
-     lambda ct, out, c, x, y: reductions.unbroadcast(where(c, ct, 0.0), shape_of(x)),
-     lambda ct, out, c, x, y: reductions.unbroadcast(where(c, 0.0, ct), shape_of(y))),
+     lambda ct, out, c, x, y: reductions.unbroadcast(
+         real_cotangent(where(c, ct, 0.0), x), shape_of(x)),
+     lambda ct, out, c, x, y: reductions.unbroadcast(
+         real_cotangent(where(c, 0.0, ct), y), shape_of(y))),
     vjp_ignores=(1, 2, "out"))
 where.batch = broadcasting_batch(where)
 
@@ -178,7 +238,8 @@ def _clip_part(argnum, t, x, low, high):
 def _clip_vjp(argnum):
     def rule(cotangent, out, x, low, high):
         part = _clip_part(argnum, cotangent, x, low, high)
-        return reductions.unbroadcast(part, shape_of((x, low, high)[argnum]))
+        arg = (x, low, high)[argnum]
+        return reductions.unbroadcast(real_cotangent(part, arg), shape_of(arg))
     return rule
 
 
@@ -192,6 +253,16 @@ clip.batch = broadcasting_batch(clip)
 
 
 # --- dtype conversion ------------------------------------------------------------------
+# A conversion from complex to real keeps the real part (as JAX does; NumPy warns and does
+# the same); its transpose embeds the real cotangent back. From real to complex the
+# transpose keeps the real part of the cotangent.
+
+
+def _astype_impl(x, dtype):
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        x = x.real
+    return x.astype(dtype)
 
 
 def _astype_jvp(primals, tangents, dtype):
@@ -204,11 +275,13 @@ def _astype_jvp(primals, tangents, dtype):
 def _astype_vjp(ct, out, x, dtype):
     if np.dtype(dtype).kind not in "fc" or dtype_of(x).kind not in "fc":
         return None  # integer values carry no derivative
+    if np.dtype(dtype).kind == "f":
+        ct = _real_part(ct)
     return astype_p(ct, dtype=dtype_of(x))
 
 
 astype_p = Primitive(
-    "astype", lambda x, dtype: np.asarray(x).astype(dtype), _astype_jvp, (_astype_vjp,),
+    "astype", _astype_impl, _astype_jvp, (_astype_vjp,),
     lambda axis_size, values, batch_axes, dtype: (astype_p(values[0], dtype=dtype), 0),
     vjp_ignores=(0, "out"))
 

@@ -7,11 +7,29 @@
 For an elementwise map the Jacobian is diagonal, so one formula, "multiply by the local
 derivative", serves as the JVP (applied to a tangent) and the VJP (applied to a cotangent,
 then summed back over broadcast axes by ``unbroadcast``).
+
+Complex numbers follow JAX's convention: a cotangent ``w`` stands for the real-linear
+functional ``t -> Re(w t)`` (a bilinear pairing, no conjugation), so the VJP is the plain
+transpose of the JVP. For a holomorphic ``f`` both are multiplication by ``f'(z)`` and the
+same formula serves; a non-holomorphic function (``abs`` of a complex number) gives its
+VJP separately (``transpose=``). The cotangent of a real value is real: where a real
+operand meets a complex one (``x * 1j``), its cotangent keeps only the real part
+(``real_cotangent``).
 """
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, shape_of
+from ..core.zeros import Zero, dtype_of, shape_of
 from . import reductions, shape
+
+
+def real_cotangent(ct, x):
+    """``ct`` as the cotangent of ``x``: its real part when ``x`` is real and ``ct`` complex
+    (the transpose of embedding the reals in the complex numbers), else ``ct`` itself."""
+    dtype = getattr(ct, "dtype", None)  # arrays, tracers and NumPy scalars (the hot path)
+    if dtype is None or dtype.kind != "c" or type(ct) is Zero or dtype_of(x).kind == "c":
+        return ct
+    from .complex import real
+    return real(ct)
 
 
 def broadcasting_batch(prim):
@@ -37,11 +55,16 @@ def broadcasting_batch(prim):
     return batch
 
 
-def unary(name, impl, derivative, reads=("x", "out")):
+def unary(name, impl, derivative, reads=("x", "out"), transpose=None):
     """An elementwise primitive from ``derivative(t, x, out) = t * f'(x)``; ``reads`` says
-    which of ``x`` and ``out`` the formula uses (the reverse engine keeps only those)."""
+    which of ``x`` and ``out`` the formula uses (the reverse engine keeps only those).
+
+    ``transpose(ct, x, out)``, when given, is the VJP (for a function that is not
+    holomorphic on complex inputs, whose JVP and VJP differ); by default the VJP is
+    ``derivative`` applied to the cotangent."""
     ignores = tuple(i for i, v in ((0, "x"), ("out", "out")) if v not in reads)
     prim = Primitive(name, impl, vjp_ignores=ignores)
+    pullback = derivative if transpose is None else transpose
 
     def jvp(primals, tangents):
         (x,) = primals
@@ -49,7 +72,7 @@ def unary(name, impl, derivative, reads=("x", "out")):
         return out, derivative(tangents[0], x, out)
 
     def vjp(cotangent, out, x):
-        return derivative(cotangent, x, out)
+        return pullback(cotangent, x, out)
 
     prim.jvp = jvp
     prim.vjp = (vjp,)
@@ -85,10 +108,12 @@ def binary(name, impl, first, second, reads=(_EVERYTHING, _EVERYTHING)):
         return out, t
 
     def vjp_first(cotangent, out, x, y):
-        return reductions.unbroadcast(first(cotangent, x, y, out), shape_of(x))
+        return reductions.unbroadcast(real_cotangent(first(cotangent, x, y, out), x),
+                                      shape_of(x))
 
     def vjp_second(cotangent, out, x, y):
-        return reductions.unbroadcast(second(cotangent, x, y, out), shape_of(y))
+        return reductions.unbroadcast(real_cotangent(second(cotangent, x, y, out), y),
+                                      shape_of(y))
 
     prim.jvp = jvp
     prim.vjp = (vjp_first, vjp_second)
