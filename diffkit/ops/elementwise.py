@@ -116,7 +116,13 @@ def power(x, y):
         return scalar_power_p(x, exponent=y)  # a NumPy scalar keeps its dtype (NEP 50)
     return power_p(x, y)
 square = unary("square", np.square, lambda t, x, out: t * (2 * x), reads=("x",))
-sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out), reads=("out",))
+def _sqrt_derivative(t, x, out):
+    # sqrt'(0) is +inf; a zero tangent or cotangent still gives 0 there (not 0 * inf = nan),
+    # so that the Jacobian at 0 is the same from jacfwd and jacrev.
+    return where(equal(t, 0), 0.0, t / (2 * out))
+
+
+sqrt = unary("sqrt", np.sqrt, _sqrt_derivative, reads=("out",))
 conj = unary("conj", np.conj, lambda t, x, out: conj(t), reads=())  # linear; its own transpose
 
 # abs and sign of a complex z are not holomorphic. With u = z / |z| (0 at z = 0):
