@@ -1,3 +1,12 @@
-"""``diffkit.numpy.linalg``: NumPy's linear algebra, differentiable. (being written)"""
+"""``diffkit.numpy.linalg``: NumPy's linear algebra, differentiable.
+
+Every public name of ``numpy.linalg`` (NumPy 2): the decompositions (``cholesky``, ``qr``,
+``eig``, ``eigh``, ``svd`` ...), solves and inverses, determinants, norms, ``lstsq``,
+``matrix_power``, ``multi_dot``, ``tensorsolve``, ``tensorinv``, ``matrix_rank`` (no
+derivative), ``cond`` and the array-API names (``vecdot``, ``matrix_transpose``,
+``vector_norm`` ...), with NumPy's signatures, stacking (``(..., m, n)``) and result types.
+The primitives and their derivative conventions are in ``diffkit/ops/decompositions.py``.
+"""
 
 from ..ops.decompositions import *  # noqa: F403
+from ..ops.decompositions import __all__  # noqa: F401
