@@ -93,7 +93,7 @@ _dnp = None
 _METHODS = ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "squeeze", "ravel",
             "astype", "dot", "clip", "swapaxes", "round", "var", "std", "cumsum", "cumprod",
             "ptp", "argsort", "diagonal", "trace", "repeat", "take", "conj",
-            "conjugate", "nonzero", "all", "any", "copy")
+            "conjugate", "nonzero", "all", "any", "copy", "searchsorted", "compress")
 
 
 def install(dnp):
