@@ -1,4 +1,5 @@
-"""Reductions over axes: sum, prod, max/min, logsumexp, argmax/argmin, and ``unbroadcast``.
+"""Reductions over axes: sum, prod, max/min, logsumexp, argmax/argmin, and ``unbroadcast``;
+cumulative sums and products (and the linear recurrence behind the latter's derivatives).
 
 Axis parameters reach the primitives already normalised by ``diffkit.numpy``: ``axis`` is a
 tuple of non-negative ints (all axes for ``None``), so batching only shifts each by one.
@@ -9,9 +10,11 @@ import math
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import dtype_of, shape_of
+from ..core.trace import Tracer
+from ..core.zeros import Zero, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape
+from .indexing import getitem
 
 
 def _shift(axis):
@@ -57,13 +60,149 @@ sum_p = Primitive(
     vjp_ignores=(0, "out"),
 )
 
+# --- cumulative sums: linear, the adjoint runs the other way ---------------------------------
+
+
+def _cumsum_impl(x, axis, reverse):
+    if reverse:
+        return np.flip(np.cumsum(np.flip(x, axis), axis), axis)
+    return np.cumsum(x, axis)
+
+
+cumsum_p = Primitive(
+    "cumsum", _cumsum_impl,
+    lambda primals, tangents, axis, reverse: (
+        cumsum_p(primals[0], axis=axis, reverse=reverse),
+        cumsum_p(tangents[0], axis=axis, reverse=reverse)),
+    (lambda ct, out, x, axis, reverse: cumsum_p(ct, axis=axis, reverse=not reverse),),
+    lambda axis_size, values, batch_axes, axis, reverse: (
+        cumsum_p(values[0], axis=axis + 1, reverse=reverse), 0),
+    vjp_ignores=(0, "out"),
+)
+
+
+def _shifted(x, axis, toward_end, fill):
+    """``x`` moved one place along ``axis`` (toward its end, or its start), with ``fill``
+    entering at the vacated end and the last (or first) entry dropped."""
+    dims = shape_of(x)
+    n = dims[axis]
+    if n == 0:
+        return x
+    edge = np.full(dims[:axis] + (1,) + dims[axis + 1:], fill, dtype_of(x))
+    if n == 1:
+        return edge
+    lead = (slice(None),) * axis
+    if toward_end:
+        return shape.concatenate_p(edge, getitem(x, lead + (slice(0, n - 1),)), axis=axis)
+    return shape.concatenate_p(getitem(x, lead + (slice(1, n),)), edge, axis=axis)
+
+
+# --- linear recurrences: the derivatives of cumulative products ----------------------------
+# recurrence(a, b)[k] = a[k] * u[k - 1] + b[k] with u[-1] = 0 (running toward the end), or
+# a[k] * u[k + 1] + b[k] with u[n] = 0 (reverse=True), along ``axis``. The tangent of a
+# cumulative product is such a recurrence; so are the recurrence's own derivatives (in b it
+# is linear, with the adjoint running the other way; in a it is driven by the shifted output),
+# so derivatives of every order stay exact where entries are zero: nothing is divided.
+
+
+def _recurrence_impl(a, b, axis, reverse):
+    dtype = np.result_type(a, b)
+    a = np.moveaxis(np.array(a, dtype), axis, -1)  # copies: both are updated in place
+    u = np.moveaxis(np.array(b, dtype), axis, -1)
+    if reverse:
+        a, u = a[..., ::-1], u[..., ::-1]
+    n = u.shape[-1]
+    step = 1
+    while step < n:  # Hillis-Steele doubling: log2(n) vectorised passes
+        u[..., step:] += a[..., step:] * u[..., :-step]
+        if 2 * step < n:
+            a[..., step:] = a[..., step:] * a[..., :-step]
+        step *= 2
+    if reverse:
+        u = u[..., ::-1]
+    return np.ascontiguousarray(np.moveaxis(u, -1, axis))
+
+
+def _recurrence_jvp(primals, tangents, axis, reverse):
+    (a, b), (ta, tb) = primals, tangents
+    out = recurrence_p(a, b, axis=axis, reverse=reverse)
+    drive = None if type(tb) is Zero else tb
+    if type(ta) is not Zero:
+        term = ta * _shifted(out, axis, not reverse, 0.0)
+        drive = term if drive is None else drive + term
+    return out, recurrence_p(a, drive, axis=axis, reverse=reverse)
+
+
+def _recurrence_adjoint(ct, a, axis, reverse):
+    """The cotangent of ``b``: the recurrence transposed, run the other way."""
+    return recurrence_p(_shifted(a, axis, reverse, 0.0), ct, axis=axis, reverse=not reverse)
+
+
+def _recurrence_batch(axis_size, values, batch_axes, axis, reverse):
+    a, b = (v if ax is not None else shape.broadcast_to(v, (axis_size,) + shape_of(v))
+            for v, ax in zip(values, batch_axes))
+    return recurrence_p(a, b, axis=axis + 1, reverse=reverse), 0
+
+
+recurrence_p = Primitive(
+    "linear_recurrence", _recurrence_impl, _recurrence_jvp,
+    (lambda ct, out, a, b, axis, reverse: _recurrence_adjoint(ct, a, axis, reverse)
+     * _shifted(out, axis, not reverse, 0.0),
+     lambda ct, out, a, b, axis, reverse: _recurrence_adjoint(ct, a, axis, reverse)),
+    _recurrence_batch, vjp_ignores=(1,), vjp_reads=(frozenset({0, "out"}), frozenset({0})),
+)
+
+# --- cumulative products ------------------------------------------------------------------
+# d out[k] / d x[j] = (product of x before j) * (product of x[j+1..k]) for j <= k: the
+# exclusive product times a recurrence, never out[k] / x[j], so zeros are handled exactly.
+
+
+def _cumprod_impl(x, axis, reverse):
+    if reverse:
+        return np.flip(np.cumprod(np.flip(x, axis), axis), axis)
+    return np.cumprod(x, axis)
+
+
+def _cumprod_jvp(primals, tangents, axis, reverse):
+    (x,), (t,) = primals, tangents
+    out = cumprod_p(x, axis=axis, reverse=reverse)
+    exclusive = _shifted(out, axis, not reverse, 1.0)
+    return out, recurrence_p(x, exclusive * t, axis=axis, reverse=reverse)
+
+
+def _cumprod_vjp(ct, out, x, axis, reverse):
+    return _shifted(out, axis, not reverse, 1.0) * _recurrence_adjoint(ct, x, axis, reverse)
+
+
+cumprod_p = Primitive(
+    "cumprod", _cumprod_impl, _cumprod_jvp, (_cumprod_vjp,),
+    lambda axis_size, values, batch_axes, axis, reverse: (
+        cumprod_p(values[0], axis=axis + 1, reverse=reverse), 0),
+)
+
 # --- prod ------------------------------------------------------------------------------
-# d prod / d x_i is the product of the other entries, computed as prod / x_i: exact where
-# no reduced entry is zero (a zero-safe rule needs cumulative products, not yet here).
+# d prod / d x_i is the product of the other entries: the exclusive cumulative product from
+# the left times the one from the right, exact where entries are zero (and to every order,
+# since cumprod's own rules divide by nothing). For a concrete input without zeros (a first
+# derivative, not itself differentiated) prod / x_i is the same number, cheaper.
 
 
 def _prod_others(x, axis):
-    return expand_reduced(prod_p(x, axis=axis, keepdims=True), shape_of(x), axis, True) / x
+    if not isinstance(x, Tracer):
+        with np.errstate(all="ignore"):
+            if np.all(np.isfinite(x) & (x != 0)):
+                return expand_reduced(np.prod(x, axis=axis, keepdims=True), shape_of(x),
+                                      axis, True) / x
+    dims = shape_of(x)
+    kept = [i for i in range(len(dims)) if i not in axis]
+    perm = kept + list(axis)
+    inner = tuple(dims[i] for i in perm)
+    last = len(kept)
+    y = shape.reshape(shape.transpose(x, perm), inner[:last] + (math.prod(inner[last:]),))
+    left = _shifted(cumprod_p(y, axis=last, reverse=False), last, True, 1.0)
+    right = _shifted(cumprod_p(y, axis=last, reverse=True), last, False, 1.0)
+    others = shape.reshape(left * right, inner)
+    return shape.transpose(others, [int(i) for i in np.argsort(perm)])
 
 
 def _prod_jvp(primals, tangents, axis, keepdims):
