@@ -1,3 +1,17 @@
-"""``diffkit.scipy.special``: SciPy's special functions, differentiable. (being written)"""
+"""``diffkit.scipy.special``: SciPy's special functions, differentiable.
 
+The functions live in :mod:`diffkit.ops.special` (primitives with their rules, and the
+compositions ``softmax``, ``log_softmax``, ``logsumexp``, ``multigammaln``); see its
+docstring for the conventions at special points and the arguments without derivative.
+``sinc`` is NumPy's, as in SciPy.
+"""
+
+from .. import numpy as _dnp
 from ..ops.special import *  # noqa: F403
+from ..ops.special import __all__ as _special_all
+
+if hasattr(_dnp, "sinc"):  # scipy.special.sinc is numpy.sinc
+    sinc = _dnp.sinc
+    __all__ = [*_special_all, "sinc"]
+else:
+    __all__ = list(_special_all)
