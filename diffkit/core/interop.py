@@ -74,8 +74,12 @@ def _transpose_method(self, *axes):
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """Route ``np.sin(t)``, ``ndarray + t`` ... to diffkit.numpy's function of that name."""
+    """Route ``np.sin(t)``, ``ndarray + t``, ``scipy.special.erf(t)`` ... to the diffkit.numpy
+    (or diffkit.scipy.special) function of that name."""
     fn = getattr(_dnp, ufunc.__name__, None)
+    if fn is None:
+        from ..scipy import special
+        fn = getattr(special, ufunc.__name__, None)
     if method != "__call__" or fn is None or kwargs:
         what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         extra = f" with keywords {sorted(kwargs)}" if kwargs and fn is not None else ""

@@ -35,6 +35,7 @@ from ..core.zeros import shape_of as _shape_of
 from ..ops.arrays import *  # noqa: E402, F403
 from ..ops.complex import *  # noqa: E402, F403
 from ..ops.control import stop_gradient  # noqa: F401
+from ..ops.creation import *  # noqa: E402, F403
 from ..ops.elementwise import (  # noqa: F401
     abs,
     add,

@@ -4,6 +4,7 @@ from . import (  # noqa: F401
     arrays,
     complex,
     control,
+    creation,
     decompositions,
     elementwise,
     families,

@@ -1,0 +1,289 @@
+"""Building arrays from traced values, polynomials, and NumPy's non-differentiable helpers.
+
+``array``/``asarray`` accept (nested) lists of traced values, which ``np.array`` cannot take
+without dropping their derivatives. The polynomial helpers are compositions of existing
+primitives. Functions whose results carry no derivative (predicates, index helpers, array
+creation from shapes) work on the concrete values under every transformation.
+"""
+
+import numpy as np
+
+from ..core.interop import concrete_value
+from ..core.trace import Tracer
+from ..core.zeros import dtype_of, shape_of
+from . import elementwise as ew
+from . import reductions, shape
+from .indexing import getitem
+
+__all__ = [
+    "array", "asarray", "asanyarray", "concat", "permute_dims", "matrix_transpose", "unstack",
+    "vander", "polyadd", "polysub", "polymul", "polyder", "polyint", "unwrap", "resize",
+    "all", "any", "count_nonzero", "nonzero", "flatnonzero", "argwhere", "isclose",
+    "allclose", "array_equal", "empty_like", "tri", "tril_indices", "triu_indices",
+    "diag_indices", "indices", "geomspace", "logspace", "isposinf", "isneginf", "i0",
+    "real_if_close", "trim_zeros",
+]
+
+
+def _holds_tracer(obj):
+    if isinstance(obj, Tracer):
+        return True
+    return isinstance(obj, (list, tuple)) and any(_holds_tracer(o) for o in obj)
+
+
+def _build(obj, dtype):
+    if isinstance(obj, (list, tuple)):
+        return shape.stack([_build(o, dtype) for o in obj])
+    if dtype is not None:
+        return ew.astype(obj, dtype)
+    return obj if isinstance(obj, Tracer) else np.asarray(obj)
+
+
+def array(obj, dtype=None, copy=True):
+    """``np.array`` that also takes (nested lists of) traced values, stacking them."""
+    if not _holds_tracer(obj):
+        return np.array(obj, dtype=dtype, copy=copy)
+    return _build(obj, None if dtype is None else np.dtype(dtype))
+
+
+def asarray(obj, dtype=None):
+    """``np.asarray``; a traced value is returned as it is (converted to ``dtype``)."""
+    if not _holds_tracer(obj):
+        return np.asarray(obj, dtype=dtype)
+    return _build(obj, None if dtype is None else np.dtype(dtype))
+
+
+asanyarray = asarray
+
+
+def concat(arrays, axis=0):
+    """NumPy 2's name for ``concatenate``."""
+    return shape.concatenate(arrays, axis=axis)
+
+
+def permute_dims(x, axes=None):
+    """NumPy 2's name for ``transpose``."""
+    return shape.transpose(x, axes)
+
+
+def matrix_transpose(x):
+    """Swap the last two axes."""
+    if len(shape_of(x)) < 2:
+        raise ValueError(f"matrix_transpose needs at least 2 dimensions, got shape {shape_of(x)}")
+    return shape.swapaxes(x, -1, -2)
+
+
+def unstack(x, axis=0):
+    """The slices of ``x`` along ``axis``, as a tuple."""
+    x = shape.moveaxis(x, axis, 0)
+    return tuple(getitem(x, i) for i in range(shape_of(x)[0]))
+
+
+def vander(x, N=None, increasing=False):  # noqa: N803 (NumPy's name)
+    """The Vandermonde matrix of the 1-D ``x``: columns are powers of ``x``."""
+    if len(shape_of(x)) != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = shape_of(x)[0] if N is None else int(N)
+    powers = np.arange(n) if increasing else np.arange(n)[::-1]
+    columns = [ew.power(x, int(p)) for p in powers]
+    return shape.stack(columns, axis=1) if columns else np.zeros((shape_of(x)[0], 0))
+
+
+def _poly_pad(p, length):
+    missing = length - shape_of(p)[0]
+    if missing <= 0:
+        return p
+    return shape.concatenate([np.zeros(missing, dtype_of(p)), p])
+
+
+def polyadd(a1, a2):
+    """Sum of two polynomials given by their coefficients, highest power first."""
+    a1, a2 = asarray(a1), asarray(a2)
+    length = max(shape_of(a1)[0], shape_of(a2)[0])
+    return ew.add(_poly_pad(a1, length), _poly_pad(a2, length))
+
+
+def polysub(a1, a2):
+    """Difference of two polynomials, highest power first."""
+    a1, a2 = asarray(a1), asarray(a2)
+    length = max(shape_of(a1)[0], shape_of(a2)[0])
+    return ew.subtract(_poly_pad(a1, length), _poly_pad(a2, length))
+
+
+def polymul(a1, a2):
+    """Product of two polynomials: the full convolution of their coefficients."""
+    from .arrays import convolve
+    return convolve(asarray(a1), asarray(a2))
+
+
+def polyder(p, m=1):
+    """The ``m``-th derivative of the polynomial with coefficients ``p``."""
+    p = asarray(p)
+    for _ in range(int(m)):
+        n = shape_of(p)[0] - 1
+        if n <= 0:
+            return np.zeros(1, dtype_of(p))
+        p = ew.multiply(getitem(p, slice(0, n)), np.arange(n, 0, -1).astype(dtype_of(p)))
+    return p
+
+
+def polyint(p, m=1, k=None):
+    """The ``m``-th antiderivative of ``p``, with integration constants ``k`` (default 0)."""
+    p = asarray(p)
+    constants = np.zeros(int(m)) if k is None else np.atleast_1d(k)
+    if len(constants) == 1 and m > 1:
+        constants = np.repeat(constants, int(m))
+    for i in range(int(m)):
+        n = shape_of(p)[0]
+        scaled = ew.divide(p, np.arange(n, 0, -1).astype(np.result_type(dtype_of(p), float)))
+        p = shape.concatenate([scaled, np.asarray([constants[i]], dtype_of(scaled))])
+    return p
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
+    """``p`` with jumps larger than ``discont`` unwrapped by multiples of ``period``, as
+    ``np.unwrap``. The correction is piecewise constant, so the derivative is 1."""
+    from .control import stop_gradient
+    from .statistics import cumsum, diff
+    from .ufuncs import remainder
+
+    base = stop_gradient(p)
+    jumps = diff(base, axis=axis)
+    half = period / 2
+    discont = half if discont is None else max(discont, half)
+    wrapped = ew.subtract(remainder(ew.add(jumps, half), period), half)
+    wrapped = ew.where(ew.logical_and(ew.equal(wrapped, -half), ew.greater(jumps, 0)),
+                       half, wrapped)
+    step = ew.where(ew.less(ew.abs(jumps), discont), 0.0, ew.subtract(wrapped, jumps))
+    axis = axis % len(shape_of(p))
+    first = np.zeros(tuple(1 if i == axis else d for i, d in enumerate(shape_of(p))),
+                     dtype_of(step))
+    return ew.add(p, shape.concatenate([first, cumsum(step, axis=axis)], axis=axis))
+
+
+def resize(a, new_shape):
+    """``np.resize``: ``a`` repeated (flattened) to fill ``new_shape``."""
+    new_shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
+    flat = shape.ravel(a)
+    size, target = shape_of(flat)[0], int(np.prod(new_shape))
+    if size == 0 or target == 0:
+        return np.zeros(new_shape, dtype_of(a))
+    return shape.reshape(getitem(flat, np.arange(target) % size), new_shape)
+
+
+def _concrete(x):
+    """The plain value under ``x`` for a function without derivative."""
+    if isinstance(x, Tracer):
+        value = concrete_value(x)
+        if value is None:
+            from ..errors import TracerConversionError
+            raise TracerConversionError("this function needs concrete values, but got a value "
+                                        "batched by vmap; it has no batching rule")
+        return value
+    return x
+
+
+def _nondiff(fn):
+    """``fn`` applied to concrete values: for results that carry no derivative."""
+    def wrapper(*args, **kwargs):
+        return fn(*[_concrete(a) for a in args], **kwargs)
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = f"``np.{fn.__name__}`` (no derivative)."
+    return wrapper
+
+
+def _predicate_reduction(fn):
+    """``all``/``any``/``count_nonzero``: no derivative, but batched under vmap."""
+    def reduce(x, axis=None, keepdims=False):
+        truth = ew.not_equal(x, 0)
+        count = reductions.sum(ew.astype(truth, np.int64), axis=axis, keepdims=keepdims)
+        return fn(count, shape_of(x), axis)
+    return reduce
+
+
+def _reduced_size(dims, axis):
+    axes = reductions.normalize_axes(axis, len(dims))
+    return int(np.prod([dims[a] for a in axes]))
+
+
+all = _predicate_reduction(  # noqa: A001 (NumPy's name)
+    lambda count, dims, axis: ew.equal(count, _reduced_size(dims, axis)))
+any = _predicate_reduction(  # noqa: A001 (NumPy's name)
+    lambda count, dims, axis: ew.greater(count, 0))
+all.__doc__ = "True where every entry along ``axis`` is nonzero (no derivative)."
+any.__doc__ = "True where some entry along ``axis`` is nonzero (no derivative)."
+
+
+def count_nonzero(x, axis=None, keepdims=False):
+    """How many entries along ``axis`` are nonzero (no derivative)."""
+    truth = ew.astype(ew.not_equal(x, 0), np.int64)
+    return reductions.sum(truth, axis=axis, keepdims=keepdims)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``np.isclose`` (no derivative), batched under vmap."""
+    close = ew.less_equal(ew.abs(ew.subtract(a, b)), ew.add(atol, ew.multiply(rtol, ew.abs(b))))
+    if equal_nan:
+        close = ew.logical_or(close, ew.logical_and(ew.isnan(a), ew.isnan(b)))
+    return close
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``np.allclose`` on the concrete values (a Python bool)."""
+    return bool(np.allclose(_concrete(a), _concrete(b), rtol=rtol, atol=atol,
+                            equal_nan=equal_nan))
+
+
+def array_equal(a1, a2, equal_nan=False):
+    """``np.array_equal`` on the concrete values (a Python bool)."""
+    return bool(np.array_equal(_concrete(a1), _concrete(a2), equal_nan=equal_nan))
+
+
+def empty_like(x, dtype=None):
+    """An uninitialised array shaped like ``x`` (plain, no derivative)."""
+    return np.empty(shape_of(x), dtype or dtype_of(x))
+
+
+def i0(x):
+    """The modified Bessel function of order 0 (NumPy's ``i0``), differentiable."""
+    from . import special
+    return special.i0(x)
+
+
+def real_if_close(a, tol=100):
+    """``a`` without its imaginary part when that part is within ``tol`` machine epsilons
+    of 0, as ``np.real_if_close``."""
+    if dtype_of(a).kind != "c":
+        return a
+    value = np.asarray(_concrete(a))
+    if np.all(np.abs(value.imag) < tol * np.finfo(value.real.dtype).eps):
+        from .complex import real
+        return real(a)
+    return a
+
+
+nonzero = _nondiff(np.nonzero)
+flatnonzero = _nondiff(np.flatnonzero)
+argwhere = _nondiff(np.argwhere)
+isposinf = _nondiff(np.isposinf)
+isneginf = _nondiff(np.isneginf)
+
+
+def trim_zeros(filt, trim="fb"):
+    """``filt`` (1-D) without its leading and/or trailing zeros, differentiable."""
+    values = np.asarray(_concrete(filt))
+    nonzero_at = np.flatnonzero(values)
+    if nonzero_at.size == 0:
+        return getitem(filt, slice(0, 0))
+    start = nonzero_at[0] if "f" in trim.lower() else 0
+    stop = nonzero_at[-1] + 1 if "b" in trim.lower() else values.shape[0]
+    return getitem(filt, slice(int(start), int(stop)))
+
+
+tri = np.tri
+tril_indices = np.tril_indices
+triu_indices = np.triu_indices
+diag_indices = np.diag_indices
+indices = np.indices
+geomspace = np.geomspace
+logspace = np.logspace
