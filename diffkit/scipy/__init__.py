@@ -1,3 +1,4 @@
-"""SciPy-shaped namespaces of differentiable functions: ``diffkit.scipy.special`` ..."""
+"""SciPy-shaped namespaces of differentiable functions: ``diffkit.scipy.special``,
+``linalg``, ``stats``, ``signal`` and ``integrate``."""
 
-from . import special  # noqa: F401
+from . import integrate, linalg, signal, special, stats  # noqa: F401

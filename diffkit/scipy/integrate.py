@@ -1,0 +1,1 @@
+"""``diffkit.scipy.integrate`` (being written)."""

@@ -1,0 +1,1 @@
+"""``diffkit.scipy.linalg`` (being written)."""

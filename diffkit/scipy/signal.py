@@ -1,0 +1,1 @@
+"""``diffkit.scipy.signal`` (being written)."""

@@ -1,0 +1,1 @@
+"""``diffkit.scipy.stats`` (being written)."""
