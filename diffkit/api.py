@@ -129,6 +129,16 @@ def _select_args(fun, args, kwargs, argnums, name):
     return f, dyn, is_tuple
 
 
+def _jacobian_inputs(fun, args, kwargs, argnums, holomorphic, name):
+    """``(f, dyn, leaves, in_tree)``: the function of the differentiated arguments, those
+    arguments, their checked leaves and their structure."""
+    f, dyn, _ = _select_args(fun, args, kwargs, argnums, name)
+    leaves, in_tree = _flat_inputs(dyn, f"{name} argument")
+    if holomorphic:
+        _require_complex(leaves, name, "inputs")
+    return f, dyn, leaves, in_tree
+
+
 def _split_aux(result, has_aux, name):
     if not has_aux:
         return result, None
@@ -468,10 +478,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     @functools.wraps(fun)
     def jacfwd_fun(*args, **kwargs):
-        f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacfwd")
-        leaves, in_tree = _flat_inputs(dyn, "jacfwd argument")
-        if holomorphic:
-            _require_complex(leaves, "jacfwd", "inputs")
+        f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
+                                                   "jacfwd")
         doubled = not holomorphic and any(_is_complex(x) for x in leaves)
 
         def pushforward(*basis):
@@ -519,10 +527,8 @@ def jacrev(fun, argnums=0, has_aux=False, chunk_size=None, holomorphic=False):
 
     @functools.wraps(fun)
     def jacrev_fun(*args, **kwargs):
-        f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacrev")
-        leaves, in_tree = _flat_inputs(dyn, "jacrev argument")
-        if holomorphic:
-            _require_complex(leaves, "jacrev", "inputs")
+        f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
+                                                   "jacrev")
         result = _vjp(f, (dyn,), has_aux, retain=chunk_size is not None)
         doubled = _doubled_side(leaves, tree_util.tree_leaves(result[0]), holomorphic,
                                 "jacrev")
@@ -572,10 +578,8 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False):
 
     @functools.wraps(fun)
     def jacobian_fun(*args, **kwargs):
-        f, dyn, _ = _select_args(fun, args, kwargs, argnums, "jacobian")
-        leaves, in_tree = _flat_inputs(dyn, "jacobian argument")
-        if holomorphic:
-            _require_complex(leaves, "jacobian", "inputs")
+        f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
+                                                   "jacobian")
         result = _vjp(f, (dyn,), has_aux, retain=False)
         out_leaves = tree_util.tree_leaves(result[0])
         doubled = _doubled_side(leaves, out_leaves, holomorphic, "jacobian")

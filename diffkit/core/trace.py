@@ -19,6 +19,7 @@ import threading
 from contextlib import contextmanager
 
 from ..errors import EscapedTracerError
+from .zeros import dtype_of, shape_of
 
 
 class _TraceStack(threading.local):
@@ -98,6 +99,21 @@ class Tracer:
 
     def __repr__(self):
         return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, {self._trace})"
+
+
+class PrimalTracer(Tracer):
+    """A tracer that holds its value as ``primal`` (forward and reverse mode): its shape and
+    dtype are the primal's."""
+
+    __slots__ = ("primal",)
+
+    @property
+    def shape(self):
+        return shape_of(self.primal)
+
+    @property
+    def dtype(self):
+        return dtype_of(self.primal)
 
 
 def _escaped(tracer):

@@ -6,26 +6,18 @@ the direction the user chose). Each primitive maps ``(primals, tangents)`` to
 just runs on the primals and the result is an ordinary (lower-level) value.
 """
 
-from ..core.trace import Trace, Tracer
-from ..core.zeros import Zero, dtype_of, shape_of, zero_like
+from ..core.trace import PrimalTracer, Trace
+from ..core.zeros import Zero, zero_like
 from ..errors import NoRuleError
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+class JVPTracer(PrimalTracer):
+    __slots__ = ("tangent",)
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-
-    @property
-    def shape(self):
-        return shape_of(self.primal)
-
-    @property
-    def dtype(self):
-        return dtype_of(self.primal)
 
 
 class JVPTrace(Trace):

@@ -14,26 +14,18 @@ sweep never mutates the tape, so a pullback may be called any number of times.
 
 import numpy as np
 
-from ..core.trace import Trace, Tracer
+from ..core.trace import PrimalTracer, Trace
 from ..core.zeros import Zero, dtype_of, placeholder, shape_of
 from ..errors import NoRuleError
 
 
-class ReverseTracer(Tracer):
-    __slots__ = ("primal", "slot")
+class ReverseTracer(PrimalTracer):
+    __slots__ = ("slot",)
 
     def __init__(self, trace, primal, slot):
         self._trace = trace
         self.primal = primal
         self.slot = slot
-
-    @property
-    def shape(self):
-        return shape_of(self.primal)
-
-    @property
-    def dtype(self):
-        return dtype_of(self.primal)
 
 
 class ReverseTrace(Trace):
