@@ -1,0 +1,110 @@
+"""N-dimensional convolution, the primitive behind ``diffkit.scipy.signal``.
+
+``convolve_nd(a, v, mode, method, nbatch)``: the ``'full'`` or ``'valid'`` convolution of
+``a`` and ``v`` over their trailing axes (all but the first ``nbatch``, which broadcast
+against each other like NumPy's leading axes); for ``'valid'`` ``a`` is at least as large
+as ``v`` along every convolved axis. The implementation is SciPy's own (``method`` is
+``'auto'``, ``'direct'`` or ``'fft'`` of ``scipy.signal.convolve``, or ``'oa'`` for
+``scipy.signal.oaconvolve``), so values are SciPy's.
+
+A bilinear map, closed under differentiation like the 1-D ``convolve`` of
+``diffkit.ops.arrays``: the JVP is two convolutions; the VJP for ``a`` is the cotangent
+convolved with ``v`` reversed along the convolved axes (``'valid'`` for a full
+convolution, ``'full'`` for a valid one), the VJP for ``v`` is a valid convolution with
+``a`` reversed. Transposes, not adjoints: no conjugation, as JAX's convention for complex
+values wants. ``'same'`` mode, correlation and boundary handling are compositions
+(slicing, reversal, ``conj``, ``pad``) in ``diffkit.scipy.signal``.
+"""
+
+import numpy as np
+import scipy.signal as _ss
+
+from ..core.primitive import Primitive
+from ..core.zeros import Zero, shape_of
+from . import elementwise as ew
+from . import reductions as red
+from . import shape as sh
+from .indexing import getitem
+
+__all__ = ["convolve_nd", "convolve_nd_p", "reverse_axes"]
+
+
+def _convolve_nd_impl(a, v, mode, method, nbatch):
+    a, v = np.asarray(a), np.asarray(v)
+    if nbatch == 0:
+        if method == "oa":
+            return _ss.oaconvolve(a, v, mode)
+        return _ss.convolve(a, v, mode, method)
+    conv_axes = tuple(range(nbatch, a.ndim))
+    if method in ("fft", "oa"):   # SciPy's FFT convolutions broadcast the other axes
+        fun = _ss.fftconvolve if method == "fft" else _ss.oaconvolve
+        out = fun(a, v, mode, axes=conv_axes)
+        lead = np.broadcast_shapes(a.shape[:nbatch], v.shape[:nbatch])
+        return np.broadcast_to(out, lead + out.shape[nbatch:]).copy()
+    lead = np.broadcast_shapes(a.shape[:nbatch], v.shape[:nbatch])
+    a = np.broadcast_to(a, lead + a.shape[nbatch:])
+    v = np.broadcast_to(v, lead + v.shape[nbatch:])
+    slices = [_ss.convolve(a[i], v[i], mode, method) for i in np.ndindex(*lead)]
+    first = slices[0] if slices else _ss.convolve(
+        np.zeros(a.shape[nbatch:], a.dtype), np.zeros(v.shape[nbatch:], v.dtype), mode, method)
+    out = np.empty(lead + first.shape, first.dtype)
+    for i, s in zip(np.ndindex(*lead), slices):
+        out[i] = s
+    return out
+
+
+def reverse_axes(x, nbatch=0):
+    """``x`` reversed along every axis after the first ``nbatch``."""
+    rank = len(shape_of(x)) - nbatch
+    if rank == 0:
+        return x
+    return getitem(x, (Ellipsis,) + (slice(None, None, -1),) * rank)
+
+
+def _convolve_nd_jvp(primals, tangents, mode, method, nbatch):
+    a, v = primals
+    ta, tv = tangents
+    params = dict(mode=mode, method=method, nbatch=nbatch)
+    parts = []
+    if type(ta) is not Zero:
+        parts.append(convolve_nd_p(ta, v, **params))
+    if type(tv) is not Zero:
+        parts.append(convolve_nd_p(a, tv, **params))
+    out = convolve_nd_p(a, v, **params)
+    return out, parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
+
+
+def _convolve_nd_vjp_a(ct, out, a, v, mode, method, nbatch):
+    g = convolve_nd_p(ct, reverse_axes(v, nbatch), mode="valid" if mode == "full" else "full",
+                      method=method, nbatch=nbatch)
+    return red.unbroadcast(g, shape_of(a))
+
+
+def _convolve_nd_vjp_v(ct, out, a, v, mode, method, nbatch):
+    if mode == "full":
+        g = convolve_nd_p(ct, reverse_axes(a, nbatch), mode="valid", method=method,
+                          nbatch=nbatch)
+    else:
+        g = convolve_nd_p(reverse_axes(a, nbatch), ct, mode="valid", method=method,
+                          nbatch=nbatch)
+    return red.unbroadcast(g, shape_of(v))
+
+
+def _convolve_nd_batch(axis_size, values, batch_axes, mode, method, nbatch):
+    aligned = []
+    for value, ax in zip(values, batch_axes):
+        if ax is None:
+            value = sh.reshape(value, (1,) + shape_of(value))
+        aligned.append(value)
+    return convolve_nd_p(*aligned, mode=mode, method=method, nbatch=nbatch + 1), 0
+
+
+convolve_nd_p = Primitive("convolve_nd", _convolve_nd_impl, _convolve_nd_jvp,
+                          (_convolve_nd_vjp_a, _convolve_nd_vjp_v), _convolve_nd_batch,
+                          vjp_ignores=("out",),
+                          vjp_reads=(frozenset({1}), frozenset({0})))
+
+
+def convolve_nd(a, v, mode, method="auto", nbatch=0):
+    """Bind ``convolve_nd`` (``mode`` ``'full'`` or ``'valid'``; see the module docstring)."""
+    return convolve_nd_p(a, v, mode=mode, method=method, nbatch=nbatch)
