@@ -62,7 +62,8 @@ multiply = binary("multiply", np.multiply,
 divide = binary("divide", np.true_divide,
                 lambda t, x, y, out: t / y,
                 lambda t, x, y, out: negative(t * out / y),
-    reads=(("y",), ("y", "out")))
+    reads=(("y",), ("y", "out")),
+    singular=True)
 negative = unary("negative", np.negative, lambda t, x, out: negative(t), reads=())
 
 
@@ -87,7 +88,7 @@ def _power_exponent(t, x, y, out):
     return t * where(positive, out * log(where(positive, x, 1.0)), 0.0)
 
 
-power_p = binary("power", np.power, _power_base, _power_exponent)
+power_p = binary("power", np.power, _power_base, _power_exponent, singular=True)
 
 
 def _scalar_power_derivative(t, x, exponent):
@@ -95,7 +96,11 @@ def _scalar_power_derivative(t, x, exponent):
         return t * 0.0
     if exponent == 2:
         return t * (2 * x)
-    return t * (exponent * scalar_power_p(x, exponent=exponent - 1))
+    derivative = t * (exponent * scalar_power_p(x, exponent=exponent - 1))
+    if exponent < 1 or exponent != int(exponent):  # x**(p-1) can be infinite or NaN
+        return where(logical_and(equal(t, 0), logical_not(isfinite(derivative))), 0.0,
+                     derivative)
+    return derivative
 
 
 scalar_power_p = Primitive(
@@ -116,13 +121,9 @@ def power(x, y):
         return scalar_power_p(x, exponent=y)  # a NumPy scalar keeps its dtype (NEP 50)
     return power_p(x, y)
 square = unary("square", np.square, lambda t, x, out: t * (2 * x), reads=("x",))
-def _sqrt_derivative(t, x, out):
-    # sqrt'(0) is +inf; a zero tangent or cotangent still gives 0 there (not 0 * inf = nan),
-    # so that the Jacobian at 0 is the same from jacfwd and jacrev.
-    return where(equal(t, 0), 0.0, t / (2 * out))
-
-
-sqrt = unary("sqrt", np.sqrt, _sqrt_derivative, reads=("out",))
+# sqrt'(0) is +inf; a zero tangent or cotangent still gives 0 there (singular=True), so the
+# Jacobian at 0 is the same from jacfwd and jacrev, and where(x > 0, sqrt(x), 0) is NaN-free.
+sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out), reads=("out",), singular=True)
 conj = unary("conj", np.conj, lambda t, x, out: conj(t), reads=())  # linear; its own transpose
 
 # abs and sign of a complex z are not holomorphic. With u = z / |z| (0 at z = 0):
@@ -160,14 +161,17 @@ def sign(x):
 
 # --- exponentials and logarithms -------------------------------------------------------
 exp = unary("exp", np.exp, lambda t, x, out: t * out, reads=("out",))
-log = unary("log", np.log, lambda t, x, out: t / x, reads=("x",))
-log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x), reads=("x",))
+log = unary("log", np.log, lambda t, x, out: t / x, reads=("x",),
+    singular=True)
+log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x), reads=("x",),
+    singular=True)
 expm1 = unary("expm1", np.expm1, lambda t, x, out: t * (out + 1), reads=("out",))
 
 # --- trigonometric and hyperbolic ------------------------------------------------------
 sin = unary("sin", np.sin, lambda t, x, out: t * cos(x), reads=("x",))
 cos = unary("cos", np.cos, lambda t, x, out: negative(t * sin(x)), reads=("x",))
-tan = unary("tan", np.tan, lambda t, x, out: t * (1 + square(out)), reads=("out",))
+tan = unary("tan", np.tan, lambda t, x, out: t * (1 + square(out)), reads=("out",),
+    singular=True)
 arctan = unary("arctan", np.arctan, lambda t, x, out: t / (1 + square(x)), reads=("x",))
 sinh = unary("sinh", np.sinh, lambda t, x, out: t * cosh(x), reads=("x",))
 cosh = unary("cosh", np.cosh, lambda t, x, out: t * sinh(x), reads=("x",))

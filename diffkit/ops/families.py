@@ -19,7 +19,7 @@ operand meets a complex one (``x * 1j``), its cotangent keeps only the real part
 
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
-from . import reductions, shape
+from . import elementwise, reductions, shape
 
 
 def real_cotangent(ct, x):
@@ -55,13 +55,38 @@ def broadcasting_batch(prim):
     return batch
 
 
-def unary(name, impl, derivative, reads=("x", "out"), transpose=None):
+def zero_safe(derivative):
+    """``derivative`` made to give 0 wherever the tangent (or cotangent) is 0, even where
+    ``f'`` is infinite or NaN.
+
+    That is what keeps the branch a ``where`` did not take from leaking NaN into reverse
+    mode: in ``where(x > 0, log(x), 0)`` at ``x = 0`` the cotangent reaching ``log`` is 0
+    there, and 0 times ``1/0`` must stay 0, as it does in forward mode. Only functions whose
+    derivative can be non-finite use it (``singular=True``), so ``sin`` or ``exp`` pay
+    nothing."""
+
+    def safe(t, *args):
+        result = derivative(t, *args)
+        # Replace only the NaN/inf that a zero tangent produced: where the result is finite
+        # it is kept as computed, so its own derivatives (Hessians) are not cut off.
+        spurious = elementwise.logical_and(elementwise.equal(t, 0),
+                                           elementwise.logical_not(elementwise.isfinite(result)))
+        return elementwise.where(spurious, 0.0, result)
+
+    return safe
+
+
+def unary(name, impl, derivative, reads=("x", "out"), transpose=None, singular=False):
     """An elementwise primitive from ``derivative(t, x, out) = t * f'(x)``; ``reads`` says
     which of ``x`` and ``out`` the formula uses (the reverse engine keeps only those).
 
     ``transpose(ct, x, out)``, when given, is the VJP (for a function that is not
     holomorphic on complex inputs, whose JVP and VJP differ); by default the VJP is
-    ``derivative`` applied to the cotangent."""
+    ``derivative`` applied to the cotangent. ``singular=True``: ``f'`` can be infinite or
+    undefined, see ``zero_safe``."""
+    if singular:
+        derivative = zero_safe(derivative)
+        transpose = transpose and zero_safe(transpose)
     ignores = tuple(i for i, v in ((0, "x"), ("out", "out")) if v not in reads)
     prim = Primitive(name, impl, vjp_ignores=ignores)
     pullback = derivative if transpose is None else transpose
@@ -83,10 +108,13 @@ def unary(name, impl, derivative, reads=("x", "out"), transpose=None):
 _EVERYTHING = ("x", "y", "out")
 
 
-def binary(name, impl, first, second, reads=(_EVERYTHING, _EVERYTHING)):
+def binary(name, impl, first, second, reads=(_EVERYTHING, _EVERYTHING), singular=False):
     """A broadcasting primitive of two arrays from its partials applied to a tangent:
     ``first(t, x, y, out) = t * d out/dx`` and ``second(t, x, y, out) = t * d out/dy``;
-    ``reads`` says which of ``x``, ``y`` and ``out`` each partial uses."""
+    ``reads`` says which of ``x``, ``y`` and ``out`` each partial uses. ``singular=True``:
+    a partial can be infinite or undefined, see ``zero_safe``."""
+    if singular:
+        first, second = zero_safe(first), zero_safe(second)
     names = {"x": 0, "y": 1, "out": "out"}
     per_argument = tuple(frozenset(names[v] for v in r) for r in reads)
     ignores = set(names.values()) - per_argument[0] - per_argument[1]

@@ -143,9 +143,11 @@ def _binary_partial(name, impl, first, second, reads):
 # (1 - x)(1 + x) instead of 1 - x*x: exact near |x| = 1, where 1 - x*x cancels.
 
 arcsin = unary("arcsin", np.arcsin, lambda t, x, out: t / sqrt((1 - x) * (1 + x)),
-               reads=("x",))
+               reads=("x",),
+    singular=True)
 arccos = unary("arccos", np.arccos,
-               lambda t, x, out: negative(t / sqrt((1 - x) * (1 + x))), reads=("x",))
+               lambda t, x, out: negative(t / sqrt((1 - x) * (1 + x))), reads=("x",),
+    singular=True)
 
 
 def _arcsinh_derivative(t, x, out):
@@ -160,9 +162,11 @@ arcsinh = unary("arcsinh", np.arcsinh, lambda t, x, out: _arcsinh_derivative(t, 
 # sqrt(x - 1) sqrt(x + 1), not sqrt((x - 1)(x + 1)): they differ off the real axis, and only
 # the first is the derivative of NumPy's (principal) complex arccosh.
 arccosh = unary("arccosh", np.arccosh, lambda t, x, out: t / (sqrt(x - 1) * sqrt(x + 1)),
-                reads=("x",))
+                reads=("x",),
+    singular=True)
 arctanh = unary("arctanh", np.arctanh, lambda t, x, out: t / ((1 - x) * (1 + x)),
-                reads=("x",))
+                reads=("x",),
+    singular=True)
 
 
 def _safe(r):
@@ -195,11 +199,15 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 # --- exponentials, logarithms, powers --------------------------------------------------------
 
 exp2 = unary("exp2", np.exp2, lambda t, x, out: t * (out * _LN2), reads=("out",))
-log2 = unary("log2", np.log2, lambda t, x, out: t / (x * _LN2), reads=("x",))
-log10 = unary("log10", np.log10, lambda t, x, out: t / (x * _LN10), reads=("x",))
+log2 = unary("log2", np.log2, lambda t, x, out: t / (x * _LN2), reads=("x",),
+    singular=True)
+log10 = unary("log10", np.log10, lambda t, x, out: t / (x * _LN10), reads=("x",),
+    singular=True)
 reciprocal = unary("reciprocal", np.reciprocal,
-                   lambda t, x, out: negative(t * square(out)), reads=("out",))
-cbrt = unary("cbrt", np.cbrt, lambda t, x, out: t / (3 * square(out)), reads=("out",))
+                   lambda t, x, out: negative(t * square(out)), reads=("out",),
+    singular=True)
+cbrt = unary("cbrt", np.cbrt, lambda t, x, out: t / (3 * square(out)), reads=("out",),
+    singular=True)
 
 
 def _expit(d):

@@ -1,0 +1,66 @@
+"""No NaN leaks from the branch a ``where`` does not take (issue 4, item 5).
+
+In ``where(x > 0, sqrt(x), 0)`` at ``x = -1`` forward mode never mixes the untaken branch in,
+but reverse mode multiplies the zero cotangent by ``sqrt'(-1) = NaN``. Functions whose
+derivative can be infinite or undefined make a zero tangent or cotangent give 0, so both
+engines agree.
+"""
+
+import numpy as np
+import pytest
+
+import diffkit as dk
+import diffkit.numpy as dnp
+
+CASES = {
+    "sqrt": (lambda x: dnp.where(x > 0, dnp.sqrt(x), 0.0), [-1.0, 4.0], [0.0, 0.25]),
+    "log": (lambda x: dnp.where(x > 0, dnp.log(x), 0.0), [0.0, 4.0], [0.0, 0.25]),
+    "log_negative": (lambda x: dnp.where(x > 0, dnp.log(x), 0.0), [-2.0, 4.0], [0.0, 0.25]),
+    "divide": (lambda x: dnp.where(x != 0, 1.0 / x, 0.0), [0.0, 4.0], [0.0, -1 / 16]),
+    "arcsin": (lambda x: dnp.where(dnp.abs(x) < 1, dnp.arcsin(x), 0.0), [2.0, 0.5],
+               [0.0, 1 / np.sqrt(0.75)]),
+    "fractional_power": (lambda x: dnp.where(x > 0, x ** 0.5, 0.0), [-1.0, 4.0], [0.0, 0.25]),
+    "array_power": (lambda x: dnp.where(x > 0, dnp.power(x, np.array(0.5)), 0.0),
+                    [-1.0, 4.0], [0.0, 0.25]),
+    "log10": (lambda x: dnp.where(x > 0, dnp.log10(x), 0.0), [0.0, 4.0],
+              [0.0, 1 / (4 * np.log(10))]),
+    "arctanh": (lambda x: dnp.where(dnp.abs(x) < 1, dnp.arctanh(x), 0.0), [1.0, 0.5],
+                [0.0, 1 / 0.75]),
+}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_both_engines_give_the_taken_branch_derivative(name):
+    f, x, diagonal = CASES[name]
+    expected = np.diag(diagonal)
+    x = np.array(x)
+    np.testing.assert_allclose(dk.jacfwd(f)(x), expected, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(dk.jacrev(f)(x), expected, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(dk.vmap(dk.grad(lambda v: f(v).sum()))(x[:, None])[:, 0],
+                               diagonal, rtol=1e-12, atol=0)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_second_order_stays_nan_free():
+    f = CASES["sqrt"][0]
+    x = np.array([-1.0, 4.0])
+    hessian = dk.hessian(lambda v: f(v).sum())(x)
+    np.testing.assert_allclose(hessian, np.diag([0.0, -1 / 32]), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("name, f", [
+    ("divide", lambda x: dnp.sum(x * x) / 3.0),
+    ("log1p", lambda x: dnp.log1p(dnp.sum(x * x))),
+    ("sqrt", lambda x: dnp.sqrt(1.0 + dnp.sum(x * x))),
+    ("fractional_power", lambda x: (1.0 + dnp.sum(x * x)) ** 0.5),
+])
+def test_the_guard_keeps_higher_derivatives_where_the_tangent_is_zero(name, f):
+    # At x = 0 the inner derivative is 0 but depends on x: masking it must not cut off
+    # the second derivative (here 2/3 I, or 2 I times the outer function's slope at 1).
+    x = np.zeros(3)
+    slope = {"divide": 1 / 3, "log1p": 1.0, "sqrt": 0.5, "fractional_power": 0.5}[name]
+    expected = 2 * slope * np.eye(3)
+    for hessian in (dk.jacfwd(dk.jacfwd(f)), dk.jacfwd(dk.jacrev(f)), dk.jacrev(dk.jacrev(f)),
+                    dk.jacrev(dk.jacfwd(f))):
+        np.testing.assert_allclose(hessian(x), expected, rtol=1e-12, atol=1e-15)
