@@ -62,7 +62,7 @@ from ..errors import NoRuleError
 from . import elementwise as ew
 from . import reductions, shape
 from .control import stop_gradient
-from .families import broadcasting_batch
+from .families import broadcasting_batch, zero_safe
 
 __all__ = [
     # error function and normal distribution
@@ -147,6 +147,9 @@ def _ufunc(name, fn, argnames, *partials, reads=None, orders=()):
     ``orders``: argument positions that do not take part in the result's dtype.
     """
     n = len(argnames)
+    # Special functions have poles and branch points: a zero tangent gives 0 there (no NaN
+    # from the branch a where did not take), as families.zero_safe explains.
+    partials = tuple(p if isinstance(p, _Fixed) else zero_safe(p) for p in partials)
     everything = frozenset(range(n)) | {"out"}
     if reads is None:
         reads = tuple(frozenset() if isinstance(p, _Fixed) else everything for p in partials)
