@@ -45,6 +45,9 @@ isinf = nondiff_elementwise("isinf", np.isinf)
 logical_not = nondiff_elementwise("logical_not", np.logical_not)
 logical_and = nondiff_elementwise("logical_and", np.logical_and)
 logical_or = nondiff_elementwise("logical_or", np.logical_or)
+# Where a zero tangent times an infinite derivative made NaN or inf (families.zero_safe).
+spurious_nonfinite = nondiff_elementwise(
+    "spurious_nonfinite", lambda t, r: np.logical_and(np.equal(t, 0), ~np.isfinite(r)))
 
 # --- arithmetic ------------------------------------------------------------------------
 add = binary("add", np.add,
@@ -98,8 +101,7 @@ def _scalar_power_derivative(t, x, exponent):
         return t * (2 * x)
     derivative = t * (exponent * scalar_power_p(x, exponent=exponent - 1))
     if exponent < 1 or exponent != int(exponent):  # x**(p-1) can be infinite or NaN
-        return where(logical_and(equal(t, 0), logical_not(isfinite(derivative))), 0.0,
-                     derivative)
+        return where(spurious_nonfinite(t, derivative), 0.0, derivative)
     return derivative
 
 

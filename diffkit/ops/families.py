@@ -69,9 +69,7 @@ def zero_safe(derivative):
         result = derivative(t, *args)
         # Replace only the NaN/inf that a zero tangent produced: where the result is finite
         # it is kept as computed, so its own derivatives (Hessians) are not cut off.
-        spurious = elementwise.logical_and(elementwise.equal(t, 0),
-                                           elementwise.logical_not(elementwise.isfinite(result)))
-        return elementwise.where(spurious, 0.0, result)
+        return elementwise.where(elementwise.spurious_nonfinite(t, result), 0.0, result)
 
     return safe
 
