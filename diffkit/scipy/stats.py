@@ -72,6 +72,26 @@ def _log(x):
 # --- continuous univariate distributions -----------------------------------------------------
 
 
+
+def _bind(where, names, required, args, kwds):
+    """SciPy's argument binding: positional then keyword arguments named ``names``, with
+    ``required`` ones (the shape parameters) mandatory. Returns a dict name -> value."""
+    if len(args) > len(names):
+        raise TypeError(f"{where}() takes at most {len(names) + 1} positional arguments "
+                        f"({len(args) + 1} given)")
+    given = dict(zip(names, args))
+    for key, value in kwds.items():
+        if key not in names:
+            raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
+        if key in given:
+            raise TypeError(f"{where}() got multiple values for {key!r}")
+        given[key] = value
+    missing = [n for n in required if n not in given]
+    if missing:
+        raise TypeError(f"{where}() missing required argument(s): "
+                        f"{', '.join(map(repr, missing))}")
+    return given
+
 class _Continuous:
     """A location-scale family. Subclasses give the standardized functions of
     ``z = (x - loc) / scale`` and of the (valid) shape parameters, named ``_logpdf``,
@@ -100,21 +120,7 @@ class _Continuous:
 
     def _parse(self, method, value, args, kwds):
         names = (*self._shapes, "loc", "scale")
-        if len(args) > len(names):
-            raise TypeError(f"{self.name}.{method}() takes at most {len(names) + 1} "
-                            f"positional arguments ({len(args) + 1} given)")
-        given = dict(zip(names, args))
-        for key, v in kwds.items():
-            if key not in names:
-                raise TypeError(f"{self.name}.{method}() got an unexpected keyword "
-                                f"argument {key!r}")
-            if key in given:
-                raise TypeError(f"{self.name}.{method}() got multiple values for {key!r}")
-            given[key] = v
-        missing = [n for n in self._shapes if n not in given]
-        if missing:
-            raise TypeError(f"{self.name}.{method}() missing required argument(s): "
-                            f"{', '.join(map(repr, missing))}")
+        given = _bind(f"{self.name}.{method}", names, self._shapes, args, kwds)
         shapes = [_float(given[n]) for n in self._shapes]
         loc = _float(given.get("loc", 0.0))
         scale = _float(given.get("scale", 1.0))
@@ -551,21 +557,7 @@ class _Discrete:
 
     def _parse(self, method, k, args, kwds):
         names = (*self._shapes, "loc")
-        if len(args) > len(names):
-            raise TypeError(f"{self.name}.{method}() takes at most {len(names) + 1} "
-                            f"positional arguments ({len(args) + 1} given)")
-        given = dict(zip(names, args))
-        for key, v in kwds.items():
-            if key not in names:
-                raise TypeError(f"{self.name}.{method}() got an unexpected keyword "
-                                f"argument {key!r}")
-            if key in given:
-                raise TypeError(f"{self.name}.{method}() got multiple values for {key!r}")
-            given[key] = v
-        missing = [n for n in self._shapes if n not in given]
-        if missing:
-            raise TypeError(f"{self.name}.{method}() missing required argument(s): "
-                            f"{', '.join(map(repr, missing))}")
+        given = _bind(f"{self.name}.{method}", names, self._shapes, args, kwds)
         k = _int(k) - _int(given.get("loc", 0))
         return k, [given[n] for n in self._shapes]
 
