@@ -76,6 +76,7 @@ from ..ops.elementwise import (  # noqa: F401
     tanh,
 )
 from ..ops.elementwise import clip as _clip_p
+from ..ops.indexing import At as _At
 from ..ops.indexing import getitem  # noqa: F401
 from ..ops.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: F401
 from ..ops.reductions import (  # noqa: F401
@@ -159,3 +160,6 @@ def full_like(x, fill_value, dtype=None):
 import sys as _sys  # noqa: E402
 
 _interop.install(_sys.modules[__name__])
+
+# x.at[idx].set(v) / .add / .multiply / .min / .max: functional updates, as in JAX.
+_interop.Tracer.at = property(_At)

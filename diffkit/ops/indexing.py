@@ -433,3 +433,116 @@ def getitem(x, index):
     if new_axes:
         x = _shape.expand_dims(x, new_axes)
     return getitem_p(x, *arrays, spec=spec)
+
+
+# --- functional updates: x.at[index].set(v) and friends ------------------------------------
+
+
+class At:
+    """Functional index updates, JAX's ``x.at[index]``: ``At(x)[index].set(v)``, ``.add``,
+    ``.multiply``, ``.min``, ``.max`` and ``.get()`` return new arrays (``x`` is never
+    modified) with NumPy's indexing semantics, differentiable in ``x`` and ``v`` and
+    batchable in ``x``, ``v`` and the index arrays.
+
+    Repeated indices: ``add`` accumulates (``np.add.at``), ``multiply``/``min``/``max``
+    combine every update (``np.multiply.at`` etc.) and ``set`` keeps the last write, as
+    NumPy's assignment does. All are compositions of ``getitem``/``scatter_add`` and
+    elementwise operations; ``set``, ``multiply``, ``min`` and ``max`` compare the ``n``
+    indexed positions pairwise to find repeats, so they cost O(n**2) in the number of
+    updated positions.
+    """
+
+    __slots__ = ("_x",)
+
+    def __init__(self, x):
+        self._x = x
+
+    def __getitem__(self, index):
+        return _AtIndex(self._x, index)
+
+
+class _AtIndex:
+    __slots__ = ("_x", "_index")
+
+    def __init__(self, x, index):
+        self._x = x
+        self._index = index
+
+    def get(self):
+        return getitem(self._x, self._index)
+
+    def _parts(self, v):
+        """``(x, spec, arrays, restore, v)``: ``x`` with any 0-d-boolean axes inserted, the
+        canonical index, a function that undoes the inserted axes, and ``v`` broadcast to
+        the indexed shape."""
+        x = self._x if isinstance(self._x, Tracer) else np.asarray(self._x)
+        shape = shape_of(x)
+        spec, arrays, new_axes = parse_index(shape, self._index)
+        if new_axes:
+            x = _shape.expand_dims(x, new_axes)
+        target = shape_of(getitem_p(np.zeros(shape_of(x), np.int8),
+                                    *[np.zeros(shape_of(a), np.intp) for a in arrays],
+                                    spec=spec))
+        if not isinstance(v, Tracer):
+            v = np.asarray(v).astype(dtype_of(x), copy=False)   # x's dtype, as JAX
+        v = _shape.broadcast_to(v, target)
+
+        def restore(out):
+            return _shape.reshape(out, shape) if new_axes else out
+        return x, spec, arrays, restore, v
+
+    def _scatter(self, values, x, spec, arrays):
+        return scatter_add_p(values, *arrays, shape=shape_of(x), spec=spec)
+
+    def _groups(self, x, spec, arrays, v):
+        """``(flat v, same)``: ``same[p, q]`` says positions ``p`` and ``q`` of the indexed
+        shape update the same element of ``x``."""
+        from .. import numpy as dnp
+        shape = shape_of(x)
+        ids = getitem_p(np.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape),
+                        *arrays, spec=spec)
+        n = int(np.prod(shape_of(v)))
+        ids = _shape.reshape(ids, (n,))
+        same = dnp.equal(_shape.reshape(ids, (n, 1)), _shape.reshape(ids, (1, n)))
+        return _shape.reshape(v, (n,)), same, n
+
+    def add(self, v):
+        x, spec, arrays, restore, v = self._parts(v)
+        return restore(x + self._scatter(v, x, spec, arrays))
+
+    def set(self, v):
+        from .. import numpy as dnp
+        x, spec, arrays, restore, v = self._parts(v)
+        flat, same, n = self._groups(x, spec, arrays, v)
+        later = dnp.any(dnp.logical_and(same, np.triu(np.ones((n, n), bool), 1)), axis=1)
+        last = dnp.where(later, 0, flat)   # only the last write of each element counts
+        hit = self._scatter(np.ones(shape_of(v)), x, spec, arrays) > 0
+        written = self._scatter(_shape.reshape(last, shape_of(v)), x, spec, arrays)
+        return restore(dnp.where(hit, written, x))
+
+    def _combine(self, v, reduce, combine):
+        """Each element of ``x`` combined with ``reduce`` of all its updates."""
+        from .. import numpy as dnp
+        x, spec, arrays, restore, v = self._parts(v)
+        flat, same, n = self._groups(x, spec, arrays, v)
+        identity = {"prod": 1.0, "min": np.inf, "max": -np.inf}[reduce]
+        group = getattr(dnp, reduce)(
+            dnp.where(same, _shape.reshape(flat, (1, n)), identity), axis=1)
+        # Every position of a group carries the whole group's value: set them.
+        start = np.full(shape_of(x), identity, np.result_type(dtype_of(x), float))
+        total = At(start)[_build(spec, arrays)].set(_shape.reshape(group, shape_of(v)))
+        out = combine(x, total)
+        if not isinstance(out, Tracer) and out.dtype != dtype_of(x):  # integer x
+            out = out.astype(dtype_of(x))
+        return restore(out)
+
+    def multiply(self, v):
+        return self._combine(v, "prod", lambda x, t: x * t)
+
+    def min(self, v):
+        from .. import numpy as dnp
+        return self._combine(v, "min", dnp.minimum)
+
+    def max(self, v):
+        from .. import numpy as dnp
+        return self._combine(v, "max", dnp.maximum)
