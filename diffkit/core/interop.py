@@ -8,6 +8,11 @@ instead, saying what to write.
 """
 
 
+import functools
+import inspect
+
+import numpy as np
+
 from ..errors import NoRuleError, TracerConversionError
 from .trace import Tracer
 
@@ -90,6 +95,142 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     return fn(*inputs)
 
 
+_NO_VALUE = getattr(np, "_NoValue", object())
+_SIMPLE = (bool, int, float, complex, str, type(None))
+
+
+def _accepted_keywords(fn):
+    """The keyword names ``fn`` accepts, or None when it takes ``**kwargs``."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    names = set()
+    for p in params:
+        if p.kind is p.VAR_KEYWORD:
+            return None
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            names.add(p.name)
+    return frozenset(names)
+
+
+def _numpy_defaults(func):
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in params if p.default is not p.empty}
+
+
+def _is_harmless(name, value, defaults):
+    """A keyword NumPy passes through that does not change the result: its NumPy default,
+    ``np._NoValue``, ``out=None``/``dtype=None``, or ``where=True``."""
+    if value is _NO_VALUE or (value is None and name in ("out", "dtype")):
+        return True
+    if name == "where" and value is True:
+        return True
+    if name not in defaults:
+        return False
+    default = defaults[name]
+    if value is default:
+        return True
+    return (isinstance(value, _SIMPLE) and type(value) is type(default)
+            and value == default)
+
+
+@functools.cache
+def _signature_info(fn, func):
+    return _accepted_keywords(fn), _numpy_defaults(func)
+
+
+def _filter_keywords(where, fn, func, kwargs):
+    """Keep the keywords ``fn`` accepts, drop harmless NumPy-only defaults, and raise for
+    NumPy-only keywords that would change the result."""
+    if not kwargs:
+        return kwargs
+    try:
+        accepted, defaults = _signature_info(fn, func)
+    except TypeError:  # unhashable callables
+        accepted, defaults = _accepted_keywords(fn), _numpy_defaults(func)
+    if accepted is None:
+        return kwargs
+    kept = {}
+    for name, value in kwargs.items():
+        if name in accepted:
+            kept[name] = value
+        elif not _is_harmless(name, value, defaults):
+            raise NoRuleError(
+                f"{where} with keyword {name}={value!r} has no diffkit rule, so it cannot be "
+                "applied to a traced value. Drop the keyword (convert the result afterwards), "
+                "or define the derivative yourself with dk.custom_vjp/dk.custom_jvp.")
+    return kept
+
+
+def _numpy_name(func):
+    module = getattr(func, "__module__", None) or "numpy"
+    prefix = "np" + module[len("numpy"):] if module.startswith("numpy") else module
+    return module, f"{prefix}.{func.__name__}"
+
+
+def _diffkit_counterpart(func):
+    """The diffkit function standing for the NumPy function ``func``, or None."""
+    module, _ = _numpy_name(func)
+    if module == "numpy" or (module.startswith("numpy.")
+                             and module.split(".")[1] in ("core", "_core", "lib")):
+        namespace = _dnp
+    elif module == "numpy.linalg":
+        from ..numpy import linalg as namespace
+    elif module == "numpy.fft":
+        from ..numpy import fft as namespace
+    else:
+        return None
+    fn = getattr(namespace, func.__name__, None)
+    if fn is None or fn is func or not callable(fn) or inspect.ismodule(fn):
+        return None
+    if (getattr(fn, "__module__", None) or "").startswith("numpy"):
+        return None  # a re-exported NumPy function would dispatch back here
+    return fn
+
+
+def _array_function(self, func, types, args, kwargs):
+    """Route ``np.sum(t)``, ``np.linalg.solve(t, b)``, ``np.fft.fft(t)`` ... to the diffkit
+    function of the same name, with NumPy's positional arguments and keywords."""
+    for t in types:
+        if not issubclass(t, (np.ndarray, Tracer)):
+            return NotImplemented  # a foreign array type: let its own dispatch run
+    _, where = _numpy_name(func)
+    fn = _diffkit_counterpart(func)
+    if fn is None:
+        raise NoRuleError(
+            f"{where} has no diffkit rule, so it cannot be applied to a traced value. Use "
+            "the diffkit.numpy function that computes the same thing, or define the "
+            "derivative yourself with dk.custom_vjp or dk.custom_jvp (or apply it to "
+            "dk.stop_gradient(x) if no derivative is wanted).")
+    return fn(*args, **_filter_keywords(where, fn, func, kwargs))
+
+
+def _reduction_method(fn, name):
+    """``Tracer.sum`` and friends, accepting NumPy's ``dtype=None``/``out=None`` keywords."""
+    accepted = _accepted_keywords(fn)
+    numpy_method = getattr(np.ndarray, name)
+
+    def method(self, *args, **kwargs):
+        if kwargs and accepted is not None:
+            kwargs = {k: v for k, v in kwargs.items()
+                      if k in accepted or not _is_harmless(k, v, {})}
+            extra = sorted(set(kwargs) - accepted)
+            if extra:
+                raise NoRuleError(
+                    f".{name} with keywords {extra} has no diffkit rule, so it cannot be "
+                    "applied to a traced value. Drop them, or define the derivative "
+                    "yourself with dk.custom_vjp/dk.custom_jvp.")
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = getattr(numpy_method, "__doc__", None)
+    return method
+
+
 _dnp = None
 
 # ndarray methods that are diffkit.numpy functions of the same name (installed when present)
@@ -131,12 +272,16 @@ def install(dnp):
     for name in _METHODS:
         if hasattr(dnp, name):
             setattr(Tracer, name, getattr(dnp, name))
+    for name in ("sum", "mean", "prod", "max", "min"):
+        if hasattr(dnp, name):
+            setattr(Tracer, name, _reduction_method(getattr(dnp, name), name))
     Tracer.flatten = dnp.ravel
     for name in ("real", "imag"):
         if hasattr(dnp, name):
             setattr(Tracer, name, property(getattr(dnp, name)))
     # Escape guards: conversions to plain NumPy or Python numbers would lose derivatives.
     Tracer.__array_ufunc__ = _array_ufunc
+    Tracer.__array_function__ = _array_function
     Tracer.__array__ = _array
     Tracer.__float__ = _scalar("float")
     Tracer.__int__ = _scalar("int")
