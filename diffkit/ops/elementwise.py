@@ -15,7 +15,14 @@ import numpy as np
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import reductions, shape
-from .families import binary, broadcasting_batch, nondiff_elementwise, real_cotangent, unary
+from .families import (
+    binary,
+    broadcasting_batch,
+    nondiff_elementwise,
+    real_cotangent,
+    sum_tangents,
+    unary,
+)
 
 
 def _is_complex(x):
@@ -226,12 +233,7 @@ def _clip_jvp(primals, tangents):
     out = clip(x, low, high)
     parts = [_clip_part(i, t, x, low, high)
              for i, t in enumerate(tangents) if type(t) is not Zero]
-    t = parts[0]
-    for part in parts[1:]:
-        t = t + part
-    if shape_of(t) != shape_of(out):
-        t = shape.broadcast_to(t, shape_of(out))
-    return out, t
+    return out, sum_tangents(parts, out)
 
 
 def _clip_part(argnum, t, x, low, high):

@@ -32,6 +32,16 @@ def real_cotangent(ct, x):
     return real(ct)
 
 
+def sum_tangents(parts, out):
+    """The sum of the nonzero tangent ``parts`` of an elementwise primitive, broadcast to
+    the shape of its output ``out`` (a part may be smaller than the output)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total if shape_of(total) == shape_of(out) else shape.broadcast_to(total,
+                                                                             shape_of(out))
+
+
 def broadcasting_batch(prim):
     """Batching rule for an elementwise primitive of any number of broadcasting arrays.
 

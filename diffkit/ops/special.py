@@ -62,7 +62,7 @@ from ..errors import NoRuleError
 from . import elementwise as ew
 from . import reductions, shape
 from .control import stop_gradient
-from .families import broadcasting_batch, zero_safe
+from .families import broadcasting_batch, sum_tangents, zero_safe
 
 __all__ = [
     # error function and normal distribution
@@ -829,12 +829,7 @@ def _betainc_partial_jvp(primals, tangents, da, db):
     out = betainc_partial_p(*primals, da=da, db=db)
     parts = [_BETAINC_RULES[i](t, *primals, da, db)
              for i, t in enumerate(tangents) if type(t) is not Zero]
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    if shape_of(total) != shape_of(out):
-        total = shape.broadcast_to(total, shape_of(out))
-    return out, total
+    return out, sum_tangents(parts, out)
 
 
 def _betainc_partial_vjp(i):
