@@ -6,7 +6,8 @@
     dk.grad(lambda x: dnp.sum(dnp.sin(x) ** 2))(x)
 
 Transformations: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, ``jacfwd``,
-``jacrev``, ``jacobian``, ``hessian``, ``hvp``, ``vmap``, and ``stop_gradient``.
+``jacrev``, ``jacobian``, ``hessian``, ``hvp``, ``vmap``, and ``stop_gradient``; user-defined
+derivatives with ``custom_jvp`` and ``custom_vjp``; ``checkpoint`` to trade time for memory.
 """
 
 from . import numpy, tree_util  # noqa: F401  (registers the primitives and array methods)
@@ -24,5 +25,6 @@ from .api import (  # noqa: F401
     vjp,
     vmap,
 )
+from .custom import checkpoint, custom_jvp, custom_vjp  # noqa: F401
 
 __version__ = "0.1.0"

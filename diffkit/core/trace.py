@@ -44,6 +44,12 @@ class Trace:
         """Interpret ``prim`` on ``args`` (own tracers, lower-level values, constants)."""
         raise NotImplementedError
 
+    def process_custom(self, call, args):
+        """Interpret a call of a function with user-defined derivative rules (a
+        ``CustomJVPCall`` or ``CustomVJPCall`` from ``diffkit.ops.control``) on the flat
+        array arguments ``args``; returns a tuple of outputs."""
+        raise NotImplementedError
+
     def __repr__(self):
         return f"<{self.name} trace, level {self.level}>"
 
@@ -152,3 +158,24 @@ def bind(prim, *args, **params):
         if isinstance(x, Tracer):
             return find_top_trace(args).process(prim, args, params)
     return prim.impl(*args, **params)
+
+
+def bind_custom(call, args):
+    """Apply a function with user-defined rules: plain ``call.fun`` when nothing is traced,
+    else the innermost trace's ``process_custom``. ``args`` is a flat list of arrays."""
+    top = find_top_trace(args)
+    if top is None:
+        return call.fun(*args)
+    return top.process_custom(call, args)
+
+
+def check_custom_outputs(trace, call, values):
+    """Raise if the unwrapped results of a custom call still hold ``trace``'s own tracers:
+    the user's function or rule used a traced value it did not receive as an argument."""
+    for value in values:
+        if isinstance(value, Tracer) and value._trace is trace:
+            raise EscapedTracerError(
+                f"{call.name!r}, a function with custom derivative rules, uses a value traced "
+                f"by the enclosing {trace.name} transformation that it did not receive as an "
+                "argument (a closure). Pass that value to the function as an argument, so "
+                "its rules see it.")

@@ -10,7 +10,7 @@ boundary of ``vmap``.
 
 import warnings
 
-from ..core.trace import Trace, Tracer
+from ..core.trace import Trace, Tracer, bind_custom, check_custom_outputs
 from ..core.zeros import dtype_of, shape_of
 from ..errors import PerformanceWarning
 
@@ -56,6 +56,16 @@ class BatchTrace(Trace):
         if prim.multiple_results:
             return tuple(self.wrap(o, a) for o, a in zip(out, out_axis))
         return self.wrap(out, out_axis)
+
+    def process_custom(self, call, args):
+        axes = [0 if type(x) is BatchTracer and x._trace is self else None for x in args]
+        values = [x.value if a == 0 else x for x, a in zip(args, axes)]
+        if all(a is None for a in axes):
+            return bind_custom(call, values)
+        # the batched function keeps its rules: outer transformations still use them
+        outs = bind_custom(call.batched(self.axis_size, axes), values)
+        check_custom_outputs(self, call, outs)
+        return tuple(BatchTracer(self, o) for o in outs)
 
     def wrap(self, value, batch_axis):
         if batch_axis is None:

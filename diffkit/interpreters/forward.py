@@ -6,8 +6,10 @@ the direction the user chose). Each primitive maps ``(primals, tangents)`` to
 just runs on the primals and the result is an ordinary (lower-level) value.
 """
 
-from ..core.trace import PrimalTracer, Trace
-from ..core.zeros import Zero, zero_like
+import numpy as np
+
+from ..core.trace import PrimalTracer, Trace, bind_custom, check_custom_outputs
+from ..core.zeros import Zero, dtype_of, shape_of, zero_like
 from ..errors import NoRuleError
 
 
@@ -47,6 +49,19 @@ class JVPTrace(Trace):
         if prim.multiple_results:
             return tuple(self.wrap(o, t) for o, t in zip(out, tangent_out))
         return self.wrap(out, tangent_out)
+
+    def process_custom(self, call, args):
+        primals = [x.primal if type(x) is JVPTracer and x._trace is self else x for x in args]
+        tangents = [x.tangent if type(x) is JVPTracer and x._trace is self else None
+                    for x in args]
+        if all(t is None or type(t) is Zero for t in tangents):
+            return bind_custom(call, primals)
+        # user rules see concrete zeros, as in JAX
+        tangents = [np.zeros(shape_of(p), dtype_of(p)) if t is None or type(t) is Zero else t
+                    for p, t in zip(primals, tangents)]
+        outs, tangents_out = call.jvp(primals, tangents)
+        check_custom_outputs(self, call, (*outs, *tangents_out))
+        return tuple(self.wrap(o, t) for o, t in zip(outs, tangents_out))
 
     def wrap(self, primal, tangent):
         if tangent is None or type(tangent) is Zero:

@@ -14,7 +14,8 @@ sweep never mutates the tape, so a pullback may be called any number of times.
 
 import numpy as np
 
-from ..core.trace import PrimalTracer, Trace
+from ..core.primitive import Primitive
+from ..core.trace import PrimalTracer, Trace, bind_custom, check_custom_outputs
 from ..core.zeros import Zero, dtype_of, placeholder, shape_of
 from ..errors import NoRuleError
 
@@ -78,6 +79,34 @@ class ReverseTrace(Trace):
                 out = tuple(map(placeholder, out)) if prim.multiple_results else placeholder(out)
         self.tape.append((prim, slots, primals, out, params, out_slot))
         return result
+
+    def process_custom(self, call, args):
+        primals = [x.primal if type(x) is ReverseTracer and x._trace is self else x
+                   for x in args]
+        slots = [x.slot if type(x) is ReverseTracer and x._trace is self else None
+                 for x in args]
+        if all(s is None for s in slots):
+            return bind_custom(call, primals)
+        outs, saved = call.forward(primals)
+        check_custom_outputs(self, call, outs)
+        first = self.num_slots
+        self.num_slots += len(outs)
+        out_slots = tuple(range(first, self.num_slots))
+        result = tuple(ReverseTracer(self, o, s) for o, s in zip(outs, out_slots))
+        if not call.pullback_reads_primals:  # keep constants: replay needs them
+            primals = [p if s is None else placeholder(p) for p, s in zip(primals, slots)]
+        self.tape.append((custom_call_p, slots, primals, tuple(map(placeholder, outs)),
+                          {"call": call, "saved": saved}, out_slots))
+        return result
+
+
+def _custom_pullback(cotangents, outs, *primals, call, saved):
+    return call.pullback(saved, primals, cotangents)
+
+
+# The tape entry of a function with user-defined rules: its pullback is the user's.
+custom_call_p = Primitive("custom_call", None, vjp=_custom_pullback, multiple_results=True,
+                          vjp_ignores=("out",), register=False)
 
 
 # Trimming the tape is bookkeeping per operation; it pays only for arrays this large.
@@ -186,7 +215,10 @@ def replay(tape, env, out_slots):
     env = dict(env)
     for prim, in_slots, primals, _, params, out_slot in tape:
         args = [p if s is None else env[s] for s, p in zip(in_slots, primals)]
-        out = prim(*args, **params)
+        if prim is custom_call_p:
+            out = bind_custom(params["call"], args)
+        else:
+            out = prim(*args, **params)
         if prim.multiple_results:
             env.update(zip(out_slot, out))
         else:
