@@ -447,9 +447,9 @@ class At:
     Repeated indices: ``add`` accumulates (``np.add.at``), ``multiply``/``min``/``max``
     combine every update (``np.multiply.at`` etc.) and ``set`` keeps the last write, as
     NumPy's assignment does. All are compositions of ``getitem``/``scatter_add`` and
-    elementwise operations; ``set``, ``multiply``, ``min`` and ``max`` compare the ``n``
-    indexed positions pairwise to find repeats, so they cost O(n**2) in the number of
-    updated positions.
+    elementwise operations, linear in the number of updated positions (times the largest
+    number of repeats of one index for ``multiply``/``min``/``max``). Only with batched
+    (traced) index arrays under ``vmap`` are repeats found by pairwise comparison, O(n**2).
     """
 
     __slots__ = ("_x",)
@@ -494,17 +494,14 @@ class _AtIndex:
     def _scatter(self, values, x, spec, arrays):
         return scatter_add_p(values, *arrays, shape=shape_of(x), spec=spec)
 
-    def _groups(self, x, spec, arrays, v):
-        """``(flat v, same)``: ``same[p, q]`` says positions ``p`` and ``q`` of the indexed
-        shape update the same element of ``x``."""
-        from .. import numpy as dnp
+    def _ids(self, x, spec, arrays, v):
+        """``(flat v, ids)``: the flat index into ``x`` that each position of the indexed
+        shape updates (traced when the index arrays are batched)."""
         shape = shape_of(x)
         ids = getitem_p(np.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape),
                         *arrays, spec=spec)
         n = int(np.prod(shape_of(v)))
-        ids = _shape.reshape(ids, (n,))
-        same = dnp.equal(_shape.reshape(ids, (n, 1)), _shape.reshape(ids, (1, n)))
-        return _shape.reshape(v, (n,)), same, n
+        return _shape.reshape(v, (n,)), _shape.reshape(ids, (n,))
 
     def add(self, v):
         x, spec, arrays, restore, v = self._parts(v)
@@ -513,8 +510,13 @@ class _AtIndex:
     def set(self, v):
         from .. import numpy as dnp
         x, spec, arrays, restore, v = self._parts(v)
-        flat, same, n = self._groups(x, spec, arrays, v)
-        later = dnp.any(dnp.logical_and(same, np.triu(np.ones((n, n), bool), 1)), axis=1)
+        flat, ids = self._ids(x, spec, arrays, v)
+        if isinstance(ids, Tracer):
+            later = dnp.any(dnp.logical_and(_same(ids), np.triu(np.ones((len(flat),) * 2, bool),
+                                                                 1)), axis=1)
+        else:
+            ranks, counts = _occurrences(ids)
+            later = ranks < counts - 1
         last = dnp.where(later, 0, flat)   # only the last write of each element counts
         hit = self._scatter(np.ones(shape_of(v)), x, spec, arrays) > 0
         written = self._scatter(_shape.reshape(last, shape_of(v)), x, spec, arrays)
@@ -524,17 +526,34 @@ class _AtIndex:
         """Each element of ``x`` combined with ``reduce`` of all its updates."""
         from .. import numpy as dnp
         x, spec, arrays, restore, v = self._parts(v)
-        flat, same, n = self._groups(x, spec, arrays, v)
-        identity = {"prod": 1.0, "min": np.inf, "max": -np.inf}[reduce]
-        group = getattr(dnp, reduce)(
-            dnp.where(same, _shape.reshape(flat, (1, n)), identity), axis=1)
-        # Every position of a group carries the whole group's value: set them.
-        start = np.full(shape_of(x), identity, np.result_type(dtype_of(x), float))
-        total = At(start)[_build(spec, arrays)].set(_shape.reshape(group, shape_of(v)))
-        out = combine(x, total)
+        flat, ids = self._ids(x, spec, arrays, v)
+        if isinstance(ids, Tracer):
+            out = self._combine_pairwise(x, spec, arrays, v, flat, ids, reduce, combine)
+        else:
+            # The k-th updates of all elements touch distinct elements: one scatter each, as
+            # many rounds as the most repeated index (one, without repeats).
+            ranks, _ = _occurrences(ids)
+            out = x
+            for k in range(int(ranks.max(initial=-1)) + 1):
+                round_k = _shape.reshape(ranks == k, shape_of(v))
+                hit = self._scatter(round_k.astype(float), x, spec, arrays) > 0
+                written = self._scatter(dnp.where(round_k, v, 0), x, spec, arrays)
+                out = dnp.where(hit, combine(out, written), out)
         if not isinstance(out, Tracer) and out.dtype != dtype_of(x):  # integer x
             out = out.astype(dtype_of(x))
         return restore(out)
+
+    def _combine_pairwise(self, x, spec, arrays, v, flat, ids, reduce, combine):
+        """``_combine`` for traced (batched) indices: O(n**2) pairwise comparisons."""
+        from .. import numpy as dnp
+        n = len(flat)
+        identity = {"prod": 1.0, "min": np.inf, "max": -np.inf}[reduce]
+        group = getattr(dnp, reduce)(
+            dnp.where(_same(ids), _shape.reshape(flat, (1, n)), identity), axis=1)
+        # Every position of a group carries the whole group's value: set them.
+        start = np.full(shape_of(x), identity, np.result_type(dtype_of(x), float))
+        total = At(start)[_build(spec, arrays)].set(_shape.reshape(group, shape_of(v)))
+        return combine(x, total)
 
     def multiply(self, v):
         return self._combine(v, "prod", lambda x, t: x * t)
@@ -546,3 +565,24 @@ class _AtIndex:
     def max(self, v):
         from .. import numpy as dnp
         return self._combine(v, "max", dnp.maximum)
+
+
+def _same(ids):
+    """``same[p, q]``: positions ``p`` and ``q`` update the same element."""
+    from .. import numpy as dnp
+    n = shape_of(ids)[0]
+    return dnp.equal(_shape.reshape(ids, (n, 1)), _shape.reshape(ids, (1, n)))
+
+
+def _occurrences(ids):
+    """For concrete flat ``ids``: ``(rank, count)`` per position: how many earlier positions
+    update the same element, and how many positions update it in all."""
+    n = len(ids)
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    rank, count = np.empty(n, np.intp), np.empty(n, np.intp)
+    rank[order] = np.arange(n) - np.repeat(starts, sizes)
+    count[order] = np.repeat(sizes, sizes)
+    return rank, count
