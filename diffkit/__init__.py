@@ -10,7 +10,7 @@ Transformations: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, 
 derivatives with ``custom_jvp`` and ``custom_vjp``; ``checkpoint`` to trade time for memory.
 """
 
-from . import numpy, tree_util  # noqa: F401  (registers the primitives and array methods)
+from . import flatten_util, numpy, tree_util  # noqa: F401  (registers the primitives and array methods)
 from .api import (  # noqa: F401
     grad,
     hessian,

@@ -1,4 +1,5 @@
 """SciPy-shaped namespaces of differentiable functions: ``diffkit.scipy.special``,
-``linalg``, ``stats``, ``signal`` and ``integrate``."""
+``linalg``, ``stats``, ``signal`` and ``integrate``; and ``optimize``, SciPy's solvers on
+pytrees of parameters with exact derivatives."""
 
-from . import integrate, linalg, signal, special, stats  # noqa: F401
+from . import integrate, linalg, optimize, signal, special, stats  # noqa: F401
