@@ -3,13 +3,20 @@
 ``install(dnp)`` gives ``Tracer`` NumPy's operators (``+ - * / ** @``, comparisons, indexing)
 and array methods (``.sum``, ``.reshape``, ``.T`` ...), each routed to the differentiable
 function of the same name in ``diffkit.numpy``. Conversions that would silently drop the
-derivative (``np.asarray``, ``float()``, ``.item()``) raise ``TracerConversionError``
-instead, saying what to write.
+derivative (``np.asarray``, ``float()``, ``.item()``, ``y[i] = t`` into an ndarray, ``out=``
+buffers, SciPy functions that coerce with ``asarray``) raise ``TracerConversionError``
+instead, naming the user's line and saying what to write there.
 """
 
 
+import ast
+import builtins
+import dis
 import functools
+import importlib
 import inspect
+import linecache
+import sys
 
 import numpy as np
 
@@ -26,37 +33,496 @@ def concrete_value(tracer):
     return value
 
 
-def _conversion_error(tracer, what, fix):
-    return TracerConversionError(
-        f"{what} of a traced value (shape {tracer.shape}, traced by {tracer._trace.name}) "
-        f"would drop its derivative. {fix}")
+# --- escapes: where a traced value left diffkit, and what to write instead -----------------
+#
+# NumPy's C code calls the guards below (``__array__``, ``__float__`` ...) directly, so the
+# frame right above a guard is the Python code whose instruction asked for the conversion:
+# the user's own line (``np.asarray(t)``, ``float(t)``, ``y[i] = t``) or a NumPy/SciPy
+# function that coerces its input. The error names the first frame outside diffkit, NumPy
+# and SciPy (the user's line) and picks the fix from what that instruction was.
+
+_LIBRARIES = frozenset({"diffkit", "numpy", "scipy"})
+
+
+def _package(frame):
+    return (frame.f_globals.get("__name__") or "").partition(".")[0]
+
+
+_NO_POSITIONS = (None, None, None, None)
+_STORES = frozenset({"STORE_SUBSCR", "STORE_SLICE"})   # y[i] = t; y[a:b] = t (3.12+)
+
+
+def _instruction(frame):
+    """``(opname, (line, end_line, col, end_col))`` of the instruction ``frame`` executes
+    (the positions are all None before Python 3.11)."""
+    code, offset = frame.f_code, frame.f_lasti
+    if offset < 0:
+        return None, _NO_POSITIONS
+    opcodes = code.co_code
+    # a Python-level call leaves f_lasti on the call's inline cache entries
+    while offset > 0 and dis.opname[opcodes[offset]] == "CACHE":
+        offset -= 2
+    opname = dis.opname[opcodes[offset]]
+    if not hasattr(code, "co_positions"):
+        return opname, _NO_POSITIONS
+    return opname, list(code.co_positions())[offset // 2]
+
+
+def _source(filename, positions):
+    """The source text spanned by ``positions`` (columns count UTF-8 bytes), or None."""
+    line, end_line, col, end_col = positions
+    if None in positions:
+        return None
+    lines = [linecache.getline(filename, n).encode() for n in range(line, end_line + 1)]
+    if line == end_line:
+        return lines[0][col:end_col].decode(errors="replace")
+    return b"".join([lines[0][col:], *lines[1:-1], lines[-1][:end_col]]).decode(errors="replace")
+
+
+def _parse(text):
+    try:
+        return ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, AttributeError):
+        return None
+
+
+def _calls_in_order(node):
+    """The calls in ``node`` in evaluation order (arguments before the call using them)."""
+    for child in ast.iter_child_nodes(node):
+        yield from _calls_in_order(child)
+    if isinstance(node, ast.Call):
+        yield node
+
+
+def _call_on_line(frame):
+    """Before Python 3.11 there are no column positions: take the first call on the frame's
+    line that runs C code (a builtin, ufunc or NumPy dispatcher, not a Python function) or
+    one of the conversion methods."""
+    statement = _parse_statement(linecache.getline(frame.f_code.co_filename, frame.f_lineno))
+    for node in _calls_in_order(statement) if statement is not None else ():
+        callee = _resolve(node.func, frame)
+        if callee is not None and not inspect.isfunction(callee):
+            return callee, node
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERSION_METHODS:
+            return callee, node
+    return None, None
+
+
+_CONVERSION_METHODS = frozenset({"item", "tolist", "__array__", "__float__", "__int__"})
+
+
+def _parse_statement(text):
+    try:
+        return ast.parse(text.strip()).body[0]
+    except (SyntaxError, ValueError, AttributeError, IndexError):
+        return None
+
+
+def _resolve(node, frame):
+    """The object a dotted name (``math.sin``, ``np.asarray``) stands for in ``frame``, or
+    None. Only names and attributes are looked up: nothing is called."""
+    if isinstance(node, ast.Name):
+        for namespace in (frame.f_locals, frame.f_globals, builtins.__dict__):
+            if node.id in namespace:
+                return namespace[node.id]
+        return None
+    if isinstance(node, ast.Attribute):
+        base = _resolve(node.value, frame)
+        return None if base is None else getattr(base, node.attr, None)
+    return None
+
+
+class _Site:
+    """Where a conversion was asked for.
+
+    ``direct`` is the Python frame whose instruction triggered it, ``user`` the first frame
+    outside diffkit, NumPy and SciPy (None if there is none), ``library`` the NumPy and SciPy
+    frames in between, innermost first."""
+
+    def __init__(self, direct):
+        self.direct = direct
+        library = []
+        frame = direct
+        while frame is not None and _package(frame) in _LIBRARIES:
+            if _package(frame) != "diffkit":
+                library.append(frame)
+            frame = frame.f_back
+        self.user = frame
+        self.library = library
+        self.opname, positions = _instruction(direct)
+        self.text = _source(direct.f_code.co_filename, positions)
+
+    def location(self):
+        """The user's line, formatted as in a traceback."""
+        frame = self.user or self.direct
+        filename, lineno = frame.f_code.co_filename, frame.f_lineno
+        line = linecache.getline(filename, lineno).strip()
+        where = f'  File "{filename}", line {lineno}, in {frame.f_code.co_name}'
+        return where + (f"\n    {line}" if line else "")
+
+    def call(self, frame=None):
+        """``(callee, node)`` of the call expression ``frame`` (the direct frame by default)
+        is running, or ``(None, None)``."""
+        frame = frame or self.direct
+        text = self.text
+        if frame is not self.direct:
+            text = _source(frame.f_code.co_filename, _instruction(frame)[1])
+        if text is None:
+            return _call_on_line(frame)
+        node = _parse(text)
+        if not isinstance(node, ast.Call):
+            return None, None
+        return _resolve(node.func, frame), node
+
+    def what(self, call, default):
+        """The source text of what the user wrote (``np.asarray(t)``), else ``default``."""
+        return self.text or (_text(call, default) if call is not None else default)
+
+    def user_statement(self):
+        """The parsed statement on the user's line, or None."""
+        frame = self.user or self.direct
+        return _parse_statement(linecache.getline(frame.f_code.co_filename, frame.f_lineno))
+
+
+def _escape_error(tracer, site, what, fix):
+    traced = f"(shape {tracer.shape}, traced by {tracer._trace.name})"
+    if concrete_value(tracer) is None:    # under vmap: a batch, not one value
+        problem = f"would turn a batched traced value {traced} into plain numbers"
+    else:
+        problem = f"would drop the derivative of a traced value {traced}"
+    return TracerConversionError(f"{what} {problem}, at\n{site.location()}\n{fix}")
+
+
+def _text(node, default):
+    try:
+        return ast.unparse(node)
+    except Exception:  # any node ast cannot print: fall back to a placeholder
+        return default
+
+
+# what to write instead, case by case
+
+_KEEP_TRACED = (
+    "Keep the value traced: NumPy functions and operators applied to it directly (np.sin(t), "
+    "np.sum(t), A @ t) keep the derivative, as do the diffkit.numpy functions "
+    "(import diffkit.numpy as dnp); use dk.stop_gradient(t) where no derivative is wanted.")
+
+_IN_PLACE = (
+    "A NumPy array stores plain numbers, so writing a traced value into it loses the "
+    "derivative. Build the array functionally instead: collect the values and call "
+    "np.stack(values), join pieces with np.concatenate([y[:i], t, y[j:]]), or pick with "
+    "np.where(mask, t, y); for an array that is itself traced (computed from traced values), "
+    "{array} = {array}.at[{index}].{update} returns the updated copy.")
+
+_MAP_INSTEAD = (
+    "{name} calls the function on plain numbers (it converts its input with np.asarray "
+    "first), so the derivative is lost. Write the function with array operations, which act "
+    "on whole arrays (np.sin(x) * x is already elementwise), or map it with "
+    "dk.vmap(f)(t) (dk.vmap(f, in_axes=...) for another axis).")
+
+_OUT_BUFFER = (
+    "An out= buffer is written in place, which a traced result cannot be. Use the returned "
+    "value instead: y = {call} (no out=); to fill part of an array, build it with "
+    "np.stack/np.concatenate, or update a traced array with y = y.at[index].set(value).")
+
+
+_AT_METHODS = {ast.Add: "add", ast.Mult: "multiply"}
+
+
+def _in_place_fix(site):
+    """The in-place fix, in the names the user's ``y[i] = t`` (or ``y[i] += t``) uses."""
+    array, index, update = "y", "i", "set(t)"
+    statement = site.user_statement()
+    if isinstance(statement, ast.Assign) and isinstance(statement.targets[-1], ast.Subscript):
+        target = statement.targets[-1]
+        update = f"set({_text(statement.value, 't')})"
+    elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Subscript):
+        target = statement.target
+        method = _AT_METHODS.get(type(statement.op))
+        value = _text(statement.value, "t")
+        update = (f"{method}({value})" if method else
+                  f"set({_text(ast.BinOp(target, statement.op, statement.value), 'y[i] op t')})")
+    else:
+        return _IN_PLACE.format(array=array, index=index, update=update)
+    array, index = _text(target.value, array), _text(target.slice, index)
+    return _IN_PLACE.format(array=array, index=index, update=update)
+
+
+# SciPy functions that coerce their inputs: name the one the user called and the
+# diffkit.scipy function of the same name.
+
+def _public_module(name):
+    """``scipy.linalg._matfuncs`` -> ``scipy.linalg``."""
+    parts = []
+    for part in name.split("."):
+        if part.startswith("_"):
+            break
+        parts.append(part)
+    return ".".join(parts)
+
+
+def _scipy_public(module, name, owner):
+    """``(submodule, name)`` if ``scipy.<submodule>.<name>`` exists, else None. ``owner`` is
+    the object a method is bound to: a distribution makes the name ``norm.logpdf``."""
+    module = _public_module(module)
+    owner_module = type(owner).__module__ if owner is not None else ""
+    if owner_module.startswith("scipy.stats"):
+        instance = getattr(owner, "name", None) or type(owner).__name__.removesuffix("_gen")
+        module, name = "scipy.stats", f"{instance}.{name}"
+    if not module.startswith("scipy.") or module.count(".") != 1 or name.startswith("_"):
+        return None
+    if _lookup(sys.modules.get(module), name) is None:
+        return None
+    return module.split(".")[1], name
+
+
+def _scipy_name(frame):
+    """``("linalg", "expm")`` or ``("stats", "norm.logpdf")`` for a frame running a public
+    SciPy function or distribution method, else None."""
+    return _scipy_public(frame.f_globals.get("__name__", ""), frame.f_code.co_name,
+                         frame.f_locals.get("self"))
+
+
+def _lookup(namespace, dotted):
+    for part in dotted.split("."):
+        namespace = getattr(namespace, part, None)
+        if namespace is None:
+            return None
+    return namespace
+
+
+def _diffkit_scipy(submodule, name):
+    try:
+        namespace = importlib.import_module(f"diffkit.scipy.{submodule}")
+    except ImportError:
+        return None
+    return f"diffkit.scipy.{submodule}.{name}" if _lookup(namespace, name) else None
+
+
+def _scipy_callee(site):
+    """``(submodule, name)`` of the SciPy function the user's line is calling, or None."""
+    if site.user is None:
+        return None
+    callee, _ = site.call(site.user)
+    if callee is None:
+        return None
+    return _scipy_public(getattr(callee, "__module__", None) or "",
+                         getattr(callee, "__name__", ""), getattr(callee, "__self__", None))
+
+
+def _scipy_fix(site):
+    """The fix for a SciPy function that coerced a traced value, or None if SciPy is not
+    involved. The function the user's line calls is named if it is SciPy's; else the
+    outermost SciPy function with a diffkit counterpart."""
+    called = _scipy_callee(site)
+    if called is not None:
+        if _diffkit_scipy(*called):
+            return _replacement(called)
+        return _no_replacement(f"scipy.{called[0]}.{called[1]}")
+    named = None
+    for frame in reversed(site.library):
+        if _package(frame) != "scipy":
+            continue
+        found = _scipy_name(frame)
+        if found is None:
+            continue
+        named = named or found
+        if _diffkit_scipy(*found):
+            return _replacement(found)
+    if named is None and not any(_package(f) == "scipy" for f in site.library):
+        return None
+    return _no_replacement(f"scipy.{named[0]}.{named[1]}" if named else "a SciPy function")
+
+
+def _replacement(found):
+    what = f"scipy.{found[0]}.{found[1]}"
+    return what, (f"{what} converts its inputs to plain NumPy arrays (np.asarray), so "
+                  f"NumPy's dispatch cannot reach diffkit. Use {_diffkit_scipy(*found)} "
+                  "instead (same arguments), which is differentiable.")
+
+
+def _no_replacement(what):
+    return what, (f"{what} converts traced values to plain NumPy values and diffkit.scipy "
+                  "has no replacement for it. Write it with NumPy functions applied to the traced "
+                  "value, or give it a derivative with dk.custom_vjp/dk.custom_jvp "
+                  "(docs/scipy.md lists the replacements that exist).")
+
+
+def _library_name(site):
+    """The public name of the NumPy function the user's line called (``np.linalg.cond``),
+    else of the outermost library frame."""
+    callee, _ = site.call(site.user) if site.user is not None else (None, None)
+    module = _public_module(getattr(callee, "__module__", None) or "")
+    if module.startswith("numpy") and hasattr(callee, "__name__"):
+        name = callee.__name__
+    else:
+        frame = site.library[-1]
+        module = _public_module(frame.f_globals.get("__name__", ""))
+        name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
+    module = "np" + module[len("numpy"):] if module.startswith("numpy") else module
+    return f"{module}.{name}"
+
+
+def _library_escape(site):
+    """``(what, fix)`` when NumPy or SciPy code (not the user's line) converted the value."""
+    for frame in site.library:
+        if isinstance(frame.f_locals.get("self"), np.vectorize):
+            return "np.vectorize", _MAP_INSTEAD.format(name="np.vectorize")
+    scipy = _scipy_fix(site)
+    if scipy is not None:
+        return scipy
+    name = _library_name(site)
+    return name, (f"{name} converts its input with np.asarray, so it has no diffkit rule. "
+                  "Use the diffkit.numpy function that computes the same thing, or define "
+                  "the derivative yourself with dk.custom_vjp/dk.custom_jvp.")
+
+
+_BUILDERS = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
+
+
+def _array_escape(site):
+    """``(what, fix)`` for ``np.asarray(t)``, ``np.array([t0, t1])``, ``t.__array__()``..."""
+    if site.library:
+        return _library_escape(site)
+    if site.opname in _STORES:
+        return "Writing into a NumPy array in place", _in_place_fix(site)
+    _, call = site.call()
+    what = site.what(call, "np.asarray")
+    if call is not None and call.args and isinstance(call.args[0], _BUILDERS):
+        values = _text(call.args[0], "[t0, t1]")
+        return what, (f"np.array/np.asarray of a list makes plain numbers of the traced "
+                      f"values in it. Build the array with np.stack({values}) instead (or "
+                      "np.concatenate for pieces), which keeps the derivative.")
+    return what, _KEEP_TRACED
+
+
+_PYTHON_NUMBER = {"float": "float", "int": "int", "complex": "complex",
+                  "operator.index": "int", ".tolist": "list of numbers"}
+
+
+def _scalar_escape(site, kind):
+    """``(what, fix)`` for ``float(t)``, ``t.item()``, ``math.sin(t)``..."""
+    if site.library:
+        return _library_escape(site)
+    if site.opname in _STORES:
+        return "Writing into a NumPy array in place", _in_place_fix(site)
+    callee, call = site.call()
+    what = site.what(call, f"{kind}()")
+    if f"{kind}(" not in what and getattr(callee, "__module__", None) not in ("math", "cmath"):
+        what = f"{what} (which calls {kind}())"
+    arg = _text(call.args[0], "t") if call is not None and call.args else "t"
+    if kind in (".item", ".tolist") and isinstance(getattr(call, "func", None), ast.Attribute):
+        arg = _text(call.func.value, "t")
+    constant = (f"If a constant is really wanted, use dk.stop_gradient({arg}) in its place "
+                "(it stays an array, with a zero derivative).")
+    if getattr(callee, "__module__", None) in ("math", "cmath"):
+        name = callee.__name__
+        numpy_call = f"np.{name}({arg})" if hasattr(np, name) else "the NumPy function"
+        return what, (f"{callee.__module__}.{name} works on Python numbers only. Use "
+                      f"{numpy_call} instead, which keeps the derivative. {constant}")
+    number = _PYTHON_NUMBER.get(kind, "number")
+    return what, (f"Keep it an array: arrays work wherever a Python {number} does, and "
+                  f"NumPy functions (np.sin({arg}) rather than math.sin) keep the derivative. "
+                  f"{constant}")
+
+
+_MAPPERS = (np.apply_along_axis, np.apply_over_axes)
+
+
+def _writes_out(out):
+    """Whether an ``out=`` argument names a buffer (NumPy passes ufuncs a tuple)."""
+    outs = out if isinstance(out, tuple) else (out,)
+    return any(o is not None for o in outs)
+
+
+def _in_place_call_error(tracer, direct, name, method="__call__"):
+    """The error for ``np.add(a, t, out=y)`` and ``np.add.at(y, i, t)``."""
+    site = _Site(direct)
+    _, call = site.call()
+    if method == "at":
+        args = [_text(a, "?") for a in call.args] if call is not None else []
+        array, index, value = (args + ["y", "i", "t"][len(args):])[:3]
+        return _escape_error(tracer, site, site.what(call, f"{name}.at"), (
+            f"{name}.at writes into {array} in place, which a traced value cannot be. Use the "
+            f"functional form: {array} = {array}.at[{index}].{name[3:]}({value}) for a traced "
+            f"{array} (repeated indices combine as with {name}.at), or build the result with "
+            "np.stack/np.concatenate."))
+    statement = None
+    if call is None:
+        statement = _parse_statement(site.text) if site.text else site.user_statement()
+    if isinstance(statement, ast.AugAssign):   # y += t on an ndarray y
+        target, value = _text(statement.target, "y"), _text(statement.value, "t")
+        operator = _text(statement, "y += t").removeprefix(target).split("=")[0].strip()
+        rebind = f"{target} = {target} {operator} {value}"
+        return _escape_error(tracer, site, _text(statement, "y += t"), (
+            f"Augmented assignment writes into the NumPy array {target} in place, which a "
+            f"traced result cannot be. Write {rebind} instead: it makes a new, traced array."))
+    what = site.what(call, f"{name}(..., out=...)")
+    functional = f"{name}(...)"
+    if call is not None:
+        call.keywords = [k for k in call.keywords if k.arg != "out"]
+        functional = _text(call, functional)
+    return _escape_error(tracer, site, what, _OUT_BUFFER.format(call=functional))
 
 
 def _array(self, dtype=None, copy=None):
-    raise _conversion_error(
-        self, "np.asarray/np.array",
-        "Use diffkit.numpy (import diffkit.numpy as dnp) for array operations on it, "
-        "dnp.stack to build an array from traced values, or dk.stop_gradient if the "
-        "derivative is not wanted. If a NumPy array was indexed by or multiplied with it "
-        "(a[t], a.dot(t)), write dnp.getitem(a, t) or dnp.dot(a, t).")
+    site = _Site(sys._getframe(1))
+    raise _escape_error(self, site, *_array_escape(site))
+
+
+# A write ``y[i] = t`` into an ndarray calls float(t); NumPy replaces any error raised there
+# (of any type) by ValueError("setting an array element with a sequence.") because a traced
+# value supports indexing. So that the user sees diffkit's error, the conversion returns a
+# placeholder and a one-shot trace hook raises the error in the writing frame at its next
+# instruction. Python turns tracing off when a trace function raises, so this is done only
+# when no tracer (debugger, coverage) is running; under one, NumPy's ValueError is raised
+# with diffkit's error as its cause.
+_PLACEHOLDER = {"float": float("nan"), "int": 0, "complex": complex("nan")}
+
+
+def _raise_after_store(frame, error):
+    """Raise ``error`` in ``frame`` before its next instruction; False if tracing is in use."""
+    if sys.gettrace() is not None or frame.f_trace is not None:
+        return False
+
+    def hook(hooked, event, arg):
+        hooked.f_trace = None
+        hooked.f_trace_opcodes = False
+        sys.settrace(None)
+        raise error
+
+    sys.settrace(_no_trace)   # tracing must be on for a frame's hook to run
+    frame.f_trace_opcodes = True
+    frame.f_trace = hook
+    return True
+
+
+def _no_trace(frame, event, arg):
+    return None
 
 
 def _scalar(kind):
     def convert(self):
-        raise _conversion_error(
-            self, f"{kind}()",
-            "Keep it an array (0-d arrays work everywhere floats do); if you only need the "
-            "number, not its derivative, convert dk.stop_gradient(x) outside the "
-            "transformation.")
+        site = _Site(sys._getframe(1))
+        error = _escape_error(self, site, *_scalar_escape(site, kind))
+        try:
+            if (site.opname in _STORES and kind in _PLACEHOLDER
+                    and _raise_after_store(site.direct, error)):
+                return _PLACEHOLDER[kind]
+            raise error
+        finally:
+            del error, site   # no cycle through the traceback's frames
     return convert
 
 
 def _bool(self):
     value = concrete_value(self)
     if value is None:
+        site = _Site(sys._getframe(1))
         raise TracerConversionError(
             f"The truth value of a batched traced value (shape {self.shape}) under vmap is "
-            "different for each example. Use dnp.where(condition, a, b) instead of if/else.")
+            f"different for each example, at\n{site.location()}\nUse "
+            "dnp.where(condition, a, b) instead of if/else.")
     return bool(value)
 
 
@@ -81,10 +547,15 @@ def _transpose_method(self, *axes):
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """Route ``np.sin(t)``, ``ndarray + t``, ``scipy.special.erf(t)`` ... to the diffkit.numpy
     (or diffkit.scipy.special) function of that name."""
+    if _writes_out(kwargs.get("out")) or method == "at":
+        raise _in_place_call_error(self, sys._getframe(1), f"np.{ufunc.__name__}", method)
+    kwargs.pop("out", None)   # only all-None here
     fn = getattr(_dnp, ufunc.__name__, None)
     if fn is None:
         from ..scipy import special
         fn = getattr(special, ufunc.__name__, None)
+    if fn is None and method == "__call__":
+        _raise_for_scipy_wrapper(ufunc, sys._getframe(1))
     if method != "__call__" or fn is None or kwargs:
         what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         extra = f" with keywords {sorted(kwargs)}" if kwargs and fn is not None else ""
@@ -93,6 +564,22 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             "Use the diffkit.numpy function of the same name where one exists, or define "
             "the derivative yourself.")
     return fn(*inputs)
+
+
+def _raise_for_scipy_wrapper(ufunc, direct):
+    """A SciPy function such as ``scipy.special.zeta`` that calls a private ufunc
+    (``_zeta``) with no diffkit rule: point to the diffkit.scipy function instead."""
+    site = _Site(direct)
+    if not site.library:
+        return
+    called = _scipy_callee(site) or next(
+        filter(None, map(_scipy_name, reversed(site.library))), None)
+    replacement = called and _diffkit_scipy(*called)
+    if replacement:
+        raise NoRuleError(
+            f"scipy.{called[0]}.{called[1]} calls the ufunc {ufunc.__name__}, which has no "
+            f"diffkit rule, at\n{site.location()}\nUse {replacement} instead (same "
+            "arguments), which is differentiable.")
 
 
 _NO_VALUE = getattr(np, "_NoValue", object())
@@ -199,6 +686,12 @@ def _array_function(self, func, types, args, kwargs):
         if not issubclass(t, (np.ndarray, Tracer)):
             return NotImplemented  # a foreign array type: let its own dispatch run
     _, where = _numpy_name(func)
+    if func in _MAPPERS:
+        site = _Site(sys._getframe(1))
+        _, call = site.call()
+        raise _escape_error(self, site, site.what(call, where), _MAP_INSTEAD.format(name=where))
+    if _writes_out(kwargs.get("out")):
+        raise _in_place_call_error(self, sys._getframe(1), where)
     fn = _diffkit_counterpart(func)
     if fn is None:
         raise NoRuleError(
