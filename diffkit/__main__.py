@@ -51,12 +51,13 @@ y.backward(gradient=torch.ones_like(y)), written as a function call:
 
 
 def gradient():
-    heading("2. A gradient: dk.grad", """
+    heading("2. A gradient of plain NumPy code: dk.grad", """
 f(x) = 3 x1^2 + 5 x2^2 has gradient (6 x1, 10 x2); at (-1, 2) that is (-6, 20).
+f is written with `import numpy as np` only: diffkit differentiates it unchanged.
 """)
 
     def f(x):
-        return 3 * x[0] ** 2 + 5 * x[1] ** 2
+        return np.sum(np.array([3.0, 5.0]) * x ** 2)
 
     x = np.array([-1.0, 2.0])
     g = dk.grad(f)(x)
@@ -145,6 +146,17 @@ mean loss, which grad of the vmapped loss computes directly.
     check(batch_gradient, closed_form.mean(axis=0), "batch gradient")
 
 
+NEXT_STEPS = """\
+Where next (in the diffkit repository):
+  notebooks/01_backward_is_a_vjp.ipynb       PyTorch's backward() as a VJP, examples redone
+  notebooks/02_jacobians_and_hessians.ipynb  forward vs reverse mode; Hessians four ways
+  notebooks/03_scipy.ipynb                   exact jac, hess, hessp for SciPy's solvers
+  notebooks/04_property_testing.ipynb        testing your own derivatives
+  notebooks/05_vmap.ipynb                    per-example gradients, batched Jacobians
+  README.md, docs/                           user guide and API reference
+                                             (pip install '.[docs]' && mkdocs serve)"""
+
+
 def main():
     with np.printoptions(precision=4, suppress=True):
         derivative_at_many_points()
@@ -154,6 +166,8 @@ def main():
         per_example_gradients()
         print(RULE)
         print("Every number above matched its closed form.")
+        print()
+        print(NEXT_STEPS)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,15 @@
-"""The README's Python examples run as written and its quick start matches CI."""
+"""The README's Python examples run as written, its quick start matches CI, and the tour that
+the quick start runs (``python -m diffkit``) checks out."""
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
 
 
@@ -14,8 +18,29 @@ def test_readme_example_runs(code):
     exec(compile(code, str(README), "exec"), {})
 
 
+def quick_start_commands():
+    """The two commands of the README's "Quick start" block: ``[tour, tests]``."""
+    section = README.read_text().split("## Quick start", 1)[1]
+    shell = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    return [line.split("#")[0].strip() for line in shell.splitlines() if line.strip()]
+
+
+def test_quick_start_has_the_tour_and_the_tests():
+    tour, tests = quick_start_commands()
+    assert tour == "pip install . && python -m diffkit"
+    assert tests.startswith("pip install '.[test]' && python -m pytest")
+
+
 def test_quick_start_test_command_is_what_ci_runs():
-    shell = re.search(r"```sh\n(.*?)```", README.read_text(), re.S).group(1)
-    test_command = shell.splitlines()[1].split("#")[0].strip()
-    ci = (README.parent / ".ci" / "run").read_text()
+    test_command = quick_start_commands()[1]
+    ci = (ROOT / ".ci" / "run").read_text()
     assert test_command in ci
+
+
+def test_tour_runs_and_checks_every_number():
+    # The tour asserts each number against its closed form and stops on the first mismatch.
+    done = subprocess.run([sys.executable, "-m", "diffkit"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Every number above matched its closed form." in done.stdout
+    assert "notebooks/01_backward_is_a_vjp.ipynb" in done.stdout
