@@ -7,6 +7,7 @@ import pytest
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.errors import NoRuleError
+from diffkit.testing import check_grads
 
 RNG = np.random.default_rng(0)
 
@@ -161,3 +162,48 @@ def test_foreign_type_dispatch_runs():
 
     dk.grad(f)(np.ones(3))
     assert seen == [("foreign", "concatenate")]
+
+
+# --- ufunc methods: reduce, accumulate, outer --------------------------------------------
+
+_X2 = np.array([[0.5, -1.25, 2.0], [1.5, 0.75, -0.5]])
+UFUNC_METHODS = [
+    (np.add, "reduce", {}), (np.add, "reduce", {"axis": None}),
+    (np.add, "reduce", {"axis": 1, "keepdims": True}), (np.add, "reduce", {"initial": 2.0}),
+    (np.multiply, "reduce", {"axis": 1}), (np.maximum, "reduce", {"axis": 1}),
+    (np.minimum, "reduce", {}), (np.logaddexp, "reduce", {"axis": 0}),
+    (np.add, "accumulate", {"axis": 1}), (np.multiply, "accumulate", {}),
+]
+
+
+@pytest.mark.parametrize("ufunc, method, kwargs", UFUNC_METHODS,
+                         ids=[f"{u.__name__}.{m}{sorted(k)}" for u, m, k in UFUNC_METHODS])
+def test_ufunc_methods_match_numpy_and_differentiate(ufunc, method, kwargs):
+    def f(x):
+        return getattr(ufunc, method)(x, **kwargs)
+
+    out, _ = dk.vjp(f, _X2)
+    np.testing.assert_allclose(out, getattr(ufunc, method)(_X2, **kwargs), rtol=1e-15)
+    check_grads(f, (_X2,), order=2)
+    np.testing.assert_allclose(dk.jacfwd(f)(_X2), dk.jacrev(f)(_X2), rtol=1e-12)
+
+
+def test_ufunc_outer_is_broadcasting():
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([[0.5, -1.0], [2.0, 4.0]])
+    jac_a, jac_b = dk.jacfwd(lambda a, b: np.subtract.outer(a, b), argnums=(0, 1))(a, b)
+    # out[i, j, k] = a[i] - b[j, k]
+    np.testing.assert_allclose(jac_a, np.broadcast_to(np.eye(3)[:, None, None, :], (3, 2, 2, 3)))
+    np.testing.assert_allclose(jac_b, -np.broadcast_to(np.eye(4).reshape(2, 2, 2, 2),
+                                                       (3, 2, 2, 2, 2)))
+    check_grads(lambda a, b: np.multiply.outer(a, b), (a, b), order=2)
+
+
+@pytest.mark.parametrize("call, fix", [
+    (lambda x: np.maximum.accumulate(x), "np.cumsum"),
+    (lambda x: np.add.reduceat(x, [0, 2]), "custom_vjp"),
+    (lambda x: np.add.reduce(x, where=x > 0), "np.where"),
+    (lambda x: np.add.reduce(x, dtype=np.float32), "astype"),
+])
+def test_ufunc_methods_without_a_rule_say_what_to_do(call, fix):
+    with pytest.raises(NoRuleError, match=fix.replace(".", r"\.")):
+        dk.grad(lambda x: np.sum(call(x)))(np.array([1.0, -2.0, 3.0]))

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import NoRuleError, TracerConversionError
 from .trace import Tracer
+from .ufunc_methods import ufunc_method
 
 
 def concrete_value(tracer):
@@ -556,13 +557,14 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         fn = getattr(special, ufunc.__name__, None)
     if fn is None and method == "__call__":
         _raise_for_scipy_wrapper(ufunc, sys._getframe(1))
-    if method != "__call__" or fn is None or kwargs:
-        what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    if method != "__call__":  # reduce, accumulate, outer, reduceat
+        return ufunc_method(_dnp, ufunc, method, inputs, kwargs)
+    if fn is None or kwargs:
         extra = f" with keywords {sorted(kwargs)}" if kwargs and fn is not None else ""
         raise NoRuleError(
-            f"{what}{extra} has no diffkit rule, so it cannot be applied to a traced value. "
-            "Use the diffkit.numpy function of the same name where one exists, or define "
-            "the derivative yourself.")
+            f"np.{ufunc.__name__}{extra} has no diffkit rule, so it cannot be applied to a "
+            "traced value. Use the diffkit.numpy function of the same name where one "
+            "exists, or define the derivative yourself with dk.custom_vjp/dk.custom_jvp.")
     return fn(*inputs)
 
 
