@@ -6,6 +6,8 @@ primitives. Functions whose results carry no derivative (predicates, index helpe
 creation from shapes) work on the concrete values under every transformation.
 """
 
+import operator
+
 import numpy as np
 
 from ..core.interop import concrete_value
@@ -20,7 +22,8 @@ __all__ = [
     "vander", "polyadd", "polysub", "polymul", "polyder", "polyint", "unwrap", "resize",
     "all", "any", "count_nonzero", "nonzero", "flatnonzero", "argwhere", "isclose",
     "allclose", "array_equal", "empty_like", "tri", "tril_indices", "triu_indices",
-    "diag_indices", "indices", "geomspace", "logspace", "isposinf", "isneginf", "i0",
+    "diag_indices", "indices", "linspace", "geomspace", "logspace", "isposinf", "isneginf",
+    "i0",
     "real_if_close", "trim_zeros",
 ]
 
@@ -285,5 +288,133 @@ tril_indices = np.tril_indices
 triu_indices = np.triu_indices
 diag_indices = np.diag_indices
 indices = np.indices
-geomspace = np.geomspace
-logspace = np.logspace
+
+
+# --- evenly spaced samples: differentiable in their end points ------------------------------
+# With concrete end points these are NumPy's own functions. With traced ones they are the same
+# arithmetic written with diffkit's ops (start + k * step, the last sample set to stop), so
+# each sample's derivative is 1 - k/div in start and k/div in stop.
+
+
+def _lead_shape(*values):
+    return np.broadcast_shapes(*(shape_of(v) for v in values))
+
+
+def _samples_along_first_axis(start, stop, num, endpoint):
+    """``num`` samples from ``start`` to ``stop`` (both shaped like the result's trailing
+    axes), stacked along a new first axis; also the step (NaN when it is undefined)."""
+    lead = shape_of(start)
+    div = num - 1 if endpoint else num
+    k = np.arange(num, dtype=dtype_of(start)).reshape((num,) + (1,) * len(lead))
+    delta = ew.subtract(stop, start)
+    if div > 0:
+        step = ew.divide(delta, div)
+        samples = ew.add(ew.multiply(k, step), start)
+    else:  # a single sample (or none): start, with NumPy's NaN step
+        step = np.nan
+        samples = ew.add(ew.multiply(k, delta), start)
+    if endpoint and num > 1:  # exactly stop, as NumPy
+        samples = shape.concatenate([getitem(samples, slice(0, num - 1)),
+                                     shape.reshape(stop, (1,) + lead)])
+    return samples, step
+
+
+def _sample_count(num):
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    return num
+
+
+def _finish(samples, axis, dtype, round_down=True):
+    """Move the sample axis to ``axis`` and cast to ``dtype`` (integers rounded down, as
+    NumPy 2's ``linspace``, or truncated, as its ``geomspace``)."""
+    if axis != 0:
+        samples = shape.moveaxis(samples, 0, axis)
+    if dtype is None:
+        return samples
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and round_down:
+        from .ufuncs import floor
+        samples = floor(samples)
+    return ew.astype(samples, dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):
+    """``num`` evenly spaced samples from ``start`` to ``stop``, as ``np.linspace``
+    (array-valued end points give samples of their broadcast shape, stacked along ``axis``).
+    Differentiable in ``start`` and ``stop``; also the step with ``retstep=True``."""
+    if not (_holds_tracer(start) or _holds_tracer(stop)):
+        if device is not None:
+            return np.linspace(start, stop, num, endpoint, retstep, dtype, axis, device=device)
+        return np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    if device not in (None, "cpu"):
+        raise ValueError(f"Device not understood. Only \"cpu\" is allowed, but received: "
+                         f"{device}")
+    num = _sample_count(num)
+    start, stop = asarray(start), asarray(stop)
+    work = np.result_type(dtype_of(start), dtype_of(stop), 1.0)  # integers become float64
+    lead = _lead_shape(start, stop)
+    start = shape.broadcast_to(ew.astype(start, work), lead)
+    stop = shape.broadcast_to(ew.astype(stop, work), lead)
+    samples, step = _samples_along_first_axis(start, stop, num, endpoint)
+    samples = _finish(samples, axis, dtype)
+    return (samples, step) if retstep else samples
+
+
+def _with_rank(x, ndim):
+    """``x`` with leading axes of length 1 up to ``ndim`` axes."""
+    missing = ndim - len(shape_of(x))
+    return shape.reshape(x, (1,) * missing + shape_of(x)) if missing > 0 else x
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``base ** linspace(start, stop)``, as ``np.logspace``; differentiable in ``start``,
+    ``stop`` and ``base`` (which may be an array broadcast with them)."""
+    if not (_holds_tracer(start) or _holds_tracer(stop) or _holds_tracer(base)):
+        return np.logspace(start, stop, num, endpoint, base, dtype, axis)
+    start, stop, base = asarray(start), asarray(stop), asarray(base)
+    ndim = len(_lead_shape(start, stop, base))
+    start, stop, base = (_with_rank(v, ndim) for v in (start, stop, base))
+    exponents = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    powers = ew.power(shape.expand_dims(base, axis), exponents)
+    return powers if dtype is None else ew.astype(powers, dtype)
+
+
+def _concrete_or_none(x):
+    if isinstance(x, Tracer):
+        return concrete_value(x)
+    return x
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Samples evenly spaced on a log scale from ``start`` to ``stop`` (same sign, nonzero),
+    as ``np.geomspace``: the end points are exactly ``start`` and ``stop``. Differentiable in
+    both (real end points)."""
+    if not (_holds_tracer(start) or _holds_tracer(stop)):
+        return np.geomspace(start, stop, num, endpoint, dtype, axis)
+    num = _sample_count(num)
+    start, stop = asarray(start), asarray(stop)
+    for end in (start, stop):
+        value = _concrete_or_none(end)
+        if value is not None and np.any(np.asarray(value) == 0):
+            raise ValueError("Geometric sequence cannot include zero")
+    work = np.result_type(dtype_of(start), dtype_of(stop), 1.0)
+    lead = _lead_shape(start, stop)
+    start = shape.broadcast_to(ew.astype(start, work), lead)
+    stop = shape.broadcast_to(ew.astype(stop, work), lead)
+    from .control import stop_gradient
+    from .ufuncs import log10
+    sign = stop_gradient(ew.sign(start))  # negative sequences: the same, mirrored
+    start, stop = ew.divide(start, sign), ew.divide(stop, sign)
+    exponents, _ = _samples_along_first_axis(log10(start), log10(stop), num, endpoint)
+    samples = ew.power(np.asarray(10.0, work), exponents)
+    if num > 0:  # the end points exactly, as NumPy
+        first = [shape.reshape(start, (1,) + lead)]
+        if endpoint and num > 1:
+            middle = [getitem(samples, slice(1, num - 1)), shape.reshape(stop, (1,) + lead)]
+        else:
+            middle = [getitem(samples, slice(1, num))]
+        samples = shape.concatenate(first + middle)
+    return _finish(ew.multiply(sign, samples), axis, dtype, round_down=False)

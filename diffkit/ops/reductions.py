@@ -3,9 +3,16 @@ cumulative sums and products (and the linear recurrence behind the latter's deri
 
 Axis parameters reach the primitives already normalised by ``diffkit.numpy``: ``axis`` is a
 tuple of non-negative ints (all axes for ``None``), so batching only shifts each by one.
+
+The NumPy-shaped wrappers take NumPy's keywords. ``dtype`` casts the entries first; ``where``
+replaces masked-out entries by the reduction's identity (by ``initial`` for ``max``/``min``,
+which have none) with ``where``, so they get derivative 0 through rules that already exist,
+in every engine and under vmap; ``initial`` is combined last. A plain call binds the
+primitive directly. ``out=`` is refused: a traced result cannot be written into a buffer.
 """
 
 import math
+import warnings
 
 import numpy as np
 
@@ -323,27 +330,210 @@ def normalize_axes(axis, ndim):
     return normalized
 
 
-def _reducer(prim, doc):
-    def reduce(x, axis=None, keepdims=False):
-        return prim(x, axis=normalize_axes(axis, len(shape_of(x))), keepdims=bool(keepdims))
-
-    reduce.__name__ = prim.name
-    reduce.__doc__ = doc
-    return reduce
+_NO_VALUE = np._NoValue
+_SEQUENCES = (list, tuple)  # array-likes that need np.asarray (no shape attribute)
 
 
-sum = _reducer(sum_p, "Sum over ``axis`` (all axes by default), as ``np.sum``.")  # noqa: A001
-prod = _reducer(prod_p, "Product over ``axis``, as ``np.prod``.")
-max = _reducer(max_p, "Maximum over ``axis``, as ``np.max``; ties share the derivative.")  # noqa: A001
-min = _reducer(min_p, "Minimum over ``axis``, as ``np.min``; ties share the derivative.")  # noqa: A001
-logsumexp = _reducer(logsumexp_p, "``log(sum(exp(x)))`` over ``axis``, computed stably.")
+def _flag(keepdims):
+    return False if keepdims is _NO_VALUE else bool(keepdims)
 
 
-def mean(x, axis=None, keepdims=False):
-    """Arithmetic mean over ``axis``, as ``np.mean``."""
-    axes = normalize_axes(axis, len(shape_of(x)))
-    count = math.prod([shape_of(x)[a] for a in axes])
-    return sum_p(x, axis=axes, keepdims=bool(keepdims)) / count
+def no_out(name, out):
+    """``out=`` names a buffer to write into in place, which a traced result cannot be."""
+    if out is not None:
+        raise TypeError(
+            f"diffkit.numpy.{name} does not support out=: it returns a new array (writing into "
+            f"a buffer in place would lose the derivative). Use the returned value instead: "
+            f"y = dnp.{name}(x, ...) without out=.")
+
+
+def _as_array(x):
+    return x if isinstance(x, (Tracer, np.ndarray)) else np.asarray(x)
+
+
+def _masking(where):
+    """Whether ``where`` masks entries (NumPy's default ``True`` keeps them all)."""
+    return where is not True and where is not _NO_VALUE
+
+
+def where_mask(where, dims):
+    """``where`` as a boolean mask of shape ``dims``: NumPy casts it to bool and broadcasts it
+    against the input (a traced mask, e.g. ``t > 0``, stays traced so vmap batches it)."""
+    if isinstance(where, Tracer):
+        mask = where if dtype_of(where) == np.bool_ else ew.astype(where, np.bool_)
+        return shape.broadcast_to(mask, dims)
+    return np.broadcast_to(np.asarray(where).astype(bool, copy=False), dims)
+
+
+def scalar_initial(initial, dtype):
+    """``initial`` (a scalar, possibly traced) cast to ``dtype``, as NumPy casts it."""
+    if isinstance(initial, Tracer):
+        if shape_of(initial) != ():
+            raise ValueError(f"initial must be a scalar, got a traced value of shape "
+                             f"{shape_of(initial)}")
+        return ew.astype(initial, dtype)
+    value = np.asarray(initial)
+    if value.ndim:
+        raise ValueError(f"initial must be a scalar, got an array of shape {value.shape}")
+    with np.errstate(invalid="ignore"):
+        return value.astype(dtype)
+
+
+def _accumulate(name, prim, identity, combine, a, axis, dtype, out, keepdims, initial, where):
+    """``sum``/``prod`` with NumPy's keywords: entries cast to ``dtype`` first, masked
+    entries replaced by the ``identity`` (so their derivative is 0), ``initial`` combined
+    last; the result has NumPy's dtype (small integers and booleans are upcast)."""
+    no_out(name, out)
+    x = _as_array(a)
+    target = getattr(np, name)(np.zeros(1, dtype_of(x)), dtype=dtype).dtype
+    if dtype is not None:
+        x = ew.astype(x, dtype)
+    dims = shape_of(x)
+    if _masking(where):
+        x = ew.where(where_mask(where, dims), x, np.asarray(identity, dtype_of(x)))
+    result = prim(x, axis=normalize_axes(axis, len(dims)), keepdims=_flag(keepdims))
+    result = ew.astype(result, target)  # e.g. back to int8 for dtype=np.int8 (wraps alike)
+    if initial is not _NO_VALUE:
+        result = combine(result, scalar_initial(initial, target))
+    return result
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False,  # noqa: A001 (NumPy's name)
+        initial=_NO_VALUE, where=True):
+    """Sum over ``axis`` (all axes by default), as ``np.sum``: ``dtype`` casts the entries
+    first, ``initial`` is added, entries where ``where`` is False are left out (derivative 0).
+    ``out=`` is not supported (use the returned value)."""
+    if dtype is None and out is None and initial is _NO_VALUE and where is True and \
+            keepdims is not _NO_VALUE and not isinstance(a, _SEQUENCES):  # the common call
+        return sum_p(a, axis=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+    return _accumulate("sum", sum_p, 0, ew.add, a, axis, dtype, out, keepdims, initial, where)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
+    """Product over ``axis``, as ``np.prod``, with ``dtype``, ``initial`` (a factor) and
+    ``where`` as in ``sum``. ``out=`` is not supported (use the returned value)."""
+    if dtype is None and out is None and initial is _NO_VALUE and where is True and \
+            keepdims is not _NO_VALUE and not isinstance(a, _SEQUENCES):
+        return prod_p(a, axis=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+    return _accumulate("prod", prod_p, 1, ew.multiply, a, axis, dtype, out, keepdims,
+                       initial, where)
+
+
+def _extreme(name, prim, numpy_name, a, axis, out, keepdims, initial, where):
+    """``max``/``min`` with ``initial`` (one more candidate) and ``where``: masked entries
+    are replaced by ``initial``, so they get derivative 0, and a slice with no kept entry
+    (or an empty axis) gives ``initial``. NumPy requires ``initial`` with any ``where``
+    mask, since these reductions have no identity."""
+    no_out(name, out)
+    masking = _masking(where)
+    if masking and initial is _NO_VALUE:
+        raise ValueError(f"reduction operation '{numpy_name}' does not have an identity, so "
+                         "to use a where mask one has to specify 'initial'")
+    x = _as_array(a)
+    dims = shape_of(x)
+    axes = normalize_axes(axis, len(dims))
+    keepdims = _flag(keepdims)
+    if initial is _NO_VALUE:
+        return prim(x, axis=axes, keepdims=keepdims)
+    start = scalar_initial(initial, dtype_of(x))
+    if masking:
+        x = ew.where(where_mask(where, dims), x, start)
+    if math.prod(dims[i] for i in axes) == 0:  # nothing to compare: initial itself
+        out_shape = tuple(1 if i in axes else d for i, d in enumerate(dims) if keepdims
+                          or i not in axes)
+        if isinstance(start, Tracer):
+            return shape.broadcast_to(start, out_shape)
+        return np.full(out_shape, start, dtype_of(x))
+    pick = ew.maximum if prim is max_p else ew.minimum
+    return pick(prim(x, axis=axes, keepdims=keepdims), start)
+
+
+def max(a, axis=None, out=None, keepdims=False,  # noqa: A001 (NumPy's name)
+        initial=_NO_VALUE, where=True):
+    """Maximum over ``axis``, as ``np.max``; ties share the derivative. ``initial`` is one
+    more candidate (required with ``where``, as in NumPy); masked entries get derivative 0.
+    ``out=`` is not supported (use the returned value)."""
+    if out is None and initial is _NO_VALUE and where is True and \
+            keepdims is not _NO_VALUE and not isinstance(a, _SEQUENCES):
+        return max_p(a, axis=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+    return _extreme("max", max_p, "maximum", a, axis, out, keepdims, initial, where)
+
+
+def min(a, axis=None, out=None, keepdims=False,  # noqa: A001 (NumPy's name)
+        initial=_NO_VALUE, where=True):
+    """Minimum over ``axis``, as ``np.min``, with ``initial`` and ``where`` as in ``max``."""
+    if out is None and initial is _NO_VALUE and where is True and \
+            keepdims is not _NO_VALUE and not isinstance(a, _SEQUENCES):
+        return min_p(a, axis=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+    return _extreme("min", min_p, "minimum", a, axis, out, keepdims, initial, where)
+
+
+amax = max
+amin = min
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x)))`` over ``axis``, computed stably."""
+    return logsumexp_p(x, axis=normalize_axes(axis, len(shape_of(x))), keepdims=bool(keepdims))
+
+
+def _mean_dtype(x, dtype):
+    """The dtype ``np.mean`` accumulates in: ``dtype``, float64 for integers and booleans,
+    float32 for float16 (whose result is float16 again), else the input's."""
+    if dtype is not None:
+        return np.dtype(dtype)
+    kind = dtype_of(x)
+    if kind.kind in "biu":
+        return np.dtype(np.float64)
+    return np.dtype(np.float32) if kind == np.float16 else kind
+
+
+def _warn_empty_mean(count, stacklevel):
+    """NumPy's warning when a concrete ``count`` of entries is 0 somewhere."""
+    if not isinstance(count, Tracer) and np.any(count == 0):
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=stacklevel + 1)
+
+
+def _masked_mean(x, dims, axes, keepdims, where):
+    """The mean of the entries kept by ``where``: their sum over their count (derivative 0
+    for the others), NaN for a slice with none, as NumPy (which also warns)."""
+    mask = where_mask(where, dims)
+    real = np.zeros((), dtype_of(x)).real.dtype
+    count_dtype = real if real.kind == "f" else np.dtype(np.float64)
+    count = sum_p(ew.astype(mask, count_dtype), axis=axes, keepdims=keepdims)
+    total = sum_p(ew.where(mask, x, np.zeros((), dtype_of(x))), axis=axes, keepdims=keepdims)
+    empty = ew.equal(count, 0)
+    _warn_empty_mean(count, 3)
+    return ew.where(empty, np.nan, total / ew.maximum(count, 1.0))
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """Arithmetic mean over ``axis``, as ``np.mean``: accumulated in ``dtype`` (float64 for
+    integer input), over the entries kept by ``where`` (the others get derivative 0; a slice
+    with none gives NaN). ``out=`` is not supported (use the returned value)."""
+    kind = getattr(a, "dtype", None)
+    if dtype is None and out is None and where is True and keepdims is not _NO_VALUE and \
+            kind is not None and kind.kind in "fc" and kind != np.float16:
+        axes = normalize_axes(axis, len(shape_of(a)))
+        count = math.prod([shape_of(a)[i] for i in axes])
+        return sum_p(a, axis=axes, keepdims=bool(keepdims)) / count
+    no_out("mean", out)
+    x = _as_array(a)
+    result_dtype = np.dtype(dtype) if dtype is not None else (
+        dtype_of(x) if dtype_of(x) == np.float16 else _mean_dtype(x, None))
+    x = ew.astype(x, _mean_dtype(x, dtype))
+    dims = shape_of(x)
+    axes = normalize_axes(axis, len(dims))
+    keepdims = _flag(keepdims)
+    if _masking(where):
+        result = _masked_mean(x, dims, axes, keepdims, where)
+    else:
+        count = math.prod([dims[i] for i in axes])
+        _warn_empty_mean(count, 2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result = sum_p(x, axis=axes, keepdims=keepdims) / count
+    with np.errstate(invalid="ignore"):
+        return ew.astype(result, result_dtype)
 
 
 def _arg_reducer(prim):

@@ -25,8 +25,8 @@ percentile, and their nan-variants) at a tie   as for ``max`` and ``min`` (which
 ``ptp``, ``nanmax``, ``nanmin`` at a tie       those of ``max`` and ``min``: shared equally
 ``std``/``nanstd`` where the variance is 0     0, also at higher orders (std is a scaled norm of
 (constant data)                                the centred data: 0 as for a norm at zero)
-NaN entries of every nan-reduction             0, and never a NaN derivative for the other entries
-                                               (also for an all-NaN slice, whose value is NaN)
+NaN (and ``where``-masked) entries of every    0, and never a NaN derivative for the other entries
+nan-reduction                                  (also for an all-NaN slice, whose value is NaN)
 a slice that holds NaN in ``quantile``,        the value is NaN (as NumPy's) and the derivative 0
 ``median``, ``percentile``
 ``cumprod``/``prod`` at zero entries           exact (no convention needed: no division)
@@ -71,15 +71,7 @@ def _asarray(x):
 
 
 def _no_out(name, out):
-    if out is not None:
-        raise TypeError(f"diffkit.numpy.{name} does not support out=: it returns a new array "
-                        "(in-place writes would lose the derivative)")
-
-
-def _unsupported(name, **given):
-    for key, value in given.items():
-        if value is not None and value is not np._NoValue:
-            raise NotImplementedError(f"diffkit.numpy.{name} does not support {key}=")
+    rd.no_out(name, out)
 
 
 def _flag(value, default=False):
@@ -286,17 +278,19 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 def _nan_variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction,
                   std=False):
     _no_out(name, out)
-    _unsupported(name, where=where, mean=mean)
     ddof = _ddof(ddof, correction)
     keepdims = _flag(keepdims)
     x = _inexact(_asarray(a), dtype)
     dims = shape_of(x)
     axes = rd.normalize_axes(axis, len(dims))
-    mask = _nan_mask(x)
+    mask = _dropped(x, where)
     real = np.zeros((), dtype_of(x)).real.dtype
     count = _valid_count(mask, axes, True, real)
     filled = ew.where(mask, 0.0, x)
-    centre = rd.sum_p(filled, axis=axes, keepdims=True) / ew.maximum(count, 1.0)
+    if mean is None or mean is np._NoValue:
+        centre = rd.sum_p(filled, axis=axes, keepdims=True) / ew.maximum(count, 1.0)
+    else:
+        centre = mean
     d = ew.where(mask, 0.0, filled - centre)
     total = rd.sum_p(_abs2(d), axis=axes, keepdims=keepdims)
     dof = count - ddof
@@ -310,15 +304,16 @@ def _nan_variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correc
     return variance
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            mean=None, correction=None):
     """Variance ignoring NaN entries, as ``np.nanvar``: NaN where fewer than ``ddof + 1``
-    entries are not NaN. NaN entries get derivative 0."""
+    entries are not NaN (and kept by ``where``); a precomputed ``mean`` has the
+    ``keepdims=True`` shape. NaN and masked entries get derivative 0."""
     return _nan_variance("nanvar", a, axis, dtype, out, ddof, keepdims, where, mean,
                          correction)
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            mean=None, correction=None):
     """Standard deviation ignoring NaN entries, as ``np.nanstd``."""
     return _nan_variance("nanstd", a, axis, dtype, out, ddof, keepdims, where, mean,
@@ -378,41 +373,56 @@ def ptp(a, axis=None, out=None, keepdims=False):
 # --- nan-reductions -----------------------------------------------------------------------
 
 
-def _nan_filled(name, a, dtype, fill):
+def _nan_filled(a, fill):
+    """``a`` with NaN entries replaced by ``fill`` (so they get derivative 0)."""
     x = _asarray(a)
-    if dtype is not None:
-        x = ew.astype(x, dtype)
-    mask = _nan_mask(x)
-    return (ew.where(mask, fill, x) if _is_inexact(x) else x), mask
+    return ew.where(ew.isnan(x), fill, x) if _is_inexact(x) else x
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """Sum treating NaN as 0, as ``np.nansum``; NaN entries get derivative 0."""
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue,
+           where=True):
+    """Sum treating NaN as 0, as ``np.nansum`` (``dtype``, ``initial`` and ``where`` as in
+    ``sum``); NaN and masked entries get derivative 0."""
     _no_out("nansum", out)
-    _unsupported("nansum", where=where)
-    x, _ = _nan_filled("nansum", a, dtype, 0.0)
-    total = rd.sum(x, axis=axis, keepdims=_flag(keepdims))
-    return total if initial is None or initial is np._NoValue else total + initial
+    return rd.sum(_nan_filled(a, 0.0), axis=axis, dtype=dtype, keepdims=_flag(keepdims),
+                  initial=_initial(initial), where=_where(where))
 
 
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """Product treating NaN as 1, as ``np.nanprod``; NaN entries get derivative 0."""
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue,
+            where=True):
+    """Product treating NaN as 1, as ``np.nanprod``; NaN and masked entries get derivative 0."""
     _no_out("nanprod", out)
-    _unsupported("nanprod", where=where)
-    x, _ = _nan_filled("nanprod", a, dtype, 1.0)
-    total = rd.prod(x, axis=axis, keepdims=_flag(keepdims))
-    return total if initial is None or initial is np._NoValue else total * initial
+    return rd.prod(_nan_filled(a, 1.0), axis=axis, dtype=dtype, keepdims=_flag(keepdims),
+                   initial=_initial(initial), where=_where(where))
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-    """Mean of the entries that are not NaN, as ``np.nanmean`` (NaN for an all-NaN slice);
-    NaN entries get derivative 0."""
+def _initial(initial):
+    """NumPy's "no initial value" (older diffkit code passed None for it)."""
+    return np._NoValue if initial is None else initial
+
+
+def _where(where):
+    """``where`` with "keep everything" as ``True`` (older diffkit code passed None)."""
+    return True if where is None or where is np._NoValue else where
+
+
+def _dropped(x, where):
+    """Where an entry of ``x`` does not count: NaN, or masked out by ``where``."""
+    mask = _nan_mask(x)
+    where = _where(where)
+    if where is True:
+        return mask
+    return ew.logical_or(mask, ew.logical_not(rd.where_mask(where, shape_of(x))))
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """Mean of the entries that are not NaN (and kept by ``where``), as ``np.nanmean`` (NaN
+    for a slice with none); the other entries get derivative 0."""
     _no_out("nanmean", out)
-    _unsupported("nanmean", where=where)
     x = _inexact(_asarray(a), dtype)
     keepdims = _flag(keepdims)
     axes = rd.normalize_axes(axis, len(shape_of(x)))
-    mask = _nan_mask(x)
+    mask = _dropped(x, where)
     real = np.zeros((), dtype_of(x)).real.dtype
     count = _valid_count(mask, axes, keepdims, real)
     total = rd.sum_p(ew.where(mask, 0.0, x), axis=axes, keepdims=keepdims)
@@ -422,31 +432,47 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 
 def _nan_extremum(name, prim, fill, a, axis, out, keepdims, initial, where):
+    """``nanmax``/``nanmin``: NaN (and masked) entries are left out; a slice with none left
+    is NaN (with NumPy's warning) unless ``initial`` is given, which is one more candidate
+    that is itself ignored when NaN (as in NumPy's ``fmax.reduce``)."""
     _no_out(name, out)
-    _unsupported(name, where=where)
+    initial, where = _initial(initial), _where(where)
+    masking = where is not True
+    if masking and initial is np._NoValue:
+        raise ValueError(f"reduction operation '{'fmax' if prim is rd.max_p else 'fmin'}' "
+                         "does not have an identity, so to use a where mask one has to "
+                         "specify 'initial'")
     x = _asarray(a)
     axes = rd.normalize_axes(axis, len(shape_of(x)))
     keepdims = _flag(keepdims)
     if not _is_inexact(x):
-        result = prim(x, axis=axes, keepdims=keepdims)
+        reduce = rd.max if prim is rd.max_p else rd.min
+        return reduce(x, axis=axes, keepdims=keepdims, initial=initial, where=where)
+    mask = _dropped(x, where)
+    empty = ew.equal(_valid_count(mask, axes, keepdims, np.intp), 0)
+    if initial is not np._NoValue and not all(shape_of(x)[i] for i in axes):
+        # an empty axis: nothing but initial (without it, the reduction raises NumPy's error)
+        result = np.full(shape_of(empty), np.nan, dtype_of(x))
     else:
-        mask = ew.isnan(x)
-        result = prim(ew.where(mask, fill, x), axis=axes, keepdims=keepdims)
-        empty = ew.equal(_valid_count(mask, axes, keepdims, np.intp), 0)
+        result = ew.where(empty, np.nan, prim(ew.where(mask, fill, x), axis=axes,
+                                              keepdims=keepdims))
+    if initial is np._NoValue:
         _warn_where(empty, "All-NaN slice encountered")
-        result = ew.where(empty, np.nan, result)
-    if initial is not None and initial is not np._NoValue:
-        result = (ew.maximum if prim is rd.max_p else ew.minimum)(result, initial)
+        return result
+    from .ufuncs import fmax, fmin
+    pick = fmax if prim is rd.max_p else fmin  # a NaN initial is ignored too
+    result = pick(result, rd.scalar_initial(initial, dtype_of(x)))
+    _warn_where(ew.isnan(result), "All-NaN slice encountered")
     return result
 
 
-def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """Maximum ignoring NaN, as ``np.nanmax`` (NaN for an all-NaN slice); ties share the
-    derivative, NaN entries get 0."""
+def nanmax(a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    """Maximum ignoring NaN, as ``np.nanmax`` (NaN for an all-NaN slice; ``initial`` and
+    ``where`` as in ``max``); ties share the derivative, NaN and masked entries get 0."""
     return _nan_extremum("nanmax", rd.max_p, -np.inf, a, axis, out, keepdims, initial, where)
 
 
-def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+def nanmin(a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
     """Minimum ignoring NaN, as ``np.nanmin``."""
     return _nan_extremum("nanmin", rd.min_p, np.inf, a, axis, out, keepdims, initial, where)
 

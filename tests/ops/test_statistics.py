@@ -479,7 +479,6 @@ def test_vmap_of_grad_of_nan_median_batches_the_counts():
     (lambda: dnp.quantile(X + 1j, 0.5), TypeError, "real numbers"),
     (lambda: dnp.quantile(X, 0.5, weights=np.ones(X.shape)), NotImplementedError, "weights"),
     (lambda: dnp.median(np.zeros((0, 3)), axis=0), ValueError, "empty"),
-    (lambda: dnp.nanmean(X, where=X > 0), NotImplementedError, "where="),
     (lambda: dnp.nanargmax(XN, axis=1), ValueError, "All-NaN slice"),
     (lambda: dnp.average(X, weights=np.ones(4)), TypeError, "Axis must be specified"),
     (lambda: dnp.average(X, axis=1, weights=np.ones(3)), ValueError, "Shape of weights"),
