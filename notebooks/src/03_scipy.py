@@ -35,6 +35,7 @@ from scipy.optimize import (
 )
 
 import diffkit as dk
+from diffkit.scipy.optimize import minimize as dk_minimize
 
 plt.rcParams.update({"figure.dpi": 72, "figure.figsize": (7, 2.6), "font.size": 9})
 
@@ -176,8 +177,6 @@ fig.tight_layout()
 # Hessian, trust-exact solves this quadratic in a Newton step or two.
 
 # %%
-from diffkit.scipy.optimize import minimize as dk_minimize
-
 rng_ridge = np.random.default_rng(3)
 features = rng_ridge.normal(size=(40, 3))
 targets = features @ np.array([1.0, -2.0, 0.5]) + 0.7 + 0.1 * rng_ridge.normal(size=40)
