@@ -223,6 +223,10 @@ def test_custom_vjp_forward_mode_transposes_bwd():
     close(out, 3 * XC)
     close(out_dot, 3 * tangent)
     close(dk.jacfwd(lambda x: 3.0 * clip_gradient(x))(XC), 3 * np.eye(5))
+    eps = 1e-6
+    fd = (3.0 * clip_gradient(XC + eps * tangent) - 3.0 * clip_gradient(XC - eps * tangent)) \
+        / (2 * eps)
+    close(out_dot, fd, rtol=1e-8)
 
 
 # --- custom_vjp: a fixed-point solver differentiated by the implicit function theorem -----
