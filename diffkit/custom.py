@@ -242,7 +242,13 @@ class CustomVJPCall:
         return self.fwd(*primals)
 
     def pullback(self, residuals, primals, cotangents):
-        return self.bwd(residuals, tuple(map(_instantiate, cotangents)))
+        in_cts = self.bwd(residuals, tuple(map(_instantiate, cotangents)))
+        for k, (ct, p) in enumerate(zip(in_cts, primals)):
+            if ct is not None and shape_of(ct) != shape_of(p):
+                raise ShapeMismatchError(
+                    f"the bwd rule of {self.name!r} returned a cotangent of shape "
+                    f"{shape_of(ct)} for (flat) argument {k}, which has shape {shape_of(p)}")
+        return in_cts
 
     def jvp(self, primals, tangents):
         """Push ``tangents`` through the transpose of ``bwd`` (linear in the cotangents)."""

@@ -379,6 +379,16 @@ def test_bwd_must_return_one_cotangent_per_argument():
         dk.grad(f)(2.0, 3.0)
 
 
+def test_a_cotangent_of_the_wrong_shape_is_named():
+    @dk.custom_vjp
+    def f(x):
+        return dnp.sum(x)
+
+    f.defvjp(lambda x: (dnp.sum(x), None), lambda res, g: (g,))   # should broadcast g
+    with pytest.raises(ShapeMismatchError, match=r"shape \(\) for \(flat\) argument 0.*\(3,\)"):
+        dk.grad(f)(np.ones(3))
+
+
 def test_closing_over_a_traced_value_is_an_error_that_says_to_pass_it():
     @dk.custom_vjp
     def scale(x):
