@@ -9,12 +9,15 @@ from functools import partial
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.errors import EscapedTracerError, NoRuleError, ShapeMismatchError
 from diffkit.scipy.special import expit
 from diffkit.testing import check_grads
+from diffkit.testing.strategies import programs
 
 RTOL = 1e-7
 
@@ -470,3 +473,48 @@ def test_checkpoint_lowers_peak_memory_on_a_long_chain():
     remat = _peak_bytes(dk.grad(_chain(_checkpointed_segment)), x)
     assert plain > 100 * x.nbytes
     assert remat < 0.4 * plain
+
+
+# --- property: a rule that restates the true derivative changes nothing -------------------
+
+
+def _with_custom_jvp(program):
+    wrapped = dk.custom_jvp(lambda *args: program(*args))
+    wrapped.defjvp(lambda primals, tangents: dk.jvp(program, primals, tangents))
+    return wrapped
+
+
+def _with_custom_vjp(program):
+    wrapped = dk.custom_vjp(lambda *args: program(*args))
+
+    def fwd(*args):
+        return program(*args), args          # the inputs are the residuals
+
+    def bwd(args, g):
+        return dk.vjp(program, *args)[1](g)
+
+    wrapped.defvjp(fwd, bwd)
+    return wrapped
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs(max_steps=5), st.sampled_from([_with_custom_jvp, _with_custom_vjp,
+                                               dk.checkpoint]))
+def test_rules_that_restate_the_derivative_agree_with_the_plain_program(case, wrap):
+    program, args = case
+    custom = wrap(program)
+    argnums = tuple(range(len(args)))
+
+    def total(f):
+        return lambda *a: dnp.sum(f(*a) ** 2)
+
+    for transform in (dk.jacfwd, dk.jacrev):
+        got = transform(custom, argnums=argnums)(*args)
+        want = transform(program, argnums=argnums)(*args)
+        for g, w in zip(got, want):
+            close(g, w, rtol=1e-9, atol=1e-12)
+    close(dk.hessian(total(custom))(*args), dk.hessian(total(program))(*args),
+          rtol=1e-9, atol=1e-12)
+    batched = tuple(np.stack([x, 0.5 * x]) for x in args)
+    close(dk.vmap(custom)(*batched), dk.vmap(program)(*batched), rtol=1e-12, atol=1e-15)
