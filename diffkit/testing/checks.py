@@ -11,9 +11,16 @@ Three checks, each raising ``AssertionError`` with a message that says what diff
 - :func:`check_vmap` compares ``vmap`` with a Python loop over slices.
 
 All three take a function and its arguments the way the transformations do: positional
-arguments that are arrays, scalars or pytrees of them. Only floating-point leaves are
-differentiated; integer and boolean leaves (indices, masks) are held fixed, and only
-floating-point outputs are compared.
+arguments that are arrays, scalars or pytrees of them. Only floating-point and complex leaves
+are differentiated; integer and boolean leaves (indices, masks) are held fixed, and only
+floating-point and complex outputs are compared.
+
+Complex values follow diffkit's convention (JAX's, see :mod:`diffkit.api`): a complex number
+is a pair of reals and every derivative is a real-linear map. Directions for complex
+arguments and cotangents for complex outputs are random complex numbers, finite differences
+are taken along those complex directions, and a cotangent ``u`` is paired with a tangent
+``t`` by ``Re(sum(u * t))`` (bilinear, no conjugation). Jacobians are compared in real
+coordinates, a complex entry counting as its real and imaginary parts.
 """
 
 from __future__ import annotations
@@ -77,7 +84,23 @@ def _leaf_names(tree, prefix):
 
 
 def _is_float(x):
-    return dtype_of(x).kind == "f"
+    """Whether ``x`` is differentiated (inputs) or compared (outputs): real or complex."""
+    return dtype_of(x).kind in "fc"
+
+
+def _is_complex(x):
+    return dtype_of(x).kind == "c"
+
+
+def _wide(x):
+    """``x`` as a float64 array, or complex128 when it is complex."""
+    x = np.asarray(x)
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
+def _scalar(x):
+    """A NumPy element as a Python float, or a Python complex when it is complex."""
+    return complex(x) if np.iscomplexobj(x) else float(x)
 
 
 def _as_leaf(x):
@@ -87,8 +110,9 @@ def _as_leaf(x):
 
 
 class _Flat:
-    """``fun`` as a function of its floating-point argument leaves alone, returning a tuple
-    of its floating-point output leaves: the shape every check below works on."""
+    """``fun`` as a function of its floating-point and complex argument leaves alone,
+    returning a tuple of its floating-point and complex output leaves: the shape every check
+    below works on."""
 
     def __init__(self, fun, args, who):
         if not isinstance(args, (tuple, list)):
@@ -98,9 +122,6 @@ class _Flat:
         leaves, self.treedef = tree_util.tree_flatten(tuple(args))
         self.leaves = [_as_leaf(x) for x in leaves]
         names = _leaf_names(tuple(args), "args")
-        for x, name in zip(self.leaves, names):
-            if dtype_of(x).kind == "c":
-                raise TypeError(f"{who} checks real floating-point arguments; {name} is complex")
         self.diff = [i for i, x in enumerate(self.leaves) if _is_float(x)]
         if not self.diff:
             raise ValueError(f"{who}: no argument has a floating-point dtype, so there is "
@@ -140,13 +161,15 @@ def _evaluate(fun, xs):
 
 
 def _worst(got, expected, atol, rtol):
-    """The worst element of ``|got - expected| <= atol + rtol |expected|`` over leaves:
+    """The worst element of ``|got - expected| <= atol + rtol |expected|`` over leaves
+    (``|.|`` the modulus for complex values):
     ``(excess, leaf, index, got, expected)`` with ``excess > 1`` meaning a violation, or
     None when every leaf is empty."""
     worst = None
     for leaf, (g, e) in enumerate(zip(got, expected)):
-        g = np.asarray(g, np.float64)
-        e = np.asarray(e, np.float64)
+        g, e = _wide(g), _wide(e)
+        if g.dtype != e.dtype:  # one side complex: compare both as complex
+            g, e = g.astype(np.complex128), e.astype(np.complex128)
         if g.size == 0:
             continue
         err = np.abs(g - e)
@@ -158,22 +181,22 @@ def _worst(got, expected, atol, rtol):
         index = np.unravel_index(k, g.shape) if g.ndim else ()
         if worst is None or ratio.flat[k] > worst[0]:
             worst = (float(ratio.flat[k]), leaf, tuple(int(i) for i in index),
-                     float(g.flat[k]), float(e.flat[k]))
+                     _scalar(g.flat[k]), _scalar(e.flat[k]))
     return worst
 
 
 def _dot(a, b):
-    return float(sum(np.vdot(np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel())
-                     for x, y in zip(a, b)))
+    """The pairing of cotangents ``a`` with tangents ``b``: ``Re(sum(a * b))`` over leaves
+    (bilinear, no conjugation; the plain dot product for real leaves)."""
+    return float(sum(np.real(np.dot(_wide(x).ravel(), _wide(y).ravel())) for x, y in zip(a, b)))
 
 
 def _abs_dot(a, b):
-    return float(sum(np.sum(np.abs(np.asarray(x, np.float64)) * np.abs(np.asarray(y, np.float64)))
-                     for x, y in zip(a, b)))
+    return float(sum(np.sum(np.abs(_wide(x)) * np.abs(_wide(y))) for x, y in zip(a, b)))
 
 
 def _total_abs(a):
-    return float(sum(np.sum(np.abs(np.asarray(x, np.float64))) for x in a))
+    return float(sum(np.sum(np.abs(_wide(x))) for x in a))
 
 
 def _format_index(index):
@@ -200,11 +223,19 @@ def check_grads(fun, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, 
     ``x -> vjp(f, x)(u)``, are checked the same way with one order less: order 2 covers
     forward-over-forward, reverse-over-forward, forward-over-reverse and reverse-over-reverse.
 
-    Only floating-point leaves of ``args`` are perturbed (integer and boolean leaves are held
-    fixed) and only floating-point outputs are compared. The direction ``v`` is random with
-    entries scaled by ``max(1, |x|)``, so ``eps`` is a relative step. Defaults depend on the
-    least precise dtype involved: float64 ``eps=1e-4, rtol=atol=1e-5``; float32
-    ``eps=3e-3, rtol=atol=5e-3``. The random draws are seeded, so a check is reproducible.
+    Only floating-point and complex leaves of ``args`` are perturbed (integer and boolean
+    leaves are held fixed) and only floating-point and complex outputs are compared. The
+    direction ``v`` is random with entries scaled by ``max(1, |x|)``, so ``eps`` is a relative
+    step. Defaults depend on the least precise dtype involved: float64 and complex128
+    ``eps=1e-4, rtol=atol=1e-5``; float32 and complex64 ``eps=3e-3, rtol=atol=5e-3``. The
+    random draws are seeded, so a check is reproducible.
+
+    Complex arguments and outputs (``R -> C``, ``C -> R``, ``C -> C``, holomorphic or not)
+    are checked as real-linear maps, following diffkit's convention: ``v`` has random real
+    and imaginary parts for a complex argument, ``u`` for a complex output, the finite
+    difference is taken along the complex ``v``, and ``<u, t>`` is ``Re(sum(u * t))``
+    (bilinear, no conjugation), so the reverse-mode check is
+    ``Re(sum(vjp(u) * v)) == Re(sum(u * jvp(v)))``. Complex errors are moduli.
 
     Raises ``AssertionError`` naming the argument, the mode and the order whose derivative
     differs, with the largest error.
@@ -241,7 +272,7 @@ def _describe_chain(chain, mode):
 def _check_order(fun, xs, names, out_names, order, modes, tol, rng, chain):
     out = _evaluate(fun, xs)
     w = [_direction(x, rng) for x in xs]
-    u = tuple(np.asarray(rng.uniform(-1.0, 1.0, o.shape)).astype(o.dtype) for o in out)
+    u = tuple(_uniform(o.shape, o.dtype, rng).astype(o.dtype) for o in out)
     failure = _compare(fun, xs, out, w, u, modes, tol, chain, names, out_names)
     if failure is not None:
         mode, detail, culprits = failure
@@ -269,9 +300,18 @@ def _check_order(fun, xs, names, out_names, order, modes, tol, rng, chain):
 
 
 def _direction(x, rng):
-    """A random direction with entries in [-1, 1] scaled by max(1, |x|)."""
-    x = np.asarray(x, np.float64)
-    return np.asarray(rng.uniform(-1.0, 1.0, x.shape)) * np.maximum(1.0, np.abs(x))
+    """A random direction with entries (real and imaginary parts, for complex ``x``) in
+    [-1, 1] scaled by max(1, |x|); float64 or complex128, shaped like ``x``."""
+    x = _wide(x)
+    return _uniform(x.shape, x.dtype, rng) * np.maximum(1.0, np.abs(x))
+
+
+def _uniform(shape, dtype, rng):
+    """Entries uniform in [-1, 1]; for a complex ``dtype`` both parts are (complex128)."""
+    values = np.asarray(rng.uniform(-1.0, 1.0, shape))
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * np.asarray(rng.uniform(-1.0, 1.0, shape))
+    return values
 
 
 def _localize(fun, xs, out, w, u, modes, tol, chain, names, out_names, mode):
@@ -298,14 +338,12 @@ def _compare(fun, xs, out, w, u, modes, tol, chain, names, out_names):
     ``(mode, detail, culprit)`` for the first failure (``culprit`` names the argument when
     the failure itself identifies it, else None), or None."""
     eps = tol.eps
-    plus = tuple(np.asarray(np.asarray(x, np.float64) + eps * d).astype(dtype_of(x))
-                 for x, d in zip(xs, w))
-    minus = tuple(np.asarray(np.asarray(x, np.float64) - eps * d).astype(dtype_of(x))
-                  for x, d in zip(xs, w))
+    plus = tuple(np.asarray(_wide(x) + eps * d).astype(dtype_of(x)) for x, d in zip(xs, w))
+    minus = tuple(np.asarray(_wide(x) - eps * d).astype(dtype_of(x)) for x, d in zip(xs, w))
     # The direction actually taken once the perturbed points are rounded to the input dtype.
-    w = [(p.astype(np.float64) - m.astype(np.float64)) / (2 * eps) for p, m in zip(plus, minus)]
+    w = [(_wide(p) - _wide(m)) / (2 * eps) for p, m in zip(plus, minus)]
     tangents = tuple(np.asarray(d).astype(dtype_of(x)) for d, x in zip(w, xs))
-    fd = [(np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * eps)
+    fd = [(_wide(p) - _wide(m)) / (2 * eps)
           for p, m in zip(_evaluate(fun, plus), _evaluate(fun, minus))]
     jvp_out = None
     if "fwd" in modes:
@@ -402,8 +440,17 @@ def assert_jacobians_agree(fun, *args, rtol=None, atol=None):
     and give blocks of shape ``out.shape + in.shape``.
 
     ``rtol`` defaults to 1e-9 for float64 (1e-4 for float32); ``atol`` to ``1e-12`` (1e-6)
-    times the largest entry of the Jacobian (at least 1). Floating-point leaves of ``args``
-    are the inputs; integer and boolean leaves are held fixed.
+    times the largest entry of the Jacobian (at least 1). Floating-point and complex leaves
+    of ``args`` are the inputs; integer and boolean leaves are held fixed.
+
+    With complex leaves the matrices are real Jacobians in real coordinates: a complex leaf
+    of n elements counts as n real parts then n imaginary parts, on either side. The loops
+    push tangents ``1`` and ``1j`` and pull cotangents ``1`` (for a real part) and ``-1j``
+    (for an imaginary part, since ``Im t = Re(-1j t)``). ``jacfwd``, ``jacrev`` and
+    ``jacobian`` are compared on the function of the real and imaginary parts and, when no
+    output and input are both complex, also directly with diffkit's complex Jacobian
+    convention: ``df/dx`` for a real input and complex output, ``df/dx - i df/dy`` for a
+    complex input ``x + iy`` and real output.
     """
     flat = _Flat(fun, args, "assert_jacobians_agree")
     xs = flat.primals
@@ -412,21 +459,19 @@ def assert_jacobians_agree(fun, *args, rtol=None, atol=None):
         raise ValueError("assert_jacobians_agree: the function has no floating-point output")
     tol = _tolerances([dtype_of(x) for x in xs] + [o.dtype for o in out])
     rtol = tol.exact_rtol if rtol is None else float(rtol)
-    in_sizes = [int(np.size(x)) for x in xs]
-    out_sizes = [o.size for o in out]
+    in_sizes = [_real_size(x) for x in xs]
+    out_sizes = [_real_size(o) for o in out]
     n_in, n_out = sum(in_sizes), sum(out_sizes)
 
     def where(row, col):
-        j, o_index = _locate(row, out_sizes, [o.shape for o in out])
-        i, i_index = _locate(col, in_sizes, [np.shape(x) for x in xs])
-        return (f"d {flat.out_names[j]}{_format_index(o_index)} / "
-                f"d {flat.names[i]}{_format_index(i_index)}")
+        return (f"d {_coordinate_name(row, out, out_sizes, flat.out_names)} / "
+                f"d {_coordinate_name(col, xs, in_sizes, flat.names)}")
 
     primal, pullback = api.vjp(flat, *xs)
     by_vjp = np.zeros((n_out, n_in))
     for row in range(n_out):
-        cts = pullback(_unit(row, out))
-        by_vjp[row] = _ravel_all(cts)
+        cts = pullback(_unit(row, out, cotangent=True))
+        by_vjp[row] = _ravel_all(cts, cotangent=True)
     by_jvp = np.zeros((n_out, n_in))
     for col in range(n_in):
         by_jvp[:, col] = _ravel_all(api.jvp(flat, xs, _unit(col, xs))[1])
@@ -435,11 +480,37 @@ def assert_jacobians_agree(fun, *args, rtol=None, atol=None):
     _assert_matrix(by_vjp, by_jvp, "the Jacobian from unit-vector VJPs",
                    "the one from unit-vector JVPs", rtol, atol, where)
 
+    for name, matrix in _builder_jacobians(fun, args, flat, xs, out, n_out):
+        _assert_matrix(matrix, by_jvp, name, "the Jacobian from unit-vector JVPs", rtol, atol,
+                       where)
+
+
+def _builder_jacobians(fun, args, flat, xs, out, n_out):
+    """``(name, real Jacobian)`` from ``jacfwd``, ``jacrev`` and ``jacobian``, laid out as
+    the loops in :func:`assert_jacobians_agree` lay theirs out."""
     if all(_is_float(x) for x in flat.leaves) and len(out) == len(
             tree_util.tree_leaves(fun(*args))):
-        target, call_args, n_args = fun, tuple(args), len(args)
+        target, call_args = fun, tuple(args)
     else:
-        target, call_args, n_args = flat, xs, len(xs)
+        target, call_args = flat, xs
+    complex_in = any(_is_complex(x) for x in xs)
+    complex_out = any(_is_complex(o) for o in out)
+    results = []
+    if not (complex_in and complex_out):
+        for name, build in _builders(target, len(call_args), n_out):
+            blocks = tree_util.tree_leaves(build(*call_args))
+            results.append((name, _assemble(blocks, out, xs, name)))
+    if complex_in or complex_out:
+        parts_fun, parts = _in_parts(flat, xs), _split(xs)
+        for name, build in _builders(parts_fun, len(parts), n_out):
+            label = f"{name} of the real and imaginary parts"
+            blocks = tree_util.tree_leaves(build(*parts))
+            matrix = _assemble(blocks, _split(out), parts, label)
+            results.append((label, matrix))
+    return results
+
+
+def _builders(target, n_args, n_out):
     argnums = 0 if n_args == 1 else tuple(range(n_args))
     builders = [("jacfwd", api.jacfwd(target, argnums)), ("jacrev", api.jacrev(target, argnums)),
                 ("jacobian", api.jacobian(target, argnums))]
@@ -447,44 +518,112 @@ def assert_jacobians_agree(fun, *args, rtol=None, atol=None):
         chunk = max(1, (n_out + 1) // 2)
         builders.append((f"jacrev(chunk_size={chunk})",
                          api.jacrev(target, argnums, chunk_size=chunk)))
-    for name, build in builders:
-        blocks = tree_util.tree_leaves(build(*call_args))
-        matrix = _assemble(blocks, out, xs, name)
-        _assert_matrix(matrix, by_jvp, name, "the Jacobian from unit-vector JVPs", rtol, atol,
-                       where)
+    return builders
 
 
-def _unit(k, like):
-    """The k-th unit vector of the concatenated, flattened ``like``, split back per leaf."""
+def _split(values):
+    """Each complex leaf replaced by its real and imaginary parts (two real arrays)."""
+    parts = []
+    for v in values:
+        v = np.asarray(v)
+        parts.extend([v.real, v.imag] if v.dtype.kind == "c" else [v])
+    return tuple(parts)
+
+
+def _in_parts(flat, xs):
+    """``flat`` as a real function of the parts given by :func:`_split`, returning the
+    parts of its outputs."""
+    kinds = [_is_complex(x) for x in xs]
+    dtypes = [dtype_of(x) for x in xs]
+
+    def fun(*parts):
+        values, k = [], 0
+        for is_complex, dtype in zip(kinds, dtypes):
+            if is_complex:
+                values.append(parts[k] + parts[k + 1] * np.asarray(1j, dtype))
+                k += 2
+            else:
+                values.append(parts[k])
+                k += 1
+        outs = []
+        for o in flat(*values):
+            outs.extend([o.real, o.imag] if _is_complex(o) else [o])
+        return tuple(outs)
+
+    return fun
+
+
+def _real_size(x):
+    return int(np.size(x)) * (2 if _is_complex(x) else 1)
+
+
+def _coordinate_name(k, leaves, sizes, names):
+    """The name of real coordinate ``k``: ``args[0][1, 2]``, or ``Im args[0][1, 2]``."""
+    leaf, offset = _locate(k, sizes)
+    x = leaves[leaf]
+    if not _is_complex(x):
+        return f"{names[leaf]}{_format_index(_unravel(offset, np.shape(x)))}"
+    part, offset = divmod(offset, int(np.size(x)))
+    return (f"{'Im' if part else 'Re'} {names[leaf]}"
+            f"{_format_index(_unravel(offset, np.shape(x)))}")
+
+
+def _unit(k, like, cotangent=False):
+    """The k-th unit vector of the real coordinates of ``like`` (see
+    :func:`assert_jacobians_agree`), split back per leaf with the leaves' dtypes. In a
+    complex leaf the imaginary coordinates are ``1j`` for a tangent and ``-1j`` for a
+    cotangent."""
     parts, start = [], 0
     for x in like:
         size = int(np.size(x))
         part = np.zeros(size, dtype_of(x))
-        if start <= k < start + size:
-            part[k - start] = 1
+        offset = k - start
+        if 0 <= offset < size:
+            part[offset] = 1
+        elif _is_complex(x) and size <= offset < 2 * size:
+            part[offset - size] = -1j if cotangent else 1j
         parts.append(part.reshape(np.shape(x)))
-        start += size
+        start += _real_size(x)
     return tuple(parts)
 
 
-def _ravel_all(values):
+def _ravel_all(values, cotangent=False):
+    """The real coordinates of tangents, concatenated: a complex leaf ``t`` gives ``Re t``
+    then ``Im t``; a complex cotangent ``c`` (the functional ``t -> Re(c t)``) gives ``Re c``
+    then ``-Im c``."""
     leaves = tree_util.tree_leaves(values)
     if not leaves:
         return np.zeros(0)
-    return np.concatenate([np.asarray(v, np.float64).ravel() for v in leaves])
+    coordinates = []
+    for v in leaves:
+        v = np.asarray(v)
+        if v.dtype.kind == "c":
+            imag = -v.imag if cotangent else v.imag
+            coordinates += [v.real.astype(np.float64).ravel(), imag.astype(np.float64).ravel()]
+        else:
+            coordinates.append(np.asarray(v, np.float64).ravel())
+    return np.concatenate(coordinates)
 
 
-def _locate(k, sizes, shapes):
+def _locate(k, sizes):
+    """``(leaf, offset in that leaf)`` of position ``k`` of the concatenated leaves."""
     start = 0
-    for leaf, (size, shape) in enumerate(zip(sizes, shapes)):
+    for leaf, size in enumerate(sizes):
         if k < start + size:
-            return leaf, tuple(int(i) for i in np.unravel_index(k - start, shape))
+            return leaf, k - start
         start += size
     raise IndexError(k)
 
 
+def _unravel(offset, shape):
+    return tuple(int(i) for i in np.unravel_index(offset, shape))
+
+
 def _assemble(blocks, out, xs, name):
-    """The (n_out, n_in) matrix from Jacobian blocks, output-major, checking their shapes."""
+    """The real (n_out, n_in) matrix from Jacobian blocks, output-major, checking their
+    shapes. Complex blocks follow diffkit's convention: ``df/dx`` (real input, complex
+    output) gives rows for the real and imaginary parts, ``df/dx - i df/dy`` (complex input,
+    real output) columns for the real and imaginary parts of the input."""
     if len(blocks) != len(out) * len(xs):
         raise AssertionError(f"assert_jacobians_agree: {name} returned {len(blocks)} blocks, "
                              f"expected {len(out)} outputs x {len(xs)} inputs")
@@ -498,9 +637,19 @@ def _assemble(blocks, out, xs, name):
                 raise AssertionError(f"assert_jacobians_agree: {name} gave a block of shape "
                                      f"{block.shape} for output {j} and input {i}, expected "
                                      f"{expected} (out.shape + in.shape)")
-            row.append(block.reshape(o.size, int(np.size(x))).astype(np.float64))
-        rows.append(np.concatenate(row, axis=1) if row else np.zeros((o.size, 0)))
+            row.append(_real_block(block.reshape(o.size, int(np.size(x))), _is_complex(o),
+                                   _is_complex(x)))
+        rows.append(np.concatenate(row, axis=1) if row else np.zeros((_real_size(o), 0)))
     return np.concatenate(rows, axis=0)
+
+
+def _real_block(block, complex_out, complex_in):
+    """A (out.size, in.size) Jacobian block in real coordinates (float64)."""
+    if complex_out:   # df/dx: d Re f/dx and d Im f/dx
+        return np.concatenate([block.real, block.imag]).astype(np.float64)
+    if complex_in:    # df/dx - i df/dy
+        return np.concatenate([block.real, -block.imag], axis=1).astype(np.float64)
+    return block.astype(np.float64)
 
 
 def _assert_matrix(got, expected, got_name, expected_name, rtol, atol, where):
@@ -523,7 +672,8 @@ def check_vmap(fun, args, in_axes=0, *, rtol=None, atol=None):
     ``in_axes`` is an int, ``None`` or a pytree prefix of ``args`` (a tuple), as in ``vmap``.
     Structures, shapes and dtypes must match exactly; values to ``rtol`` (default 1e-10 for
     float64, 1e-5 for float32) and ``atol`` (default ``1e-12`` times the largest result,
-    at least 1), since batched NumPy calls may sum in a different order.
+    at least 1), since batched NumPy calls may sum in a different order. Complex results are
+    compared by the modulus of the difference.
     """
     if not isinstance(args, (tuple, list)):
         raise TypeError(f"check_vmap takes the arguments as a tuple, e.g. check_vmap(f, (x,)); "

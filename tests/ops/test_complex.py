@@ -1,11 +1,11 @@
 """Complex numbers through the three engines, and the API's complex conventions (JAX's).
 
-A complex function is checked directly (the generic checker works on real arguments only):
-its JVP against central finite differences along real and along imaginary directions, and
-its VJP against the JVP by JAX's bilinear pairing ``Re(sum(w * jvp(t))) ==
-Re(sum(vjp(w) * t))``. Then the documented values: ``grad`` of ``|z|**2`` at ``3 + 4j`` is
-``6 - 8j``; ``holomorphic=True`` gives ``f'(z)``; ``R -> C`` and ``C -> R`` Jacobians agree
-in both modes; conventions at ``z = 0``; dtypes; errors.
+A complex function is checked with ``diffkit.testing.check_grads`` to order 2 (JVPs along
+random complex directions against central finite differences, VJPs against both by JAX's
+bilinear pairing ``Re(sum(w * jvp(t))) == Re(sum(vjp(w) * t))``), with tight tolerances.
+Then the documented values: ``grad`` of ``|z|**2`` at ``3 + 4j`` is ``6 - 8j``;
+``holomorphic=True`` gives ``f'(z)``; ``R -> C`` and ``C -> R`` Jacobians agree in both
+modes; conventions at ``z = 0``; dtypes; errors.
 """
 
 import warnings
@@ -15,27 +15,28 @@ import pytest
 
 import diffkit as dk
 import diffkit.numpy as dnp
+import diffkit.scipy.linalg as dsl
+import diffkit.scipy.special as dss
 from diffkit.errors import InputTypeError, NonScalarOutputError, ShapeMismatchError
+from diffkit.testing import assert_jacobians_agree, check_grads
 
 RTOL = 1e-7       # analytic values and one engine against another
 ATOL = 1e-12
-FD_RTOL = 1e-6    # against central finite differences (step 1e-6)
+FD_EPS = 1e-6     # central finite-difference step, relative to max(1, |z|)
+FD_RTOL = 1e-6    # against central finite differences
 FD_ATOL = 1e-8
 
 
 # --- checking a complex function -----------------------------------------------------------
 
 
-def _random_like(x, rng, imaginary=False):
-    """Random values shaped like ``x``: real, or purely imaginary (complex ``x`` only), or
-    (``imaginary=None``) with both parts random."""
+def _random_like(x, rng):
+    """Random values shaped like ``x``, with random real and imaginary parts when ``x`` is
+    complex."""
     x = np.asarray(x)
     v = rng.uniform(-1.0, 1.0, x.shape)
     if x.dtype.kind == "c":
-        if imaginary is None:
-            v = v + 1j * rng.uniform(-1.0, 1.0, x.shape)
-        elif imaginary:
-            v = 1j * v
+        v = v + 1j * rng.uniform(-1.0, 1.0, x.shape)
     return np.asarray(v).astype(x.dtype)
 
 
@@ -45,37 +46,23 @@ def _pairing(w, t):
                for a, b in zip(dk.tree_util.tree_leaves(w), dk.tree_util.tree_leaves(t)))
 
 
-def check_complex(f, args, eps=1e-6, fd_rtol=FD_RTOL, fd_atol=FD_ATOL, seed=0):
+def check_complex(f, args, seed=0):
     """Check ``f`` of (possibly complex) arrays at ``args`` in both engines.
 
-    - the JVP along a real direction and along an imaginary direction (for complex
-      arguments) equals central finite differences, and keeps the output's dtype;
-    - the VJP of a random cotangent (complex for complex outputs) is the transpose of the
-      JVP for the bilinear pairing, and keeps the arguments' shapes and dtypes.
+    - ``check_grads`` to order 2 with a small step and tight tolerances: JVPs along random
+      complex directions (real for real arguments) against central finite differences, VJPs
+      of random complex cotangents against both by the bilinear pairing, tangent and
+      cotangent shapes and dtypes, and the same for the derivative functions themselves;
+    - the pairing ``Re(sum(w * jvp(t))) == Re(sum(vjp(w) * t))`` once more, at rounding level.
     """
-    rng = np.random.default_rng(seed)
     args = tuple(np.asarray(a) for a in args)
-    expected = f(*args)
-    directions = [False] + ([True] if any(a.dtype.kind == "c" for a in args) else [])
-    for imaginary in directions:
-        t = tuple(_random_like(a, rng, imaginary) for a in args)
-        out, tangent = dk.jvp(f, args, t)
-        np.testing.assert_allclose(out, expected, rtol=RTOL, atol=ATOL)
-        assert np.asarray(tangent).dtype == np.asarray(expected).dtype
-        plus = f(*[a + eps * ti for a, ti in zip(args, t)])
-        minus = f(*[a - eps * ti for a, ti in zip(args, t)])
-        fd = (np.asarray(plus) - np.asarray(minus)) / (2 * eps)
-        np.testing.assert_allclose(tangent, fd, rtol=fd_rtol, atol=fd_atol,
-                                   err_msg=f"jvp along {'imaginary' if imaginary else 'real'} "
-                                   "directions differs from finite differences")
-    t = tuple(_random_like(a, rng, None) for a in args)
+    check_grads(f, args, order=2, eps=FD_EPS, rtol=FD_RTOL, atol=FD_ATOL)
+    rng = np.random.default_rng(seed)
+    t = tuple(_random_like(a, rng) for a in args)
     _, tangent = dk.jvp(f, args, t)
     out, pullback = dk.vjp(f, *args)
-    w = _random_like(out, rng, None)
+    w = _random_like(out, rng)
     cotangents = pullback(w)
-    for ct, a in zip(cotangents, args):
-        assert np.shape(ct) == a.shape and np.asarray(ct).dtype == a.dtype, \
-            f"cotangent {np.shape(ct)} {np.asarray(ct).dtype} for argument {a.shape} {a.dtype}"
     lhs, rhs = _pairing(w, tangent), _pairing(cotangents, t)
     scale = sum(float(np.sum(np.abs(np.asarray(x)))) for x in (w, tangent)) + 1.0
     assert abs(lhs - rhs) <= 1e-10 * scale, f"Re<w, J t> = {lhs} but Re<J^T w, t> = {rhs}"
@@ -409,6 +396,18 @@ def test_jacobians_with_mixed_pytrees():
     np.testing.assert_allclose(rev[0][0], (1 + 2j) * np.eye(2), rtol=RTOL)
 
 
+def test_complex_jacobians_agree_with_unit_vector_loops():
+    """The loops push 1 and 1j and pull 1 and -1j: in real coordinates they must agree with
+    each other and with jacfwd/jacrev/jacobian (directly for R -> C and C -> R, and on the
+    real and imaginary parts for C -> C)."""
+    assert_jacobians_agree(_r_to_c, np.array([0.3, -1.2, 2.5]))
+    assert_jacobians_agree(_c_to_r, Z[:3])
+    assert_jacobians_agree(lambda z: dnp.exp(z) * dnp.conj(z[::-1]), Z[:3])
+    params = {"x": np.array([0.5, -1.0]), "z": np.array([1 + 1j, 2 - 0.5j])}
+    assert_jacobians_agree(lambda p: {"a": dnp.sum(p["x"] * dnp.abs(p["z"]) ** 2),
+                                      "b": dnp.sin(p["x"]) * p["z"]}, params)
+
+
 def test_jacobian_errors():
     def f(z):
         return dnp.conj(z) * z[::-1]
@@ -550,3 +549,39 @@ def test_plain_numpy_spellings_on_traced_values():
 
     np.testing.assert_allclose(dk.grad(f)(Z), dk.grad(reference)(Z), rtol=RTOL)
     np.testing.assert_allclose(dk.jacfwd(f)(Z), dk.grad(reference)(Z), rtol=RTOL)
+
+
+# --- linear algebra, FFTs and reductions of complex arrays -----------------------------------
+
+M = z_array(3, 3, seed=11) + 3 * np.eye(3)
+RHS = z_array(3, 2, seed=12)
+HPD = M @ M.conj().T
+
+
+def _hermitian(a):
+    """The Hermitian part: these rules, like NumPy, read one triangle of a Hermitian input,
+    so finite differences must stay Hermitian."""
+    return (a + dnp.conj(a).T) / 2
+
+
+MATRIX_FUNCTIONS = {
+    "prod": (dnp.prod, (Z,)), "cumprod": (dnp.cumprod, (Z,)), "var": (dnp.var, (Z,)),
+    "vdot": (dnp.vdot, (Z, Z[::-1])), "matmul": (dnp.matmul, (M, RHS)),
+    "einsum": (lambda a, b: dnp.einsum("ij,jk->ik", a, b), (M, RHS)),
+    "inv": (dnp.linalg.inv, (M,)), "solve": (dnp.linalg.solve, (M, RHS)),
+    "det": (dnp.linalg.det, (M,)), "slogdet": (lambda a: dnp.linalg.slogdet(a)[1], (M,)),
+    "norm": (dnp.linalg.norm, (M,)), "qr_r": (lambda a: dnp.linalg.qr(a)[1], (M,)),
+    "svdvals": (lambda a: dnp.linalg.svd(a, compute_uv=False), (M,)),
+    "eigvals": (dnp.linalg.eigvals, (M,)),
+    "cholesky": (lambda a: dnp.linalg.cholesky(_hermitian(a)), (HPD,)),
+    "eigvalsh": (lambda a: dnp.linalg.eigvalsh(_hermitian(a)), (HPD,)),
+    "cho_solve": (lambda a, b: dsl.cho_solve(dsl.cho_factor(_hermitian(a)), b), (HPD, RHS)),
+    "expm": (dsl.expm, (0.3 * M,)), "fft": (dnp.fft.fft, (Z,)), "ifft2": (dnp.fft.ifft2, (M,)),
+    "logsumexp": (dss.logsumexp, (0.3 * Z,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX_FUNCTIONS))
+def test_matrix_functions_of_complex_arrays(name):
+    fun, args = MATRIX_FUNCTIONS[name]
+    check_complex(fun, args)
