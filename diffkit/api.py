@@ -101,23 +101,20 @@ def _flat_inputs(tree, what):
     return checked, treedef
 
 
-def _select_args(fun, args, kwargs, argnums, name):
+def _select_args(fun, args, kwargs, argnums, name, seen=None):
     """Split the call into the differentiated arguments and a function of them alone.
 
     Returns ``(f, dyn, is_tuple)`` where ``f(dyn)`` is ``fun(*args, **kwargs)`` with the
     arguments named by ``argnums`` taken from ``dyn`` (one argument, or a tuple of them).
+    ``seen``, if given, is a dict the caller keeps for its fixed ``argnums``: the checked
+    positions are remembered there per number of arguments.
     """
     is_tuple = isinstance(argnums, (tuple, list))
-    nums = tuple(argnums) if is_tuple else (argnums,)
-    for n in nums:
-        if not isinstance(n, (int, np.integer)) or not -len(args) <= n < len(args):
-            raise ArgnumsError(
-                f"{name}: argnums={argnums!r} names argument {n}, but the function was called "
-                f"with {len(args)} positional argument(s). argnums counts positional "
-                "arguments from 0.")
-    nums = tuple(int(n) % len(args) for n in nums)
-    if len(set(nums)) != len(nums):
-        raise ArgnumsError(f"{name}: argnums={argnums!r} repeats an argument")
+    nums = None if seen is None else seen.get(len(args))
+    if nums is None:
+        nums = _argnum_positions(argnums, is_tuple, len(args), name)
+        if seen is not None:
+            seen[len(args)] = nums
 
     def f(dyn):
         full = list(args)
@@ -127,6 +124,22 @@ def _select_args(fun, args, kwargs, argnums, name):
 
     dyn = tuple(args[n] for n in nums) if is_tuple else args[nums[0]]
     return f, dyn, is_tuple
+
+
+def _argnum_positions(argnums, is_tuple, num_args, name):
+    """The positions ``argnums`` names among ``num_args`` arguments (a tuple of ints), or
+    an ArgnumsError."""
+    nums = tuple(argnums) if is_tuple else (argnums,)
+    for n in nums:
+        if not isinstance(n, (int, np.integer)) or not -num_args <= n < num_args:
+            raise ArgnumsError(
+                f"{name}: argnums={argnums!r} names argument {n}, but the function was called "
+                f"with {num_args} positional argument(s). argnums counts positional "
+                "arguments from 0.")
+    nums = tuple(int(n) % num_args for n in nums)
+    if len(set(nums)) != len(nums):
+        raise ArgnumsError(f"{name}: argnums={argnums!r} repeats an argument")
+    return nums
 
 
 def _jacobian_inputs(fun, args, kwargs, argnums, holomorphic, name):
@@ -245,11 +258,17 @@ def jvp(fun, primals, tangents, has_aux=False):
         inputs = [JVPTracer(trace, p, t) for p, t in zip(flat_primals, flat_tangents)]
         out, aux = _split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, "jvp")
         out_flat, out_tree = tree_util.tree_flatten(out)
-        out_flat = [_as_array(o, "an output of the function") for o in out_flat]
-        primals_out = [_lower(o, trace, "primal") for o in out_flat]
-        tangents_out = [o.tangent if isinstance(o, JVPTracer) and o._trace is trace
-                        else _zeros_like(o) for o in out_flat]
-        aux = tree_util.tree_map(lambda x: _lower(x, trace, "primal"), aux)
+        primals_out, tangents_out = [], []
+        for o in out_flat:
+            o = _as_array(o, "an output of the function")
+            if type(o) is JVPTracer and o._trace is trace:
+                primals_out.append(o.primal)
+                tangents_out.append(o.tangent)
+            else:  # does not depend on the primals: a zero tangent
+                primals_out.append(o)
+                tangents_out.append(_zeros_like(o))
+        if aux is not None:  # None is the usual aux (none at all): nothing to unwrap
+            aux = tree_util.tree_map(lambda x: _lower(x, trace, "primal"), aux)
     result = (out_tree.unflatten(primals_out), out_tree.unflatten(tangents_out))
     return result + (aux,) if has_aux else result
 
@@ -303,28 +322,42 @@ def vjp(fun, *primals, has_aux=False):
 def _vjp(fun, primals, has_aux, retain, what="vjp primal"):
     """``vjp``; with ``retain=False`` the pullback may be called only once, and frees the
     tape as it sweeps (what ``grad`` and ``jacrev`` use)."""
+    out_tree, primals_out, pull, aux = _vjp_flat(fun, primals, has_aux, retain, what)
+
+    def vjp_fn(cotangent):
+        return pull(_matching_leaves(cotangent, out_tree, primals_out, "cotangent"))
+
+    out = out_tree.unflatten(primals_out)
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _vjp_flat(fun, primals, has_aux, retain, what):
+    """The forward pass of ``_vjp``: ``(out_tree, out_leaves, pull, aux)`` where
+    ``pull(cotangents)`` takes one checked cotangent per output leaf (``_matching_leaves``)
+    and returns the cotangents of ``primals``, structured like them."""
     flat_primals, in_tree = _flat_inputs(primals, what)
     with new_trace(ReverseTrace) as trace:
         inputs = [trace.new_input(p) for p in flat_primals]
         out, aux = _split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, "vjp")
         out_flat, out_tree = tree_util.tree_flatten(out)
-        out_flat = [_as_array(o, "an output of the function") for o in out_flat]
-        primals_out = [_lower(o, trace, "primal") for o in out_flat]
-        out_slots = [_lower(o, trace, "slot") if isinstance(o, ReverseTracer) else None
-                     for o in out_flat]
-        aux = tree_util.tree_map(lambda x: _lower(x, trace, "primal"), aux)
+        primals_out, out_slots = [], []  # the value of each output; its slot if it is traced
+        for o in out_flat:
+            o = _as_array(o, "an output of the function")
+            traced = type(o) is ReverseTracer and o._trace is trace
+            primals_out.append(o.primal if traced else o)
+            out_slots.append(o.slot if traced else None)
+        if aux is not None:  # None is the usual aux (none at all): nothing to unwrap
+            aux = tree_util.tree_map(lambda x: _lower(x, trace, "primal"), aux)
     tape, in_slots = trace.tape, [x.slot for x in inputs]
 
-    def vjp_fn(cotangent):
-        cts = _matching_leaves(cotangent, out_tree, primals_out, "cotangent")
-        seeds = [(s, ct) for s, ct in zip(out_slots, cts) if isinstance(s, int)]
+    def pull(cts):
+        seeds = [(s, ct) for s, ct in zip(out_slots, cts) if s is not None]
         in_cts = reverse.backward_pass(tape, seeds, in_slots, consume=not retain)
         in_cts = [_zeros_like(p) if ct is None else _cast(ct, _tangent_dtype(p))
                   for ct, p in zip(in_cts, flat_primals)]
         return tree_util.tree_unflatten(in_tree, in_cts)
 
-    out = out_tree.unflatten(primals_out)
-    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+    return out_tree, primals_out, pull, aux
 
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
@@ -332,15 +365,24 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
     ``has_aux``. The gradient has the structure, shapes and dtypes of the arguments named
     by ``argnums``. ``holomorphic`` as in ``grad``."""
 
+    # argnums checked per number of arguments (not for a list, which the caller may change)
+    positions = None if isinstance(argnums, list) else {}
+
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
-        f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, "grad")
+        f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, "grad", positions)
         if holomorphic:
             _require_complex(tree_util.tree_leaves(dyn), "grad", "inputs")
-        out, pullback, aux = _vjp(f, (dyn,), True, False, "grad argument") if has_aux else \
-            _vjp(f, (dyn,), False, False, "grad argument") + (None,)
+        out_tree, out_leaves, pull, aux = _vjp_flat(f, (dyn,), has_aux, False, "grad argument")
+        out = out_tree.unflatten(out_leaves)
         _check_scalar(out, holomorphic)
-        (gradient,) = pullback(np.ones((), dtype_of(out)))
+        seed = np.ones((), dtype_of(out))
+        if out_tree.node is None:
+            # one array, just checked to be a scalar of a float (or complex) dtype: the
+            # seed matches it by construction, so the cotangent checks are skipped
+            (gradient,) = pull([seed])
+        else:
+            (gradient,) = pull(_matching_leaves(seed, out_tree, out_leaves, "cotangent"))
         return ((out, aux) if has_aux else out), gradient
 
     return value_and_grad_fun
@@ -647,11 +689,21 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
 
+    # The axes of every leaf depend on the arguments (outputs) only through their structure,
+    # and working them out walks both trees: they are remembered per structure.
+    in_axes_seen, out_axes_seen = {}, {}
+
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
-        flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
-        flat_axes = _broadcast_axes(in_axes, args, "in_axes", "arguments")
-        flat_axes += [0] * (len(flat_args) - len(flat_axes))  # keyword arguments: axis 0
+        # without keywords (the usual call) only the positional arguments are flattened
+        flat_args, in_tree = tree_util.tree_flatten((args, kwargs) if kwargs else args)
+        # (the flag keeps f((x,), {"k": y}) apart from f(x, k=y): their trees are equal)
+        structure = (bool(kwargs), in_tree)
+        flat_axes = in_axes_seen.get(structure)
+        if flat_axes is None:
+            flat_axes = _broadcast_axes(in_axes, args, "in_axes", "arguments")
+            flat_axes += [0] * (len(flat_args) - len(flat_axes))  # keyword arguments: axis 0
+            flat_axes = _remember(in_axes_seen, structure, flat_axes)
         flat_args = [_as_array(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
         flat_axes = [_check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
         size = _batch_size(flat_args, flat_axes, axis_size)
@@ -659,14 +711,31 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             inputs = [x if a is None else
                       BatchTracer(trace, x if a == 0 else shape.moveaxis(x, a, 0))
                       for x, a in zip(flat_args, flat_axes)]
-            args, kwargs = tree_util.tree_unflatten(in_tree, inputs)
+            if kwargs:
+                args, kwargs = in_tree.unflatten(inputs)
+            else:
+                args = in_tree.unflatten(inputs)
             out = fun(*args, **kwargs)
             out_flat, out_tree = tree_util.tree_flatten(out)
-            axes = _broadcast_axes(out_axes, out, "out_axes", "outputs")
+            axes = out_axes_seen.get(out_tree)
+            if axes is None:
+                axes = _remember(out_axes_seen, out_tree,
+                                 _broadcast_axes(out_axes, out, "out_axes", "outputs"))
             results = [_unbatch(o, a, trace, size) for o, a in zip(out_flat, axes)]
         return out_tree.unflatten(results)
 
     return vmapped
+
+
+_STRUCTURES_REMEMBERED = 64  # per vmapped function; more distinct structures start afresh
+
+
+def _remember(seen, structure, flat_axes):
+    """Store ``flat_axes`` (as a tuple) as the axes of ``structure``; return them."""
+    if len(seen) >= _STRUCTURES_REMEMBERED:
+        seen.clear()
+    seen[structure] = flat_axes = tuple(flat_axes)
+    return flat_axes
 
 
 def _broadcast_axes(axes, tree, name, what):

@@ -121,6 +121,8 @@ class PyTreeDef:
                              f"got {len(leaves)}")
         if self._flat:
             return self.node.unflatten(self.aux, leaves)
+        if self.node is None:
+            return leaves[0]
         return self._build(iter(leaves))
 
     def _build(self, it):
@@ -207,6 +209,14 @@ _LEAF = PyTreeDef(None, None, ())
 _flat_tuple_defs: dict[int, PyTreeDef] = {}
 
 
+def _flat_tuple_def(n: int) -> PyTreeDef:
+    """The (shared, cached) structure of a tuple of ``n`` leaves."""
+    treedef = _flat_tuple_defs.get(n)
+    if treedef is None:
+        treedef = _flat_tuple_defs[n] = PyTreeDef(_registry[tuple], None, (_LEAF,) * n)
+    return treedef
+
+
 def _flatten(tree, leaves, is_leaf) -> PyTreeDef:
     if is_leaf is not None and is_leaf(tree):
         leaves.append(tree)
@@ -225,17 +235,16 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
 
     ``is_leaf(x) -> bool``, if given, stops the descent at any ``x`` for which it is true.
     """
-    if is_leaf is None and type(tree) is tuple:  # fast path: a flat tuple of arrays
-        for x in tree:
-            t = type(x)
-            if t in _registry or (issubclass(t, tuple) and hasattr(t, "_fields")):
-                break
-        else:
-            n = len(tree)
-            treedef = _flat_tuple_defs.get(n)
-            if treedef is None:
-                treedef = _flat_tuple_defs[n] = PyTreeDef(_registry[tuple], None, (_LEAF,) * n)
-            return list(tree), treedef
+    if is_leaf is None:
+        if type(tree) is tuple:  # fast path: a flat tuple of arrays
+            for x in tree:
+                t = type(x)
+                if t in _registry or (issubclass(t, tuple) and hasattr(t, "_fields")):
+                    break
+            else:
+                return list(tree), _flat_tuple_def(len(tree))
+        elif _node_of(type(tree)) is None:  # fast path: one array (or tracer) on its own
+            return [tree], _LEAF
     leaves: list = []
     return leaves, _flatten(tree, leaves, is_leaf)
 

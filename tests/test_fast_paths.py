@@ -659,3 +659,175 @@ def test_large_elementwise_gradient_peak_memory():
     # cotangent by its output while sin's cotangent waits); the benchmark target of issue 3
     # is < 4x, so this bound is 4.5x to catch regressions without failing on noise.
     assert peak < 4.5 * x.nbytes, peak / x.nbytes
+
+
+# --- per-call overhead: pytrees, vmap's axes, grad's seed ------------------------------------
+
+
+def test_a_single_leaf_flattens_without_the_recursive_walk(monkeypatch):
+    from diffkit import tree_util
+    walks = spy(monkeypatch, tree_util, "_flatten")
+    x = small()
+    leaves, treedef = tree_util.tree_flatten(x)
+    assert walks == [] and leaves[0] is x and treedef.unflatten([x]) is x
+    # the slow path (an is_leaf that never stops the walk) gives the same structure
+    slow_leaves, slow_def = tree_util.tree_flatten(x, is_leaf=lambda _: False)
+    assert len(walks) == 1
+    assert slow_def == treedef and slow_leaves[0] is x and tree_util.treedef_is_leaf(slow_def)
+
+
+def test_shape_and_dtype_of_plain_arrays_match_the_general_path():
+    from diffkit.core.zeros import dtype_of, shape_of
+    for x in (small(), np.zeros((2, 0, 3), np.float32), np.array(1 + 2j)):
+        assert type(shape_of(x)) is tuple and shape_of(x) == x.shape
+        assert dtype_of(x) is x.dtype
+        view = x.view(np.ma.MaskedArray)  # a subclass takes the general path
+        assert shape_of(view) == x.shape and dtype_of(view) == x.dtype
+    assert shape_of(2.0) == () and dtype_of(2.0) == np.float64
+
+
+def test_vmap_works_out_in_and_out_axes_once_per_structure(monkeypatch):
+    from diffkit import tree_util
+    prefixes = spy(monkeypatch, tree_util, "broadcast_prefix")
+    w, X, y = small(n=3), RNG.standard_normal((4, 3)), small(n=4)
+
+    def loss(w, x, y):
+        return (dnp.sum(x * w) - y, {"w": w * y})
+
+    f = dk.vmap(loss, in_axes=(None, 0, 0), out_axes=(0, {"w": 1}))
+    first = f(w, X, y)
+    assert len(prefixes) == 2  # in_axes and out_axes, each walked once
+    second = f(w, X + 1.0, y)
+    assert len(prefixes) == 2  # same structures: remembered
+    for i in range(4):
+        value, aux = loss(w, X[i] + 1.0, y[i])
+        assert_allclose(second[0][i], value, rtol=1e-12)
+        assert_allclose(second[1]["w"][:, i], aux["w"], rtol=1e-12)
+    assert_allclose(first[0], X @ w - y, rtol=1e-12)
+    # a new argument structure is worked out afresh (and a keyword maps over axis 0)
+    g = dk.vmap(lambda w, x, y, scale: w * x * y * scale, in_axes=(None, 0, 0))
+    assert_allclose(g(w, X, y, scale=y), (w * X) * (y * y)[:, None], rtol=1e-12)
+    assert_allclose(g(w, X, y[:, None], scale=y), (w * X) * (y * y)[:, None], rtol=1e-12)
+
+
+def test_vmap_keeps_keyword_and_positional_calls_of_one_tree_apart():
+    x, y = RNG.standard_normal((3, 2)), RNG.standard_normal((3, 2))
+    def g(a, k):
+        return (a[0] if isinstance(a, tuple) else a) * (k["k"] if isinstance(k, dict) else k)
+
+    f = dk.vmap(g, in_axes=(None,))
+    # the tree is ((x,), {'k': y}): x unmapped, the keyword mapped over axis 0
+    assert_allclose(f(x, k=y), x[None] * y[:, None, :], rtol=1e-12)
+    with pytest.raises(dk.errors.BatchingError, match="in_axes"):
+        f((x,), {"k": y})  # the same tree, positional: in_axes=(None,) has one entry too few
+
+
+def test_vmap_in_axes_mismatch_is_reported_on_every_call():
+    f = dk.vmap(lambda a, b: (a * b[0], a * b[1]), in_axes=(0, (None, 0)))
+    x = RNG.standard_normal((3, 2))
+    for _ in range(2):  # nothing remembered from a failed call
+        with pytest.raises(dk.errors.BatchingError, match="in_axes"):
+            f(x, x)
+    c = RNG.standard_normal(2)
+    a, b = f(x, (c, 2.0 * x))  # the matching structure: b[0] unmapped, b[1] mapped
+    assert_allclose(a, x * c, rtol=1e-12)
+    assert_allclose(b, 2.0 * x * x, rtol=1e-12)
+
+
+def test_grad_of_a_scalar_seeds_without_checking_its_own_cotangent(monkeypatch):
+    checks = spy(monkeypatch, api, "_matching_leaves")
+    x = small()
+
+    def f(x):
+        return dnp.sum(dnp.sin(x) * x)
+
+    g = dk.grad(f)(x)
+    assert checks == []
+    # the checked path (vjp with the cotangent 1) gives the same gradient
+    (slow,) = dk.vjp(f, x)[1](np.ones(()))
+    assert len(checks) == 1
+    assert_allclose(g, slow, rtol=1e-12)
+    assert_allclose(g, np.cos(x) * x + np.sin(x), rtol=1e-12)
+    value, g32 = dk.value_and_grad(f)(x.astype(np.float32))
+    assert value.dtype == g32.dtype == np.float32
+    with pytest.raises(dk.errors.NonScalarOutputError):
+        dk.grad(lambda x: x * 2.0)(x)
+
+
+def test_a_trace_is_finished_when_its_block_raises():
+    with pytest.raises(ValueError, match="boom"):
+        with new_trace(ReverseTrace) as trace:
+            assert trace_module.current_level() == trace.level
+            raise ValueError("boom")
+    assert not trace.active and trace_module.current_level() == trace.level - 1
+
+
+# --- zero_safe: the mask is skipped when no cotangent entry is zero ---------------------------
+
+
+def _singular(x):
+    return dnp.sum(dnp.log1p(x) + dnp.sqrt(x) / x)
+
+
+def _d_singular(x):
+    return 1 / (1 + x) - 0.5 * x ** -1.5
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nonzero_cotangents_skip_the_zero_safe_mask(dtype, monkeypatch):
+    from diffkit.ops import families
+    masks = spy(monkeypatch, ew, "spurious_nonfinite")
+    x = small(0.5, 2.0).astype(dtype)
+    fast = dk.grad(_singular)(x)
+    assert masks == []  # the cotangent is all ones: no mask is built
+    monkeypatch.setattr(families, "_nowhere_zero", lambda t, result: False)
+    slow = dk.grad(_singular)(x)
+    assert len(masks) == 4  # log1p, sqrt and both partials of the divide mask theirs
+    assert fast.dtype == slow.dtype == dtype and type(fast) is type(slow) is np.ndarray
+    assert_array_equal(fast, slow)
+    if dtype == np.float64:
+        assert_allclose(fast, _d_singular(x), rtol=1e-12)
+    else:  # a difference of two float32 terms: cancellation costs a few ulps
+        assert_allclose(fast, _d_singular(x.astype(np.float64)), rtol=1e-5, atol=1e-6)
+
+
+def test_zero_safe_fast_path_keeps_zero_dimensional_results_arrays(monkeypatch):
+    from diffkit.ops import families
+    x = np.array(0.7)
+    fast = dk.grad(dnp.log)(x)
+    monkeypatch.setattr(families, "_nowhere_zero", lambda t, result: False)
+    slow = dk.grad(dnp.log)(x)
+    assert type(fast) is type(slow) and np.shape(fast) == np.shape(slow) == ()
+    assert_allclose(fast, 1 / 0.7, rtol=1e-12)
+    assert fast == slow
+
+
+def test_a_zero_cotangent_entry_still_masks_the_derivative(monkeypatch):
+    masks = spy(monkeypatch, ew, "spurious_nonfinite")
+    x = np.array([0.0, 1.0, 4.0])
+    _, pullback = dk.vjp(dnp.sqrt, x)
+    with np.errstate(divide="ignore", invalid="ignore"):  # 1 / 0 and 0 / 0 at x = 0
+        (ct,) = pullback(np.array([0.0, 1.0, 1.0]))  # 0 times an infinite derivative at 0
+        assert len(masks) == 1
+        assert_array_equal(ct, [0.0, 0.5, 0.25])
+        (ct,) = pullback(np.ones(3))  # no zero: no mask, and the infinite derivative shows
+    assert len(masks) == 1
+    assert ct[0] == np.inf
+    assert_array_equal(ct[1:], [0.5, 0.25])
+
+
+def test_per_example_gradients_agree_with_and_without_the_mask(monkeypatch):
+    from diffkit.ops import families
+    w, X, y = small(n=4), RNG.standard_normal((6, 4)), (RNG.uniform(size=6) > 0.5) * 1.0
+
+    def loss(w, x, y):
+        z = x @ w
+        return dnp.log1p(dnp.exp(z)) - y * z
+
+    per_example = dk.vmap(dk.grad(loss), in_axes=(None, 0, 0))
+    fast = per_example(w, X, y)
+    monkeypatch.setattr(families, "_nowhere_zero", lambda t, result: False)
+    slow = per_example(w, X, y)
+    assert_array_equal(fast, slow)
+    z = X @ w
+    assert_allclose(fast, (1 / (1 + np.exp(-z)) - y)[:, None] * X, rtol=1e-12)

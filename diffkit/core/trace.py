@@ -16,7 +16,6 @@ a constant (a lower-level value it does not own), so the inner derivative is ``x
 """
 
 import threading
-from contextlib import contextmanager
 
 from ..errors import EscapedTracerError
 from .zeros import dtype_of, shape_of
@@ -54,17 +53,27 @@ class Trace:
         return f"<{self.name} trace, level {self.level}>"
 
 
-@contextmanager
-def new_trace(trace_type, *args):
-    """Push a new trace of ``trace_type`` for the duration of the block; finish it after."""
-    stack = _stack.traces
-    trace = trace_type(len(stack) + 1, *args)
-    stack.append(trace)
-    try:
-        yield trace
-    finally:
-        stack.pop()
-        trace.active = False
+class new_trace:  # noqa: N801 (used like a function: ``with new_trace(...) as trace``)
+    """Push a new trace of ``trace_type`` for the duration of the block; finish it after.
+
+    A class rather than a ``@contextmanager`` generator: every transformation call enters
+    one, and the generator machinery costs more than the work itself."""
+
+    __slots__ = ("trace_type", "args", "trace")
+
+    def __init__(self, trace_type, *args):
+        self.trace_type = trace_type
+        self.args = args
+
+    def __enter__(self):
+        stack = _stack.traces
+        self.trace = self.trace_type(len(stack) + 1, *self.args)
+        stack.append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc_info):
+        _stack.traces.pop()
+        self.trace.active = False
 
 
 def current_level():

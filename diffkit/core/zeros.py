@@ -44,12 +44,16 @@ def placeholder(x):
 
 def shape_of(x):
     """The shape of an array, a tracer, or a Python/NumPy scalar."""
+    if type(x) is np.ndarray:  # the hot case: its shape is already a tuple
+        return x.shape
     shape = getattr(x, "shape", None)
     return tuple(shape) if shape is not None else ()
 
 
 def dtype_of(x):
     """The dtype of an array, a tracer, or a Python scalar (Python float -> float64)."""
+    if type(x) is np.ndarray:  # the hot case: already a np.dtype
+        return x.dtype
     dtype = getattr(x, "dtype", None)
     return np.dtype(dtype) if dtype is not None else np.result_type(x)
 

@@ -55,6 +55,8 @@ class BatchTrace(Trace):
             out, out_axis = prim.batch(self.axis_size, values, axes, **params)
         if prim.multiple_results:
             return tuple(self.wrap(o, a) for o, a in zip(out, out_axis))
+        if out_axis == 0:  # what almost every rule answers: ``wrap`` without the call
+            return BatchTracer(self, out)
         return self.wrap(out, out_axis)
 
     def process_custom(self, call, args):

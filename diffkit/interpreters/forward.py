@@ -30,6 +30,7 @@ class JVPTrace(Trace):
         primals = []
         tangents = []
         nonzero = False
+        constants = False  # some argument is not ours: its zero tangent is made below
         for x in args:
             if type(x) is JVPTracer and x._trace is self:
                 primals.append(x.primal)
@@ -40,11 +41,13 @@ class JVPTrace(Trace):
             else:
                 primals.append(x)
                 tangents.append(None)
+                constants = True
         if not nonzero or prim.nondiff:
             return prim(*primals, **params)
         if prim.jvp is None:
             raise NoRuleError(f"primitive {prim.name!r} has no forward-mode (jvp) rule")
-        tangents = [zero_like(p) if t is None else t for p, t in zip(primals, tangents)]
+        if constants:
+            tangents = [zero_like(p) if t is None else t for p, t in zip(primals, tangents)]
         out, tangent_out = prim.jvp(primals, tangents, **params)
         if prim.multiple_results:
             return tuple(self.wrap(o, t) for o, t in zip(out, tangent_out))

@@ -69,8 +69,7 @@ class ReverseTrace(Trace):
             out_slot = first
             result = ReverseTracer(self, out, first)
         ignored = prim.vjp_ignores
-        if ignored and any(type(v) is np.ndarray and v.nbytes >= BIG_ARRAY_BYTES
-                           for v in (out, *primals)):
+        if ignored and _holds_big_array(out, primals):
             # keep only what the VJP reads, so the rest is freed now
             every = "args" in ignored
             primals = [placeholder(p) if every or i in ignored else p
@@ -98,6 +97,18 @@ class ReverseTrace(Trace):
         self.tape.append((custom_call_p, slots, primals, tuple(map(placeholder, outs)),
                           {"call": call, "saved": saved}, out_slots))
         return result
+
+
+def _holds_big_array(out, primals):
+    """Whether ``out`` or one of ``primals`` is an array worth trimming from the tape.
+    (A plain loop: this runs for every taped operation, and ``any`` of a generator
+    costs more than the test.)"""
+    if type(out) is np.ndarray and out.nbytes >= BIG_ARRAY_BYTES:
+        return True
+    for value in primals:
+        if type(value) is np.ndarray and value.nbytes >= BIG_ARRAY_BYTES:
+            return True
+    return False
 
 
 def _custom_pullback(cotangents, outs, *primals, call, saved):
@@ -171,13 +182,14 @@ def backward_pass(tape, seeds, input_slots, consume=False):
         if ct is None:
             continue
         rule = prim.vjp
-        if type(rule) is tuple and consume and prim.vjp_reads is not None and \
-                type(ct) is np.ndarray and ct.nbytes >= BIG_ARRAY_BYTES:
-            _pull_freeing(prim, in_slots, primals, out, params, ct, cotangents, owned)
-        elif type(rule) is tuple:
-            for slot, arg_rule in zip(in_slots, rule):  # arguments past the tuple: no rule
-                if slot is not None and arg_rule is not None:
-                    _add_to(cotangents, owned, slot, arg_rule(ct, out, *primals, **params))
+        if type(rule) is tuple:
+            if consume and prim.vjp_reads is not None and type(ct) is np.ndarray and \
+                    ct.nbytes >= BIG_ARRAY_BYTES:
+                _pull_freeing(prim, in_slots, primals, out, params, ct, cotangents, owned)
+            else:
+                for slot, arg_rule in zip(in_slots, rule):  # arguments past the tuple: no rule
+                    if slot is not None and arg_rule is not None:
+                        _add_to(cotangents, owned, slot, arg_rule(ct, out, *primals, **params))
         else:
             in_cts = rule(ct, out, *primals, **params)
             for slot, in_ct in zip(in_slots, in_cts):
