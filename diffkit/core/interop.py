@@ -545,9 +545,16 @@ def _transpose_method(self, *axes):
     return _dnp.transpose(self, axes or None)
 
 
+_UFUNC_FUNCTIONS = {}  # ufunc -> the diffkit function found for it
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """Route ``np.sin(t)``, ``ndarray + t``, ``scipy.special.erf(t)`` ... to the diffkit.numpy
     (or diffkit.scipy.special) function of that name."""
+    if method == "__call__" and not kwargs:
+        fn = _UFUNC_FUNCTIONS.get(ufunc)  # the common case, and on every ``ndarray * t``
+        if fn is not None:
+            return fn(*inputs)
     if _writes_out(kwargs.get("out")) or method == "at":
         raise _in_place_call_error(self, sys._getframe(1), f"np.{ufunc.__name__}", method)
     kwargs.pop("out", None)   # only all-None here
@@ -559,6 +566,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         _raise_for_scipy_wrapper(ufunc, sys._getframe(1))
     if method != "__call__":  # reduce, accumulate, outer, reduceat
         return ufunc_method(_dnp, ufunc, method, inputs, kwargs)
+    if fn is not None and not kwargs:
+        _UFUNC_FUNCTIONS[ufunc] = fn
     if fn is None or kwargs:
         extra = f" with keywords {sorted(kwargs)}" if kwargs and fn is not None else ""
         raise NoRuleError(
