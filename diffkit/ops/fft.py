@@ -34,6 +34,7 @@ from numpy.fft import fftfreq, rfftfreq  # sample frequencies: NumPy's own, no d
 from ..core.primitive import Primitive
 from ..core.zeros import dtype_of, shape_of
 from . import elementwise as ew
+from . import reductions
 from .complex import real_p, real_part
 from .families import real_cotangent
 from .indexing import getitem
@@ -160,9 +161,7 @@ def _norm(norm):
 
 
 def _no_out(out, name):
-    if out is not None:
-        raise TypeError(f"diffkit.numpy.fft.{name} does not support out= (its results are new "
-                        "arrays); assign the result instead")
+    reductions.no_out(f"fft.{name}", out)
 
 
 def _points(n):

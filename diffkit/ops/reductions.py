@@ -339,7 +339,8 @@ def _flag(keepdims):
 
 
 def no_out(name, out):
-    """``out=`` names a buffer to write into in place, which a traced result cannot be."""
+    """``out=`` names a buffer to write into in place, which a traced result cannot be.
+    ``name`` is the function's name under ``diffkit.numpy`` (``"fft.rfft"`` for submodules)."""
     if out is not None:
         raise TypeError(
             f"diffkit.numpy.{name} does not support out=: it returns a new array (writing into "
