@@ -98,7 +98,11 @@ def _raw_moment(n, mu, mu2, g1, g2, munp):
 
 def _shifted_moment(n, loc, scale, raw):
     """``E[(loc + scale Y)^n] = sum_k C(n, k) loc^(n-k) scale^k E[Y^k]``; ``raw(k)`` is
-    ``E[Y^k]``. Powers of ``loc`` and ``scale`` are integer powers (exact derivatives at 0)."""
+    ``E[Y^k]``. Powers of ``loc`` and ``scale`` are integer powers (exact derivatives at 0).
+    A plain ``loc == 0`` gives ``scale^n E[Y^n]`` alone (as SciPy: no ``0 * inf`` terms from
+    lower moments that do not exist)."""
+    if not _has_tracer(loc) and not np.any(loc):
+        return scale ** n * raw(n)
     out = loc ** n
     for k in range(1, n + 1):
         out = out + math.comb(n, k) * (loc ** (n - k) if n > k else 1.0) * scale ** k * raw(k)
@@ -156,7 +160,7 @@ def _scipy_method(method, names=()):
     calls the same method of SciPy's distribution, with SciPy's signature."""
 
     def call(self, *args, **kwds):
-        _plain_only(f"{self.name}.{method}", args, kwds, names)
+        _plain_only(f"{self.name}.{method}", args, kwds, self._names(names))
         return getattr(self._scipy, method)(*args, **kwds)
 
     call.__name__ = call.__qualname__ = method
@@ -209,7 +213,8 @@ def _new_scipy(name, seed=None):
 class _Distribution:
     """Base of every distribution object: its SciPy twin (made on first use), SciPy's
     plain attributes, and the SciPy-computed methods listed in ``_SCIPY_METHODS`` (name ->
-    names of the positional arguments, for the error message)."""
+    names of the positional arguments, for the error message; ``"*params"`` stands for the
+    distribution's parameters)."""
 
     name = ""
     _ATTRIBUTES = ()
@@ -231,6 +236,17 @@ class _Distribution:
     def __init__(self, seed=None):
         self._seed = seed
         self._scipy_obj = None
+
+    def _param_names(self):
+        """The names of the parameters (shapes, loc, scale) in SciPy's positional order."""
+        return ()
+
+    def _names(self, names):
+        """``names`` with ``"*params"`` standing for ``_param_names()``."""
+        out = []
+        for n in names:
+            out.extend(self._param_names() if n == "*params" else (n,))
+        return tuple(out)
 
     @property
     def _scipy(self):

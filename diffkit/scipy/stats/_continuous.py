@@ -27,13 +27,17 @@ class _Continuous(_Distribution):
     _fill = ()
     _ATTRIBUTES = ("a", "b", "badvalue", "numargs", "shapes", "xtol", "moment_type")
     _SCIPY_METHODS = {
-        "rvs": (), "fit": ("data",), "fit_loc_scale": ("data",),
+        "rvs": ("*params", "size", "random_state"), "fit": ("data",),
+        "fit_loc_scale": ("data",),
         "expect": ("func", "args", "loc", "scale", "lb", "ub", "conditional"),
         "generic_moment": (), "vecentropy": (),
     }
 
     def _valid(self, *shapes):
         return True
+
+    def _param_names(self):
+        return (*self._shapes, "loc", "scale")
 
     def _support(self, *shapes):
         """The support of the standardized distribution, as plain floats."""
@@ -182,11 +186,11 @@ class _Continuous(_Distribution):
         return (self._quantile("interval", (1.0 - c) / 2, args, kwds, self._ppf),
                 self._quantile("interval", (1.0 + c) / 2, args, kwds, self._ppf))
 
-    def support(self, *args, **kwds):
+    def support(self, *args, **kwargs):
         """The ends ``(loc + scale * a, loc + scale * b)`` of the support (infinite ends stay
         infinite; nan for invalid parameters)."""
-        s, loc, scale, ok, _ = self._parse("support", args, kwds)
-        shape = dnp.broadcast_shapes(dnp.shape(loc), dnp.shape(scale), dnp.shape(ok),
+        s, loc, scale, ok, _ = self._parse("support", args, kwargs)
+        shape = np.broadcast_shapes(dnp.shape(loc), dnp.shape(scale), dnp.shape(ok),
                                      *map(dnp.shape, s))
         return tuple(dnp.where(ok, loc + scale * end if np.isfinite(end)
                                else dnp.full(shape, end), _NAN)
@@ -288,7 +292,8 @@ class _FrozenContinuous(_Frozen):
         return self._call("logpdf", x)
 
     def expect(self, func=None, lb=None, ub=None, conditional=False, **kwds):
-        _plain_only(f"{self.dist.name}(...).expect", self.args, self.kwds)
+        _plain_only(f"{self.dist.name}(...).expect", self.args, self.kwds,
+                    self.dist._param_names())
         shapes, _, _, _, given = self._parse_shapes()
         args = tuple(given[n] for n in self.dist._shapes)
         return self.dist.expect(func, args, given.get("loc", 0.0), given.get("scale", 1.0),

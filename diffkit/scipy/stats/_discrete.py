@@ -32,13 +32,18 @@ class _Discrete(_Distribution):
     _shapes = ()
     _ATTRIBUTES = ("a", "b", "badvalue", "numargs", "shapes", "inc", "moment_tol")
     _SCIPY_METHODS = {
-        "rvs": (), "ppf": ("q",), "isf": ("q",), "median": (), "interval": ("confidence",),
-        "entropy": (), "expect": ("func", "args", "loc", "lb", "ub", "conditional"),
+        "rvs": ("*params", "size", "random_state"), "ppf": ("q", "*params"),
+        "isf": ("q", "*params"), "median": ("*params",),
+        "interval": ("confidence", "*params"), "entropy": ("*params",),
+        "expect": ("func", "args", "loc", "lb", "ub", "conditional"),
         "generic_moment": (), "vecentropy": (),
     }
 
     def _support(self, *shapes):
         return 0.0, _INF
+
+    def _param_names(self):
+        return (*self._shapes, "loc")
 
     def _parse(self, method, args, kwds, extra=()):
         """``(shapes, loc, ok, given)`` of a call: ``loc`` held fixed, the shape parameters
@@ -103,9 +108,9 @@ class _Discrete(_Distribution):
 
         return dnp.where(ok, _shifted_moment(n, loc, 1.0, raw), _NAN)
 
-    def support(self, *args, **kwds):
+    def support(self, *args, **kwargs):
         """The ends ``(loc + a, loc + b)`` of the support (nan for invalid parameters)."""
-        s, loc, ok, _ = self._parse("support", args, kwds)
+        s, loc, ok, _ = self._parse("support", args, kwargs)
         return tuple(dnp.where(ok, loc + end, _NAN) for end in self._support(*s))
 
     def freeze(self, *args, **kwds):
@@ -128,7 +133,8 @@ class _FrozenDiscrete(_Frozen):
         return self._call("logpmf", k)
 
     def expect(self, func=None, lb=None, ub=None, conditional=False, **kwds):
-        _plain_only(f"{self.dist.name}(...).expect", self.args, self.kwds)
+        _plain_only(f"{self.dist.name}(...).expect", self.args, self.kwds,
+                    self.dist._param_names())
         given = self._parse_shapes()[3]
         args = tuple(given[n] for n in self.dist._shapes)
         return self.dist.expect(func, args, given.get("loc", 0), lb, ub, conditional, **kwds)
