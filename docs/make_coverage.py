@@ -85,7 +85,8 @@ def _kind(name, obj):
 
 def _methods(obj):
     return [m for m in ("logpdf", "pdf", "logpmf", "pmf", "logcdf", "cdf", "sf", "logsf",
-                        "ppf", "isf") if hasattr(obj, m)]
+                        "ppf", "isf")
+            if hasattr(obj, m) and not getattr(getattr(obj, m), "computed_by_scipy", False)]
 
 
 def table():

@@ -164,6 +164,7 @@ def _scipy_method(method, names=()):
         return getattr(self._scipy, method)(*args, **kwds)
 
     call.__name__ = call.__qualname__ = method
+    call.computed_by_scipy = True   # no derivative: docs/make_coverage.py leaves it out
     call.__doc__ = (f"SciPy's ``{method}``, called with plain values (no derivative: a "
                     "traced argument raises ``NoRuleError``).")
     return call
