@@ -80,5 +80,40 @@ R += _records("multivariate_normal_logpdf",
               lambda x, m, a: stats.multivariate_normal.logpdf(x, m, _cov(a)),
               [((3,), (3,), (3, 3)), ((4, 3), (3,), (3, 3))], (REAL, REAL, SMALL))
 
+# Closed-form summaries and frozen distributions (the drop-in methods): derivatives in every
+# continuous parameter, batched over them. ``t`` with df > 4 (its kurtosis exists).
+DF4 = Domain("df > 4", 4.5, 9.0)
+SHAPE_POSITIVE = Domain("(0.5, 3)", 0.5, 3.0)
+R += _records("frozen_norm_logpdf", lambda x, m, s: stats.norm(m, s).logpdf(x), THREE,
+              (REAL, REAL, SCALE))
+R += _records("frozen_gamma_cdf", lambda x, a, s: stats.gamma(a, scale=s).cdf(x), THREE,
+              (POSITIVE, SHAPE, SCALE))
+R += _records("t_stats", lambda df, m, s: dnp.stack(stats.t.stats(df, m, s, moments="mvsk")),
+              [((3,), (3,), (3,)), ((2, 1), (), (3,))], (DF4, REAL, SCALE))
+R += _records("t_interval", lambda c, df, s: dnp.stack(stats.t.interval(c, df, scale=s)),
+              THREE, (INSIDE, DF, SCALE))
+R += _records("gamma_entropy", lambda a, s: stats.gamma.entropy(a, scale=s), TWO,
+              (SHAPE, SCALE))
+R += _records("beta_moment5", lambda a, b, m: stats.beta.moment(5, a, b, m), THREE,
+              (SHAPE, SHAPE, SMALL))
+R += _records("beta_median", stats.beta.median, TWO, (SHAPE, SHAPE))
+R += _records("lognorm_stats", lambda s, sc: dnp.stack(stats.lognorm.stats(s, scale=sc,
+                                                                           moments="mvsk")),
+              TWO, (SHAPE_POSITIVE, SCALE))
+R += _records("logistic_moment4", lambda m, s: stats.logistic.moment(4, m, s), TWO,
+              (SMALL, SCALE))
+R += _records("norm_nnlf", lambda x, m, s: stats.norm.nnlf((m, s), x), [((4,), (), ())],
+              (REAL, REAL, SCALE))
+R += _records("poisson_moment5", lambda mu: stats.poisson.moment(5, mu, loc=1), ONE, (MU,))
+R += _records("frozen_binom_stats", lambda p: dnp.stack(stats.binom(6, p).stats("mvsk")), ONE,
+              (UNIT,))
+R += _records("dirichlet_cov", stats.dirichlet.cov, [((3,),)], (SHAPE,))
+R += _records("dirichlet_entropy", lambda a: stats.dirichlet(a).entropy(), [((3,),)], (SHAPE,))
+R += _records("multivariate_normal_entropy",
+              lambda a: stats.multivariate_normal.entropy(None, _cov(a)), [((3, 3),)], (SMALL,))
+R += _records("frozen_multivariate_normal_marginal",
+              lambda x, m, a: stats.multivariate_normal(m, _cov(a)).marginal([0, 2]).logpdf(x),
+              [((2,), (3,), (3, 3)), ((4, 2), (3,), (3, 3))], (REAL, REAL, SMALL))
+
 # Every name gets the family's prefix (``-k stats_`` selects them).
 RECORDS = [dataclasses.replace(r, name=f"stats_{r.name}") for r in R]

@@ -182,6 +182,36 @@ def test_continuous_nnlf_equals_scipy(name, args, kwargs):
         _assert_same(_quiet(ours.nnlf, theta, x), _quiet(theirs.nnlf, theta, x))
 
 
+def test_summaries_broadcast_as_scipys():
+    a, b = np.array([[1.5], [2.5]]), np.array([2.0, 3.0, 4.0])
+    for loc in (np.zeros(3), np.array([0.0, 0.5, -1.0])):
+        fifth = [("moment", (5,))] if not loc.any() else []   # see below for loc != 0
+        for method, lead in fifth + [("moment", (2,)), ("mean", ()), ("entropy", ()),
+                                     ("support", ()), ("median", ()), ("interval", (0.7,))]:
+            got = getattr(stats.beta, method)(*lead, a, b, loc=loc, scale=2.0)
+            want = getattr(ss.beta, method)(*lead, a, b, loc=loc, scale=2.0)
+            for g, w in zip(got if isinstance(want, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                assert np.shape(g) == np.shape(w), (method, np.shape(g), np.shape(w))
+                np.testing.assert_allclose(g, w, rtol=1e-11)
+    # SciPy's fifth moment with loc != 0 loses digits (1e-8 here); the integral does not
+    want, _ = scipy.integrate.quad(lambda x: x ** 5 * ss.beta.pdf(x, 2.5, 4.0, -1.0, 2.0),
+                                   -1.0, 1.0, epsabs=0, epsrel=1e-13)
+    np.testing.assert_allclose(stats.beta.moment(5, a, b, loc=loc, scale=2.0)[1, 2], want,
+                               rtol=1e-12)
+    mu, k_loc = np.array([1.0, 2.5]), np.array([[0], [2]])
+    for got, want in [(stats.poisson.stats(mu, loc=k_loc, moments="mvsk"),
+                       ss.poisson.stats(mu, loc=k_loc, moments="mvsk")),
+                      (stats.poisson.support(mu, loc=k_loc), ss.poisson.support(mu, loc=k_loc)),
+                      (stats.norm.stats(loc=[0.0, 1.0], moments="mvsk"),
+                       ss.norm.stats(loc=[0.0, 1.0], moments="mvsk")),
+                      (stats.norm.entropy(loc=[0.0, 1.0]), ss.norm.entropy(loc=[0.0, 1.0]))]:
+        for g, w in zip(got if isinstance(want, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert np.shape(g) == np.shape(w)
+            _assert_same(g, w)
+
+
 def _quad_moment(name, n, *args):
     pdf = getattr(ss, name).pdf
     lo, hi = getattr(ss, name).support(*args)

@@ -102,11 +102,17 @@ def _shifted_moment(n, loc, scale, raw):
     A plain ``loc == 0`` gives ``scale^n E[Y^n]`` alone (as SciPy: no ``0 * inf`` terms from
     lower moments that do not exist)."""
     if not _has_tracer(loc) and not np.any(loc):
-        return scale ** n * raw(n)
+        return scale ** n * raw(n) + np.zeros(np.shape(loc))   # loc's shape broadcast in
     out = loc ** n
     for k in range(1, n + 1):
         out = out + math.comb(n, k) * (loc ** (n - k) if n > k else 1.0) * scale ** k * raw(k)
     return out
+
+
+def _broadcast(value, *params):
+    """``value`` broadcast to the shape of all ``params`` together (SciPy's result shape)."""
+    shape = np.broadcast_shapes(dnp.shape(value), *map(dnp.shape, params))
+    return value if dnp.shape(value) == shape else dnp.broadcast_to(value, shape)
 
 
 def _select_moments(moments, values):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import numpy as dnp
 from ._common import (
-    _INF, _NAN, _and, _bind, _Distribution, _float, _has_tracer, _log, _order, _plain_only,
+    _INF, _NAN, _and, _bind, _broadcast, _Distribution, _float, _has_tracer, _log, _order, _plain_only,
     _raw_moment, _select_moments, _shifted_moment,
 )
 
@@ -136,7 +136,8 @@ class _Continuous(_Distribution):
         s, loc, scale, ok, given = self._parse(method, args, kwds, extra=("moments",))
         mu, mu2, g1, g2 = self._stats(*s)
         values = {"m": mu * scale + loc, "v": mu2 * scale * scale, "s": g1, "k": g2}
-        return {c: dnp.where(ok, v, _NAN) for c, v in values.items()}, given
+        return {c: _broadcast(dnp.where(ok, v, _NAN), loc, *s)
+                for c, v in values.items()}, given
 
     def stats(self, *args, **kwds):
         """Mean ('m'), variance ('v'), skewness ('s') and excess kurtosis ('k'), those named
@@ -166,12 +167,12 @@ class _Continuous(_Distribution):
         def raw(k):
             return _raw_moment(k, *stats, lambda m: self._munp(m, *s))
 
-        return dnp.where(ok, _shifted_moment(n, loc, scale, raw), _NAN)
+        return _broadcast(dnp.where(ok, _shifted_moment(n, loc, scale, raw), _NAN), loc, *s)
 
     def entropy(self, *args, **kwds):
         """Differential entropy ``entropy of the standardized distribution + log(scale)``."""
         s, loc, scale, ok, _ = self._parse("entropy", args, kwds)
-        return dnp.where(ok, self._entropy(*s) + dnp.log(scale), _NAN)
+        return _broadcast(dnp.where(ok, self._entropy(*s) + dnp.log(scale), _NAN), loc, *s)
 
     def median(self, *args, **kwds):
         """The median ``ppf(0.5)``."""

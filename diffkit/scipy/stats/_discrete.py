@@ -8,7 +8,7 @@ support: those are computed by SciPy, for plain arguments.
 from ... import numpy as dnp
 from .. import special as sp
 from ._common import (
-    _INF, _NAN, _and, _bind, _Distribution, _float, _int, _log, _order, _plain_only,
+    _INF, _NAN, _and, _bind, _broadcast, _Distribution, _float, _int, _log, _order, _plain_only,
     _raw_moment, _select_moments, _shifted_moment,
 )
 from ._continuous import _Frozen
@@ -76,7 +76,7 @@ class _Discrete(_Distribution):
         s, loc, ok, given = self._parse(method, args, kwds, extra=("moments",))
         mu, mu2, g1, g2 = self._stats(*s)
         values = {"m": mu + loc, "v": mu2, "s": g1, "k": g2}
-        return {c: dnp.where(ok, v, _NAN) for c, v in values.items()}, given
+        return {c: _broadcast(dnp.where(ok, v, _NAN), loc, *s) for c, v in values.items()}, given
 
     def stats(self, *args, **kwds):
         """Mean ('m'), variance ('v'), skewness ('s') and excess kurtosis ('k'), those named
@@ -106,12 +106,13 @@ class _Discrete(_Distribution):
         def raw(k):
             return _raw_moment(k, *stats, lambda m: self._munp(m, *s))
 
-        return dnp.where(ok, _shifted_moment(n, loc, 1.0, raw), _NAN)
+        return _broadcast(dnp.where(ok, _shifted_moment(n, loc, 1.0, raw), _NAN), loc, *s)
 
     def support(self, *args, **kwargs):
         """The ends ``(loc + a, loc + b)`` of the support (nan for invalid parameters)."""
         s, loc, ok, _ = self._parse("support", args, kwargs)
-        return tuple(dnp.where(ok, loc + end, _NAN) for end in self._support(*s))
+        return tuple(_broadcast(dnp.where(ok, loc + end, _NAN), *s)
+                     for end in self._support(*s))
 
     def freeze(self, *args, **kwds):
         """The distribution with its parameters fixed: ``poisson.freeze(mu).logpmf(k)``."""
