@@ -535,6 +535,12 @@ def test_scipy_computed_methods_with_plain_values():
                                      random_state=0)
     for got, want in zip(stats.multivariate_normal.fit(pts), ss.multivariate_normal.fit(pts)):
         np.testing.assert_array_equal(got, want)
+    covariance = ss.Covariance.from_diagonal([1.0, 2.0])
+    np.testing.assert_allclose(stats.multivariate_normal.logpdf(x, [0.0, 0.1], covariance),
+                               ss.multivariate_normal.logpdf(x, [0.0, 0.1], covariance),
+                               rtol=RTOL)
+    np.testing.assert_allclose(stats.multivariate_normal(cov=covariance).entropy(),
+                               ss.multivariate_normal(cov=covariance).entropy(), rtol=RTOL)
     singular = np.array([[1.0, 1.0], [1.0, 1.0]])
     np.testing.assert_allclose(
         stats.multivariate_normal.logpdf([0.5, 0.5], cov=singular, allow_singular=True),

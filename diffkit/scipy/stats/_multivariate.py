@@ -151,7 +151,10 @@ class _MultivariateNormal(_Distribution):
     }
 
     def _params(self, mean, cov):
-        """``(mean, cov, dim)``: a 1-D mean and a 2-D covariance, by SciPy's rules."""
+        """``(mean, cov, dim)``: a 1-D mean and a 2-D covariance, by SciPy's rules (``cov``
+        may be a scalar, a diagonal, a matrix or SciPy's ``Covariance`` object)."""
+        if isinstance(cov, scipy.stats.Covariance):
+            cov = cov.covariance
         cov = _float(cov)
         if mean is None:
             mean = np.zeros(dnp.shape(cov)[0] if dnp.ndim(cov) == 2 else 1)   # SciPy's rule
