@@ -7,7 +7,6 @@ differentiate in their parameters and batch; the methods SciPy computes (rvs, fi
 ...) return SciPy's exact results for plain values and raise NoRuleError for traced ones."""
 
 import inspect
-import math
 
 import numpy as np
 import pytest

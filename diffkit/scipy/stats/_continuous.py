@@ -12,8 +12,8 @@ import numpy as np
 
 from ... import numpy as dnp
 from ._common import (
-    _INF, _NAN, _and, _bind, _broadcast, _Distribution, _float, _has_tracer, _log, _order, _plain_only,
-    _raw_moment, _select_moments, _shifted_moment,
+    _INF, _NAN, _and, _bind, _broadcast, _Distribution, _float, _has_tracer, _log, _order,
+    _plain_only, _raw_moment, _select_moments, _shifted_moment,
 )
 
 
@@ -191,10 +191,8 @@ class _Continuous(_Distribution):
         """The ends ``(loc + scale * a, loc + scale * b)`` of the support (infinite ends stay
         infinite; nan for invalid parameters)."""
         s, loc, scale, ok, _ = self._parse("support", args, kwargs)
-        shape = np.broadcast_shapes(dnp.shape(loc), dnp.shape(scale), dnp.shape(ok),
-                                     *map(dnp.shape, s))
-        return tuple(dnp.where(ok, loc + scale * end if np.isfinite(end)
-                               else dnp.full(shape, end), _NAN)
+        return tuple(_broadcast(dnp.where(ok, loc + scale * end if np.isfinite(end) else end,
+                                          _NAN), loc, *s)
                      for end in self._support(*s))
 
     # --- frozen distributions -----------------------------------------------------------------
@@ -295,7 +293,7 @@ class _FrozenContinuous(_Frozen):
     def expect(self, func=None, lb=None, ub=None, conditional=False, **kwds):
         _plain_only(f"{self.dist.name}(...).expect", self.args, self.kwds,
                     self.dist._param_names())
-        shapes, _, _, _, given = self._parse_shapes()
+        given = self._parse_shapes()[-1]
         args = tuple(given[n] for n in self.dist._shapes)
         return self.dist.expect(func, args, given.get("loc", 0.0), given.get("scale", 1.0),
                                 lb, ub, conditional, **kwds)

@@ -123,10 +123,6 @@ class _Discrete(_Distribution):
 
 
 class _FrozenDiscrete(_Frozen):
-    def _parse_shapes(self):
-        shapes, loc, ok, given = self.dist._parse("freeze", self.args, self.kwds)
-        return shapes, loc, ok, given
-
     def pmf(self, k):
         return self._call("pmf", k)
 
@@ -136,7 +132,7 @@ class _FrozenDiscrete(_Frozen):
     def expect(self, func=None, lb=None, ub=None, conditional=False, **kwds):
         _plain_only(f"{self.dist.name}(...).expect", self.args, self.kwds,
                     self.dist._param_names())
-        given = self._parse_shapes()[3]
+        given = self._parse_shapes()[-1]
         args = tuple(given[n] for n in self.dist._shapes)
         return self.dist.expect(func, args, given.get("loc", 0), lb, ub, conditional, **kwds)
 
