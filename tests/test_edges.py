@@ -1,0 +1,32 @@
+"""The generic checker at the edges: every sample of tests/edge_records.py through
+``diffkit.testing.edges.check_edge`` (value against NumPy/SciPy, jacfwd == jacrev bit for
+bit, finite differences or the documented convention, vmap against loops, a symmetric Hessian
+equal to finite differences of the gradient, float32 and complex64 kept).
+
+A sample marked ``known`` fails today because of a bug another line of work is fixing: it is a
+strict xfail, so the fix turning it green fails this test until the mark is removed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from edge_records import EDGES
+
+from diffkit.testing.edges import check_edge
+
+
+def _param(sample):
+    marks = [pytest.mark.xfail(strict=True, reason=sample.known)] if sample.known else []
+    return pytest.param(sample, id=sample.id, marks=marks)
+
+
+@pytest.mark.filterwarnings("error::diffkit.errors.PerformanceWarning")
+@pytest.mark.parametrize("sample", [_param(s) for s in EDGES])
+def test_edge(sample):
+    with np.errstate(all="ignore"):
+        check_edge(sample.fun, sample.args, reference=sample.reference,
+                   differentiable=bool(sample.differentiable), fd_side=sample.fd_side,
+                   jacobian=sample.jacobian, second_order=sample.second_order,
+                   batching=sample.batching, dtypes=sample.dtypes,
+                   value_rtol=sample.value_rtol, fd_rtol=sample.fd_rtol)
