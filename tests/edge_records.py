@@ -51,11 +51,13 @@ class EdgeSample:
     differentiable: bool | str = True
     fd_side: int = 0
     jacobian: object = None
+    hessian: object = None
     second_order: bool | None = None
     known: str | None = None
     batching: bool = True
     dtypes: bool = True
     value_rtol: float = 1e-12
+    ulps: int = 0               # > 0 only for compositions (see check_edge)
     fd_rtol: float = 1e-5
 
     def __repr__(self):

@@ -27,6 +27,19 @@ def test_edge(sample):
     with np.errstate(all="ignore"):
         check_edge(sample.fun, sample.args, reference=sample.reference,
                    differentiable=bool(sample.differentiable), fd_side=sample.fd_side,
-                   jacobian=sample.jacobian, second_order=sample.second_order,
+                   jacobian=sample.jacobian, hessian=sample.hessian, second_order=sample.second_order,
                    batching=sample.batching, dtypes=sample.dtypes,
-                   value_rtol=sample.value_rtol, fd_rtol=sample.fd_rtol)
+                   value_rtol=sample.value_rtol, ulps=sample.ulps, fd_rtol=sample.fd_rtol)
+
+
+def test_prod_with_an_infinite_entry_first_order():
+    """The partials of prod([inf, 0, 2]) are (0 * 2, inf * 2, inf * 0): both engines give
+    them, with no NaN leaking from the zero tangents of the other entries."""
+    import diffkit as dk
+    import diffkit.numpy as dnp
+
+    x = np.array([np.inf, 0.0, 2.0])
+    expected = np.array([0.0, np.inf, np.nan])
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(dk.jacfwd(dnp.prod)(x), expected)
+        np.testing.assert_array_equal(dk.jacrev(dnp.prod)(x), expected)

@@ -113,14 +113,24 @@ def _assert_close(got, expected, rtol, atol, what):
                     f"(rtol={rtol:g}, atol={atol:g});\n got {got!r}\n expected {expected!r}")
 
 
-def assert_jacobians_identical(fun, *args):
+def assert_jacobians_identical(fun, *args, ulps=0):
     """``jacfwd(fun)`` and ``jacrev(fun)`` at ``args`` are equal bit for bit (NaN for NaN,
-    in the real coordinates of check_edge's flat vectors). Returns the (m, n) Jacobian."""
+    in the real coordinates of check_edge's flat vectors). Returns the (m, n) Jacobian.
+
+    ``ulps > 0`` lets finite entries differ by that many units of rounding (relative to the
+    largest finite entry), for compositions: the chain rule multiplies the factors of a chain
+    in opposite orders in the two modes. Non-finite entries must still be identical."""
     vec = _Vector(fun, args)
     forward = np.asarray(api.jacfwd(vec)(vec.point))
     reverse = np.asarray(api.jacrev(vec)(vec.point))
-    if forward.shape != reverse.shape or not np.array_equal(forward, reverse, equal_nan=True):
-        differ = ~((forward == reverse) | (np.isnan(forward) & np.isnan(reverse)))
+    same = (forward == reverse) | (np.isnan(forward) & np.isnan(reverse))
+    if ulps and forward.shape == reverse.shape:
+        finite = np.isfinite(forward) & np.isfinite(reverse)
+        scale = float(np.max(np.abs(forward[finite]), initial=0.0))
+        bound = ulps * np.finfo(np.float64).eps * scale
+        same |= finite & (np.abs(np.where(finite, forward - reverse, 0.0)) <= bound)
+    if forward.shape != reverse.shape or not np.all(same):
+        differ = ~same
         index = tuple(int(i) for i in np.argwhere(differ)[0])
         _fail("jacfwd and jacrev differ", f"{forward[index]!r} vs {reverse[index]!r} at "
               f"(output, input) {index};\n jacfwd {forward!r}\n jacrev {reverse!r}")
@@ -253,16 +263,19 @@ def _float_leaves_traced(tree):
 
 
 def check_edge(fun, args, *, reference=None, differentiable=True, fd_side=0, jacobian=None,
-               second_order=None, batching=True, dtypes=True, value_rtol=1e-12,
-               fd_rtol=_FD_RTOL, fd_step=_FD_STEP, jacobian_rtol=1e-12):
+               hessian=None, second_order=None, batching=True, dtypes=True, value_rtol=1e-12,
+               ulps=0, fd_rtol=_FD_RTOL, fd_step=_FD_STEP, jacobian_rtol=1e-12):
     """Check ``fun`` at the edge point ``args`` (a tuple of arguments).
 
     ``reference``: NumPy's or SciPy's function, called with the same arguments: the values
     must match (``value_rtol``, NaN for NaN, same dtypes). ``differentiable``: compare the
     Jacobian with finite differences, central (``fd_side=0``) or one-sided towards
-    ``fd_side`` (+1 or -1, for a point on a domain boundary). ``jacobian``: the documented
+    ``fd_side`` (+1 or -1, for a point on a domain boundary). ``ulps``: see
+    :func:`assert_jacobians_identical` (0, bit for bit, unless a composition needs more).
+    ``jacobian``: the documented
     Jacobian at a kink (array-like, broadcast to ``(m, n)`` in flat real coordinates), which
-    must match to ``jacobian_rtol``. ``second_order`` (default: ``differentiable``): compare
+    must match to ``jacobian_rtol``. ``hessian``: the documented Hessian (broadcast to
+    ``(n, n)``) of the sum of the flat outputs, likewise. ``second_order`` (default: ``differentiable``): compare
     the Hessian of ``<u, f>`` with finite differences of its gradient. ``batching``: vmap
     against loops. ``dtypes``: repeat in float32/complex64 and check the dtypes.
     Raises ``AssertionError`` naming the check that fails. Returns the Jacobian.
@@ -276,7 +289,7 @@ def check_edge(fun, args, *, reference=None, differentiable=True, fd_side=0, jac
             check_vmap(fun, _stacked(args))
         return None
     vec = _Vector(fun, args)
-    jac = assert_jacobians_identical(fun, *args)
+    jac = assert_jacobians_identical(fun, *args, ulps=ulps)
     if differentiable:
         fd = _finite_differences(vec, vec.point, fd_side, fd_step)
         scale = max(1.0, float(np.max(np.abs(fd[np.isfinite(fd)]), initial=0.0)))
@@ -293,6 +306,10 @@ def check_edge(fun, args, *, reference=None, differentiable=True, fd_side=0, jac
         _check_batching(fun, args, vec, u, w)
     _check_hessian(vec, u, differentiable if second_order is None else second_order,
                    fd_side, fd_step, fd_rtol * 10)
+    if hessian is not None:
+        h = np.asarray(api.hessian(lambda v: dnp.sum(vec(v)))(vec.point))
+        _assert_close(h, np.broadcast_to(np.asarray(hessian, np.float64), h.shape),
+                      jacobian_rtol, 0.0, "the Hessian against the documented convention")
     if dtypes and reference is not None:
         _check_dtypes(fun, args, reference)
     return jac
