@@ -43,3 +43,57 @@ def test_prod_with_an_infinite_entry_first_order():
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(dk.jacfwd(dnp.prod)(x), expected)
         np.testing.assert_array_equal(dk.jacrev(dnp.prod)(x), expected)
+
+
+# --- completeness: every primitive is visited at an edge -----------------------------------------
+
+
+def _reached_by_edges():
+    """The primitives whose implementation runs when each edge sample's function is
+    evaluated, batched, pushed forward and pulled back at its point (rules included)."""
+    import diffkit as dk
+    from diffkit.core.primitive import PRIMITIVES
+    from diffkit.testing.edges import _Vector
+
+    reached = set()
+    originals = {name: prim.impl for name, prim in PRIMITIVES.items()}
+
+    def counting(name, impl):
+        def impl_and_count(*args, **params):
+            reached.add(name)
+            return impl(*args, **params)
+        return impl_and_count
+
+    try:
+        for name, prim in PRIMITIVES.items():
+            prim.impl = counting(name, prim.impl)
+        for sample in EDGES:
+            with np.errstate(all="ignore"):
+                try:
+                    sample.fun(*sample.args)
+                    dk.vmap(sample.fun)(*(np.stack([a, a]) for a in sample.args))
+                    vec = _Vector(sample.fun, sample.args)
+                    out, pullback = dk.vjp(vec, vec.point)
+                    pullback(np.ones_like(out))
+                    dk.jvp(vec, (vec.point,), (np.ones_like(vec.point),))
+                except Exception:  # no float input or output; the sample's own test reports
+                    pass           # anything else
+    finally:
+        for name, impl in originals.items():
+            PRIMITIVES[name].impl = impl
+    return reached
+
+
+def test_every_primitive_has_an_edge_sample():
+    """Every registered primitive is reached by some edge sample, or is in EXEMPT with the
+    reason it has no edge of its own."""
+    import test_primitives
+
+    from edge_records import EXEMPT
+    from diffkit.core.primitive import PRIMITIVES
+
+    test_primitives._import_all_of_diffkit()
+    missing = sorted(set(PRIMITIVES) - _reached_by_edges() - set(EXEMPT))
+    assert not missing, f"primitives with no edge sample in tests/edge_records.py: {missing}"
+    stale = sorted(set(EXEMPT) - set(PRIMITIVES))
+    assert not stale, f"EXEMPT names primitives that no longer exist: {stale}"
