@@ -97,3 +97,114 @@ def test_every_primitive_has_an_edge_sample():
     assert not missing, f"primitives with no edge sample in tests/edge_records.py: {missing}"
     stale = sorted(set(EXEMPT) - set(PRIMITIVES))
     assert not stale, f"EXEMPT names primitives that no longer exist: {stale}"
+
+
+# --- cases where diffkit beats JAX: kept as tests so that they stay won ----------------------------
+
+
+def _spd(n, seed):
+    a = np.random.default_rng(seed).normal(size=(n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+def test_sqrtm_derivative_solves_the_sylvester_equation():
+    """d sqrtm(A)[E] = Y with X Y + Y X = E (X = sqrtm(A)); at A = I it is E / 2. JAX has no
+    derivative for sqrtm."""
+    import scipy.linalg
+
+    import diffkit as dk
+    import diffkit.scipy.linalg as dsl
+
+    a, e = _spd(3, 0), np.random.default_rng(1).normal(size=(3, 3))
+    x = scipy.linalg.sqrtm(a).real
+    expected = scipy.linalg.solve_sylvester(x, x, e)
+    _, forward = dk.jvp(dsl.sqrtm, (a,), (e,))
+    np.testing.assert_allclose(forward, expected, rtol=1e-7, atol=1e-10)
+    reverse = np.einsum("ijkl,kl->ij", dk.jacrev(dsl.sqrtm)(a), e)
+    np.testing.assert_allclose(reverse, expected, rtol=1e-7, atol=1e-10)
+    _, at_identity = dk.jvp(dsl.sqrtm, (np.eye(3),), (e,))
+    np.testing.assert_allclose(at_identity, e / 2, rtol=1e-7, atol=1e-12)
+
+
+def test_logm_derivative_is_the_divided_difference_frechet_derivative():
+    """For symmetric A = V diag(w) V^T: d logm(A)[E] = V (L * (V^T E V)) V^T with
+    L_ij = (log w_i - log w_j) / (w_i - w_j) and L_ii = 1 / w_i. JAX has no logm derivative."""
+    import diffkit as dk
+    import diffkit.scipy.linalg as dsl
+
+    a, e = _spd(3, 2), np.random.default_rng(3).normal(size=(3, 3))
+    w, v = np.linalg.eigh(a)
+    dw = w[:, None] - w[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        divided = np.where(np.eye(3, dtype=bool), 1 / w[:, None],
+                           (np.log(w)[:, None] - np.log(w)[None, :]) / dw)
+    expected = v @ (divided * (v.T @ e @ v)) @ v.T
+    _, forward = dk.jvp(dsl.logm, (a,), (e,))
+    np.testing.assert_allclose(forward, expected, rtol=1e-7, atol=1e-10)
+    reverse = np.einsum("ijkl,kl->ij", dk.jacrev(dsl.logm)(a), e)
+    np.testing.assert_allclose(reverse, expected, rtol=1e-7, atol=1e-10)
+
+
+def test_solve_sylvester_derivative():
+    """X = solve_sylvester(A, B, Q) solves AX + XB = Q, so its tangent solves
+    A dX + dX B = dQ - dA X - X dB, in all three arguments at once."""
+    import scipy.linalg
+
+    import diffkit as dk
+    import diffkit.scipy.linalg as dsl
+
+    rng = np.random.default_rng(4)
+    a, b = _spd(3, 5), _spd(2, 6)
+    q = rng.normal(size=(3, 2))
+    da, db, dq = rng.normal(size=(3, 3)), rng.normal(size=(2, 2)), rng.normal(size=(3, 2))
+    x = scipy.linalg.solve_sylvester(a, b, q)
+    expected = scipy.linalg.solve_sylvester(a, b, dq - da @ x - x @ db)
+    _, forward = dk.jvp(dsl.solve_sylvester, (a, b, q), (da, db, dq))
+    np.testing.assert_allclose(forward, expected, rtol=1e-7, atol=1e-10)
+    u = rng.normal(size=(3, 2))
+    _, pullback = dk.vjp(dsl.solve_sylvester, a, b, q)
+    pulled = sum(np.sum(c * t) for c, t in zip(pullback(u), (da, db, dq)))
+    np.testing.assert_allclose(pulled, np.sum(u * expected), rtol=1e-7)
+
+
+def test_custom_vjp_under_jacfwd():
+    """JAX refuses forward mode through a custom_vjp function; diffkit differentiates it,
+    and jacfwd equals jacrev and the true derivative."""
+    import diffkit as dk
+    import diffkit.numpy as dnp
+
+    @dk.custom_vjp
+    def f(x):
+        return dnp.sin(x) * x
+
+    def f_fwd(x):
+        return f(x), x
+
+    def f_bwd(x, g):
+        return (g * (dnp.cos(x) * x + dnp.sin(x)),)
+
+    f.defvjp(f_fwd, f_bwd)
+    x = np.array([0.0, 0.5, -1.3])
+    expected = np.diag(np.cos(x) * x + np.sin(x))
+    np.testing.assert_allclose(dk.jacfwd(f)(x), expected, rtol=1e-7, atol=1e-15)
+    np.testing.assert_allclose(dk.jacrev(f)(x), expected, rtol=1e-7, atol=1e-15)
+
+
+def test_hessian_of_i0_at_zero_is_one_half():
+    """i0(x) = 1 + x**2 / 4 + ..., so i0''(0) = 1/2 (JAX's rule gives NaN there)."""
+    import diffkit as dk
+    import diffkit.scipy.special as dsp
+
+    assert dk.hessian(dsp.i0)(0.0) == pytest.approx(0.5, rel=1e-7)
+    assert dk.grad(dsp.i0)(0.0) == 0.0
+
+
+def test_hypot_at_1e200_does_not_overflow():
+    """hypot(1e200, 1e200) = sqrt(2) 1e200 with gradient (1, 1) / sqrt(2); a rule through
+    x**2 + y**2 overflows to inf and gives NaN or 0."""
+    import diffkit as dk
+    import diffkit.numpy as dnp
+
+    value, grads = dk.value_and_grad(dnp.hypot, argnums=(0, 1))(1e200, 1e200)
+    assert value == pytest.approx(np.sqrt(2) * 1e200, rel=1e-12)
+    np.testing.assert_allclose(grads, [1 / np.sqrt(2)] * 2, rtol=1e-12)
