@@ -27,7 +27,8 @@ def test_edge(sample):
     with np.errstate(all="ignore"):
         check_edge(sample.fun, sample.args, reference=sample.reference,
                    differentiable=bool(sample.differentiable), fd_side=sample.fd_side,
-                   jacobian=sample.jacobian, hessian=sample.hessian, second_order=sample.second_order,
+                   jacobian=sample.jacobian, hessian=sample.hessian,
+                   second_order=sample.second_order,
                    batching=sample.batching, dtypes=sample.dtypes,
                    value_rtol=sample.value_rtol, ulps=sample.ulps, fd_rtol=sample.fd_rtol)
 
@@ -99,7 +100,7 @@ def test_every_primitive_has_an_edge_sample():
     assert not stale, f"EXEMPT names primitives that no longer exist: {stale}"
 
 
-# --- cases where diffkit beats JAX: kept as tests so that they stay won ----------------------------
+# --- cases where diffkit beats JAX: kept as tests so that they stay won ------------------------
 
 
 def _spd(n, seed):

@@ -281,13 +281,15 @@ def check_edge(fun, args, *, reference=None, differentiable=True, fd_side=0, jac
     Jacobian with finite differences, central (``fd_side=0``) or one-sided towards
     ``fd_side`` (+1 or -1, for a point on a domain boundary). ``ulps``: see
     :func:`assert_jacobians_identical` (0, bit for bit, unless a composition needs more).
-    ``jacobian``: the documented
-    Jacobian at a kink (array-like, broadcast to ``(m, n)`` in flat real coordinates), which
-    must match to ``jacobian_rtol``. ``hessian``: the documented Hessian (broadcast to
-    ``(n, n)``) of the sum of the flat outputs, likewise. ``second_order`` (default: ``differentiable``): compare
-    the Hessian of ``<u, f>`` with finite differences of its gradient. ``batching``: vmap
-    against loops. ``dtypes``: repeat in float32/complex64 and check the dtypes.
-    Raises ``AssertionError`` naming the check that fails. Returns the Jacobian.
+    ``jacobian``: the documented Jacobian at a kink (array-like, broadcast to ``(m, n)`` in
+    flat real coordinates), which must match to ``jacobian_rtol``. ``hessian``: the
+    documented Hessian (broadcast to ``(n, n)``) of the sum of the flat outputs, likewise.
+    ``second_order`` (default: ``differentiable``): compare the Hessian of ``<u, f>`` with
+    finite differences of its gradient. ``batching``: vmap against loops. ``dtypes``: repeat
+    in float32/complex64 and check the dtypes. A function with no floating-point argument or
+    output (integer functions, predicates) gets the value and batching checks only.
+
+    Raises ``AssertionError`` naming the check that fails. Returns the Jacobian (or None).
     """
     args = tuple(args)
     if reference is not None:

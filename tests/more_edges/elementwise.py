@@ -37,7 +37,9 @@ E += edge("power", [1.0, 2.0], [0.0, 0.0], label="zero_exponent")
 E += kink("power", [-2.0], [3.0], label="negative_base_integer_exponent", jacobian=[[12.0, 0.0]],
           known=_MIXED)
 E += edge("power_int_exponent", [0.0, -0.0, -2.0], ref=lambda x: np.power(x, 3))
-E += boundary("power_float_exponent", [0.0], side=1, second_order=False, ref=lambda x: np.power(x, 2.5))
+# second order: finite differences of x**1.5 converge like sqrt(h) at 0
+E += boundary("power_float_exponent", [0.0], side=1, second_order=False,
+              ref=lambda x: np.power(x, 2.5))
 E += kink("power_negative_exponent", [0.0], jacobian=-INF, ref=lambda x: x ** -1.5)
 E += kink("power_zero_exponent", [0.0, -0.0, 3.0], jacobian=0.0,
           ref=lambda x: np.power(x, 0))

@@ -57,7 +57,8 @@ def _cofactors(m):
 
 
 # --- determinants and inverses at singular matrices -------------------------------------------
-E += edge("linalg_det", well_at(_RANK2), label="rank2", jacobian=_cofactors(_RANK2).ravel(), known=_DET,
+E += edge("linalg_det", well_at(_RANK2), label="rank2", jacobian=_cofactors(_RANK2).ravel(),
+          known=_DET,
           ref=lambda a: np.linalg.det(a + 4 * np.eye(3)))
 E += edge("linalg_det", well_at(_RANK1), label="rank1", jacobian=0.0, known=_DET,
           ref=lambda a: np.linalg.det(a + 4 * np.eye(3)))

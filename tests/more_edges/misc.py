@@ -70,7 +70,7 @@ for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm", "left_sh
 E += edge("invert", _A)
 E += edge("bitwise_count", _A)
 
-# --- linear algebra: zero right-hand sides, identity, permutations -----------------------------------
+# --- linear algebra: zero right-hand sides, identity, permutations ---------------------------
 E += edge("linalg_solve", well_at(np.eye(3)), np.zeros(3), label="identity,zero_rhs",
           ref=lambda a, b: np.linalg.solve(a + 4 * np.eye(3), b))
 E += edge("scipy_linalg_solve_triangular_0_u", well_at(np.eye(3)), np.zeros((3, 2)),

@@ -11,8 +11,10 @@ INF, NAN = np.inf, np.nan
 E = []
 _SICI = "special: Si'(0) and Shi'(0) are NaN in reverse mode (sin(x)/x at 0), 1 in forward mode"
 _POLE = "special: the derivative at the pole is NaN (inf - inf in the formula), not the limit"
-_INC = "special: at x = 0 the Hessian of the incomplete gamma/beta function has NaN or is not symmetric"
-_INV = "special: the inverse incomplete gamma/beta function at 0 or 1 has NaN derivatives in the shapes"
+_INC = ("special: at x = 0 the Hessian of the incomplete gamma/beta function has NaN or is "
+        "not symmetric")
+_INV = ("special: the inverse incomplete gamma/beta function at 0 or 1 has NaN derivatives in "
+        "the shape parameters")
 _XLOGY = "special: the Hessian of xlogy/xlog1py/rel_entr/kl_div at x = 0 is not symmetric"
 
 
@@ -147,9 +149,11 @@ E += sp("spence", [1.0, 2.0])
 E += sp_kink("spence", [0.0], label="x=0", jacobian=-INF)
 E += sp("cosm1", [0.0, -0.0])
 E += sp_kink("exp10", [400.0], label="overflow", jacobian=INF)
-E += sp("ellipk", [0.0, -0.0], known="special: ellipk's second derivative at m = 0 is 0, not 9 pi / 64")
+E += sp("ellipk", [0.0, -0.0],
+        known="special: ellipk's second derivative at m = 0 is 0, not 9 pi / 64")
 E += sp_kink("ellipk", [1.0], label="m=1", jacobian=INF, known=_POLE)
-E += sp("ellipe", [0.0, -0.0], known="special: ellipe's second derivative at m = 0 is 0, not -3 pi / 64")
+E += sp("ellipe", [0.0, -0.0],
+        known="special: ellipe's second derivative at m = 0 is 0, not -3 pi / 64")
 E += sp_kink("ellipe", [1.0], label="m=1", jacobian=-INF)
 E += sp_kink("ellipkm1", [0.0], label="p=0", jacobian=-INF, known=_POLE)
 E += sp("lambertw", [0.0, -0.0], ref=lambda x: scipy.special.lambertw(x).real)
