@@ -212,14 +212,25 @@ def _prod_others(x, axis):
     return shape.transpose(others, [int(i) for i in np.argsort(perm)])
 
 
+def _times_partials(t, partials):
+    """``t * partials``, with 0 wherever ``t`` is 0: a product with an infinite entry has
+    infinite (or NaN) partials, and an input that is not being moved must contribute
+    nothing (rather than ``0 * inf = NaN``), so that jacfwd and jacrev agree."""
+    product = t * partials
+    if type(partials) is np.ndarray and np.isfinite(partials).all():
+        return product
+    return ew.where(ew.spurious_nonfinite(t, product), 0.0, product)
+
+
 def _prod_jvp(primals, tangents, axis, keepdims):
     (x,), (t,) = primals, tangents
-    tangent = sum_p(t * _prod_others(x, axis), axis=axis, keepdims=keepdims)
+    tangent = sum_p(_times_partials(t, _prod_others(x, axis)), axis=axis, keepdims=keepdims)
     return prod_p(x, axis=axis, keepdims=keepdims), tangent
 
 
 def _prod_vjp(ct, out, x, axis, keepdims):
-    return expand_reduced(ct, shape_of(x), axis, keepdims) * _prod_others(x, axis)
+    return _times_partials(expand_reduced(ct, shape_of(x), axis, keepdims),
+                           _prod_others(x, axis))
 
 
 prod_p = Primitive(
@@ -274,7 +285,15 @@ def _logsumexp_impl(x, axis, keepdims):
 
 
 def _softmax_weights(x, out, axis, keepdims):
-    return ew.exp(x - expand_reduced(out, shape_of(x), axis, keepdims))
+    """``exp(x - out)``, the softmax; where ``out`` is infinite (every entry -inf, or some
+    +inf) the limit along the diagonal instead: shared equally among the entries equal to
+    ``out``, as ``logaddexp`` shares equal infinities and ``max`` ties."""
+    peak = expand_reduced(out, shape_of(x), axis, keepdims)
+    if not isinstance(peak, Tracer) and np.isfinite(peak).all():
+        return ew.exp(x - peak)
+    finite = ew.isfinite(peak)
+    smooth = ew.exp(ew.where(finite, x, 0.0) - ew.where(finite, peak, 0.0))
+    return ew.where(finite, smooth, _argext_weights(x, out, axis, keepdims))
 
 
 def _logsumexp_jvp(primals, tangents, axis, keepdims):

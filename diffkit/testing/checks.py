@@ -160,9 +160,10 @@ def _evaluate(fun, xs):
 # --- comparing arrays --------------------------------------------------------------------
 
 
-def _worst(got, expected, atol, rtol):
+def _worst(got, expected, atol, rtol, equal_nan=False):
     """The worst element of ``|got - expected| <= atol + rtol |expected|`` over leaves
-    (``|.|`` the modulus for complex values):
+    (``|.|`` the modulus for complex values; with ``equal_nan``, NaN on both sides at the
+    same place counts as equal):
     ``(excess, leaf, index, got, expected)`` with ``excess > 1`` meaning a violation, or
     None when every leaf is empty."""
     worst = None
@@ -177,6 +178,8 @@ def _worst(got, expected, atol, rtol):
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where((err == 0) | (g == e), 0.0, err / bound)  # equal infinities too
         ratio = np.where(np.isnan(g) != np.isnan(e), np.inf, np.nan_to_num(ratio, nan=np.inf))
+        if equal_nan:
+            ratio = np.where(np.isnan(g) & np.isnan(e), 0.0, ratio)
         k = int(np.argmax(ratio))
         index = np.unravel_index(k, g.shape) if g.ndim else ()
         if worst is None or ratio.flat[k] > worst[0]:
@@ -673,7 +676,7 @@ def check_vmap(fun, args, in_axes=0, *, rtol=None, atol=None):
     Structures, shapes and dtypes must match exactly; values to ``rtol`` (default 1e-10 for
     float64, 1e-5 for float32) and ``atol`` (default ``1e-12`` times the largest result,
     at least 1), since batched NumPy calls may sum in a different order. Complex results are
-    compared by the modulus of the difference.
+    compared by the modulus of the difference. NaN in both at the same place is equal.
     """
     if not isinstance(args, (tuple, list)):
         raise TypeError(f"check_vmap takes the arguments as a tuple, e.g. check_vmap(f, (x,)); "
@@ -718,9 +721,10 @@ def check_vmap(fun, args, in_axes=0, *, rtol=None, atol=None):
             continue
         tol = _tolerances([got.dtype])
         r = (1e-10 if tol.exact_rtol < 1e-6 else 1e-5) if rtol is None else float(rtol)
-        scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+        finite = np.abs(expected[np.isfinite(expected)])   # an infinity sets no scale
+        scale = max(1.0, float(np.max(finite, initial=0.0)))
         a = tol.exact_atol * scale if atol is None else float(atol)
-        worst = _worst([got], [expected], a, r)
+        worst = _worst([got], [expected], a, r, equal_nan=True)
         if worst is not None and worst[0] > 1:
             _, _, index, g, e = worst
             raise AssertionError(f"{what}: vmap and the loop differ, largest error "

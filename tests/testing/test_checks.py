@@ -201,3 +201,50 @@ def test_check_vmap_compares_complex_values():
     bad.batch = lambda size, values, axes: (dnp.conj(bad(values[0])), axes[0])
     with pytest.raises(AssertionError, match="vmap and the loop differ"):
         check_vmap(bad, (zs,))
+
+
+# --- check_edge ---------------------------------------------------------------------------------
+
+
+def test_check_edge_passes_a_correct_rule_at_its_edges():
+    from diffkit.testing import check_edge
+
+    good = _sine("good_sin_edge", 1.0, 1.0)
+    jacobian = check_edge(good, (np.array([0.0, -0.0, np.pi]),), reference=np.sin)
+    np.testing.assert_array_equal(jacobian, np.diag([1.0, 1.0, -1.0]))
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({}, "jacfwd and jacrev differ"),
+    ({"jvp_scale": 2.0, "vjp_scale": 2.0}, "finite differences"),
+])
+def test_check_edge_reports_engines_and_finite_differences(kwargs, expected):
+    from diffkit.testing import check_edge
+
+    scales = {"jvp_scale": 1.0, "vjp_scale": 2.0, **kwargs}
+    bad = _sine(f"bad_sin_edge_{scales['jvp_scale']}_{scales['vjp_scale']}", **scales)
+    with pytest.raises(AssertionError, match=expected):
+        check_edge(bad, (np.array([0.0, 0.5]),), reference=np.sin)
+
+
+def test_check_edge_reports_a_wrong_convention_and_value():
+    import diffkit.numpy as dnp
+    from diffkit.testing import check_edge
+
+    with pytest.raises(AssertionError, match="documented convention"):
+        check_edge(dnp.abs, (np.array([0.0]),), differentiable=False, jacobian=1.0)
+    with pytest.raises(AssertionError, match="the value"):
+        check_edge(dnp.sin, (np.array([1.0]),), reference=np.cos)
+
+
+def test_check_vmap_treats_nan_as_equal_and_infinity_sets_no_scale():
+    """NaN in both at the same place is equal; an infinite entry elsewhere must not make
+    every finite difference pass."""
+    check_vmap(lambda x: x * np.nan, (np.ones((2, 3)),))
+
+    def wrong(x):
+        return x + np.array([np.inf, 0.0, 0.0])
+
+    with pytest.raises(AssertionError, match="vmap and the loop differ"):
+        check_vmap(lambda x: wrong(x) if isinstance(x, np.ndarray)   # the loop
+                   else wrong(x) + np.array([0, 1e-3, 0]), (np.ones((2, 3)),))

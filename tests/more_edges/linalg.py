@@ -1,0 +1,113 @@
+"""Edge samples of the linear algebra records (tests/more_records/linalg.py and
+scipy_linalg.py): singular and rank-deficient matrices, exactly repeated eigenvalues and
+singular values, values repeated only up to LAPACK's rounding, zero vectors and ties for
+the norms.
+
+The records build their matrices from the drawn values (``well(a) = a + (n + 1) I``,
+``spread``, ``rect``): each is affine in ``a``, so the helpers below invert it to put the
+record exactly at the matrix an edge sample names.
+"""
+
+import numpy as np
+import scipy.linalg
+from edge_records import edge, kink
+
+E = []
+_DET = "singular: det's derivative at a singular matrix raises LinAlgError (cofactors exist)"
+_SLOGDET = "singular: slogdet's derivative at a singular matrix raises LinAlgError"
+_TIES = "ties: repeated eigenvalues give a Hessian that is not symmetric"
+_SPLIT = "ties: eigenvalues equal up to rounding: jacfwd and jacrev differ"
+_NUC = "ties: the nuclear norm at repeated singular values has a non-symmetric Hessian"
+
+
+def well_at(m):
+    """``a`` with ``well(a) == m``."""
+    m = np.asarray(m, float)
+    return m - (m.shape[-1] + 1.0) * np.eye(m.shape[-1])
+
+
+def spread_at(t):
+    """A symmetric ``a`` with ``spread(a) == t`` (``t`` symmetric)."""
+    t = np.asarray(t, float)
+    return 2.0 * (t - np.diag(5.0 * np.arange(t.shape[-1])))
+
+
+def rect_at(t):
+    """``a`` with ``rect(a) == t``."""
+    t = np.asarray(t, float)
+    m, n = t.shape
+    base = np.zeros((m, n))
+    k = min(m, n)
+    base[np.arange(k), np.arange(k)] = 3.0 * np.arange(k, 0, -1)
+    return 4.0 * (t - base)
+
+
+_RANK2 = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+_RANK1 = np.outer([1.0, 2.0, -1.0], [0.5, 1.0, 2.0])
+_Q = np.linalg.qr(np.array([[1.0, 2.0, 0.5], [0.3, -1.0, 2.0], [1.5, 0.2, 1.0]]))[0]
+_DOUBLE = _Q @ np.diag([1.0, 1.0, 4.0]) @ _Q.T            # exactly repeated, in exact arithmetic
+_DOUBLE = 0.5 * (_DOUBLE + _DOUBLE.T)                    # ... and LAPACK-split by rounding
+
+
+def _cofactors(m):
+    """The matrix of cofactors: the gradient of det, also where ``m`` is singular."""
+    n = m.shape[0]
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(m, i, 0), j, 1))
+                      for j in range(n)] for i in range(n)])
+
+
+# --- determinants and inverses at singular matrices -------------------------------------------
+E += edge("linalg_det", well_at(_RANK2), label="rank2", jacobian=_cofactors(_RANK2).ravel(),
+          known=_DET,
+          ref=lambda a: np.linalg.det(a + 4 * np.eye(3)))
+E += edge("linalg_det", well_at(_RANK1), label="rank1", jacobian=0.0, known=_DET,
+          ref=lambda a: np.linalg.det(a + 4 * np.eye(3)))
+E += edge("linalg_det", well_at(np.zeros((1, 1))), label="zero_1x1", jacobian=1.0, known=_DET,
+          ref=lambda a: np.linalg.det(a + 2 * np.eye(1)))
+E += edge("scipy_linalg_det", well_at(_RANK2), label="rank2", known=_DET,
+          ref=lambda a: scipy.linalg.det(a + 4 * np.eye(3)))
+E += edge("linalg_slogdet", well_at(_RANK2 * np.array([[-1.0], [1.0], [1.0]])),
+          label="rank2", differentiable=False, known=_SLOGDET,
+          ref=lambda a: np.linalg.slogdet((a + 4 * np.eye(3)) * np.array([[-1.0], [1.0], [1.0]])))
+E += edge("linalg_matrix_power_2", well_at(_RANK1), label="rank1",
+          ref=lambda a: np.linalg.matrix_power(a + 4 * np.eye(3), 2))
+E += kink("linalg_pinv_rank_deficient", np.zeros((4, 2)), np.zeros((2, 3)), jacobian=None,
+          label="rank2_product", ref=None)
+E += edge("linalg_matrix_rank", rect_at(np.vstack([_RANK2, [1.0, 1.0, 1.0]])),
+          ref=lambda a: np.linalg.matrix_rank(0.25 * a + np.eye(4, 3) * [9.0, 6.0, 3.0]))
+
+# --- repeated eigenvalues and singular values -------------------------------------------------
+E += edge("linalg_eigvalsh", spread_at(np.eye(3)), label="identity", differentiable=False,
+          ref=lambda a: np.linalg.eigvalsh(0.25 * (a + a.T) + np.diag([0.0, 5.0, 10.0])))
+E += edge("linalg_eigvalsh", spread_at(_DOUBLE), label="lapack_split", differentiable=False,
+          ref=lambda a: np.linalg.eigvalsh(0.25 * (a + a.T) + np.diag([0.0, 5.0, 10.0])),
+          value_rtol=1e-9)
+# The projector onto the eigenspace of the double eigenvalue is smooth there.
+E += edge("linalg_eigh_projector", spread_at(np.diag([1.0, 1.0, 4.0])), label="double",
+          ref=None, known=_TIES)
+E += edge("linalg_eigh_projector", spread_at(_DOUBLE), label="lapack_split", ref=None,
+          ulps=16, known=_SPLIT)
+E += edge("linalg_svd_compute_uv_false", rect_at(np.diag([2.0, 2.0, 2.0])), label="identity",
+          differentiable=False,
+          ref=lambda a: np.linalg.svd(0.25 * a + np.diag([9.0, 6.0, 3.0]), compute_uv=False))
+E += edge("linalg_norm_matrix_nuc", rect_at(2.0 * _Q), label="repeated_s", ulps=16, known=_NUC,
+          ref=lambda a: np.linalg.norm(0.25 * a + np.diag([9.0, 6.0, 3.0]), "nuc"))
+E += kink("linalg_norm_matrix_2", rect_at(np.diag([2.0, 2.0, 1.0])), label="tied_top",
+          jacobian=None, ref=lambda a: np.linalg.norm(0.25 * a + np.diag([9.0, 6.0, 3.0]), 2))
+
+# --- norms at zero and at ties: 0, Hessian included; ties shared as max's ------------------------
+E += kink("linalg_norm_default", np.zeros(4), label="zero", jacobian=0.0, hessian=0.0,
+          ref=np.linalg.norm)
+E += kink("linalg_norm_vector_ord2", np.zeros((2, 3)), label="zero", jacobian=0.0,
+          hessian=0.0, ref=lambda x: np.linalg.norm(x, 2, axis=-1))
+E += kink("linalg_norm_1d_ord_inf", [1.0, -1.0, 0.5, 0.0], label="tie",
+          jacobian=[[0.5, -0.5, 0.0, 0.0]], ref=lambda x: np.linalg.norm(x, np.inf))
+
+# --- matrix functions ------------------------------------------------------------------------
+E += edge("scipy_linalg_expm", np.zeros((3, 3)), label="zero", jacobian=np.eye(9),
+          ref=scipy.linalg.expm)
+E += edge("scipy_linalg_sqrtm", well_at(np.eye(3)), label="identity",
+          jacobian=0.5 * np.eye(9), ref=lambda a: scipy.linalg.sqrtm(a + 4 * np.eye(3)))
+E += edge("scipy_linalg_logm", well_at(np.eye(3)), label="identity",
+          jacobian=np.eye(9), ref=lambda a: scipy.linalg.logm(a + 4 * np.eye(3)))
+EDGES = E
