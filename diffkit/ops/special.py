@@ -62,7 +62,9 @@ from ..errors import NoRuleError
 from . import elementwise as ew
 from . import reductions, shape
 from .control import stop_gradient
+from .exact_phase import cos_half_pi_square_p, sin_half_pi_square_p
 from .families import broadcasting_batch, sum_tangents, zero_safe
+from .jets import Jets
 
 __all__ = [
     # error function and normal distribution
@@ -343,17 +345,19 @@ owens_t_p = _ufunc("owens_t", sc.owens_t, ("h", "a"), _owens_t_h, _owens_t_a,
                    reads=((0, 1), (0, 1)))
 
 
+# S'(z) = sin(pi z^2 / 2), C'(z) = cos(pi z^2 / 2), with z^2 reduced exactly (exact_phase):
+# at z = 1e5 the derivative of S is exactly 0, not the rounding error of the phase.
+_FRESNEL_SLOPES = (sin_half_pi_square_p, cos_half_pi_square_p)
+
+
 def _fresnel_jvp(primals, tangents):
     (z,), (t,) = primals, tangents
     s, c = fresnel_p(z)
-    phase = (math.pi / 2) * ew.square(z)
-    return (s, c), (t * ew.sin(phase), t * ew.cos(phase))
+    return (s, c), (t * sin_half_pi_square_p(z), t * cos_half_pi_square_p(z))
 
 
 def _fresnel_vjp(cts, out, z):
-    ct_s, ct_c = cts
-    phase = (math.pi / 2) * ew.square(z)
-    parts = [ct * f(phase) for ct, f in ((ct_s, ew.sin), (ct_c, ew.cos)) if type(ct) is not Zero]
+    parts = [ct * slope(z) for ct, slope in zip(cts, _FRESNEL_SLOPES) if type(ct) is not Zero]
     return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
 
@@ -465,79 +469,6 @@ hurwitz_zeta_p = _ufunc("zeta", sc.zeta, ("x", "q"),
 _JET_ORDER = 3  # derivatives in the parameters up to the third
 
 
-def _monomials(nvars, degree):
-    return [(degree,)] if nvars == 1 else [(i, degree - i) for i in range(degree, -1, -1)]
-
-
-class _Jets:
-    """Truncated Taylor series in ``nvars`` variables to total degree ``order``, at many
-    points at once: a jet is an array whose axis 0 runs over the monomials ``terms`` (by
-    increasing degree), entry t holding the derivative d^t f over t! at each point."""
-
-    def __init__(self, nvars, order):
-        self.order = order
-        self.terms = [t for d in range(order + 1) for t in _monomials(nvars, d)]
-        self.index = {t: i for i, t in enumerate(self.terms)}
-        size = len(self.terms)
-        self.table = np.zeros((size, size, size))  # monomial p times monomial q -> k
-        for p, s in enumerate(self.terms):
-            for q, u in enumerate(self.terms):
-                k = self.index.get(tuple(i + j for i, j in zip(s, u)))
-                if k is not None:
-                    self.table[p, q, k] = 1
-        # multiplying by variable v shifts each monomial t to t + e_v: _below[v][k] is the
-        # index of t_k - e_v (or the zero row appended at the end)
-        self._below = [np.array([self.index.get(tuple(n - (i == v) for i, n in enumerate(t)),
-                                                size) for t in self.terms])
-                       for v in range(nvars)]
-
-    def constant(self, value):
-        jet = np.zeros((len(self.terms),) + np.shape(value))
-        jet[0] = value
-        return jet
-
-    def mul(self, f, g):
-        return np.einsum("pqk,p...,q...->k...", self.table, f, g)
-
-    def mul_linear(self, f, value, slopes):
-        """``f`` times the jet ``value + sum_v slopes[v] e_v`` (a linear function of the
-        variables, like a + b + m): cheaper than ``mul``."""
-        padded = np.concatenate([f, np.zeros((1,) + f.shape[1:])])
-        out = value * f
-        for v, slope in enumerate(slopes):
-            if slope:
-                out = out + slope * padded[self._below[v]]
-        return out
-
-    def _lower(self, t, s):
-        """The index of monomial t - s, or None when s does not divide t."""
-        return self.index.get(tuple(i - j for i, j in zip(t, s)))
-
-    def div(self, f, g):
-        quotient = np.empty_like(f)  # q_t = (f_t - sum_{s > 0} g_s q_{t-s}) / g_0
-        for k, t in enumerate(self.terms):
-            value = f[k]
-            for p, s in enumerate(self.terms[1:], 1):
-                r = self._lower(t, s)
-                if r is not None:
-                    value = value - g[p] * quotient[r]
-            quotient[k] = value / g[0]
-        return quotient
-
-    def exp(self, f):
-        e = np.empty_like(f)  # from d e = e d f along the first variable t depends on
-        e[0] = np.exp(f[0])
-        for k, t in enumerate(self.terms[1:], 1):
-            v = next(i for i, n in enumerate(t) if n)
-            total = 0
-            for p, s in enumerate(self.terms[1:], 1):
-                r = self._lower(t, s)
-                if r is not None and s[v]:
-                    total = total + s[v] * f[p] * e[r]
-            e[k] = total / t[v]
-        return e
-
-
 def _fraction_depth(coefficients, x):
     """Terms needed by the continued fraction b_0 + a_1/(b_1 + a_2/(b_2 + ...)) for its
     values, with ``coefficients(k) = (a_k, b_k)`` (forward convergents, rescaled), plus a
@@ -610,7 +541,7 @@ def _gammainc_da_impl(a, x, order):
     result[valid & ((x == 0) | np.isinf(x))] = 0.0
     series = valid & (x > 0) & np.isfinite(x) & (x < a + 1)
     fraction = valid & (x > 0) & np.isfinite(x) & ~series
-    jets = _Jets(1, order)
+    jets = Jets(1, order)
     with np.errstate(all="ignore"):
         if series.any():
             result[series] = _gammainc_series(jets, a[series], x[series])[order]
@@ -678,7 +609,7 @@ def _betainc_partials(a, b, x, order):
     key = (order, a.tobytes(), b.tobytes(), x.tobytes())
     if key in _RECENT_PARTIALS:
         return _RECENT_PARTIALS[key]
-    jets = _Jets(2, order)
+    jets = Jets(2, order)
     result = np.full((len(jets.terms),) + a.shape, np.nan)
     valid = (a > 0) & (b > 0) & (x >= 0) & (x <= 1)
     result[:, valid & ((x == 0) | (x == 1))] = 0.0
