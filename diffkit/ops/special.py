@@ -13,9 +13,8 @@ change the result's dtype. Python scalars adapt to the arrays they meet (NumPy 2
 
 Arguments without a derivative
 ------------------------------
-Some arguments have no derivative rule: integer orders (``n`` of ``polygamma``, ``expn``),
-the order ``v`` of Bessel functions, ``x`` of ``zeta`` (no closed form), and the parameters
-of the hypergeometric functions. Differentiating with respect to one of them raises
+Some arguments have no derivative rule: integer orders (``n`` of ``polygamma``, ``expn``)
+and the order ``v`` of Bessel functions. Differentiating with respect to one of them raises
 :class:`diffkit.errors.NoRuleError` naming the function and the argument; holding it fixed
 (a constant, or ``stop_gradient``) is always fine, and ``vmap`` batches every argument.
 
@@ -24,7 +23,9 @@ The shape parameters of the incomplete gamma and beta functions (``a`` of ``gamm
 inverses) have no closed-form derivative either, but they are differentiable here, to third
 order: their series and continued fractions are evaluated on truncated Taylor series in
 the parameters ("jets"), which carry the derivatives through the recurrences (relative
-accuracy about 1e-12 against 40-digit references). The fourth derivative raises.
+accuracy about 1e-12 against 40-digit references). The fourth derivative raises. The
+same holds for the parameters of ``hyp1f1`` and ``hyp2f1`` and the exponent ``x`` of
+``zeta``, which live in :mod:`diffkit.ops.special_series`.
 
 Conventions at special points (the same in both engines)
 --------------------------------------------------------
@@ -73,7 +74,7 @@ __all__ = [
     # gamma and beta functions
     "gamma", "gammaln", "loggamma", "rgamma", "digamma", "psi", "polygamma", "multigammaln",
     "beta", "betaln", "poch", "binom", "gammainc", "gammaincc", "gammaincinv",
-    "gammainccinv", "betainc", "betaincc", "betaincinv", "betainccinv", "zeta",
+    "gammainccinv", "betainc", "betaincc", "betaincinv", "betainccinv",
     # logistic, softmax, information theory
     "expit", "logit", "log_expit", "logsumexp", "softmax", "log_softmax", "xlogy", "xlog1py",
     "entr", "rel_entr", "kl_div", "huber", "pseudo_huber",
@@ -82,7 +83,7 @@ __all__ = [
     "k0", "k0e", "k1", "k1e", "kv", "kve", "kn",
     # exponential integrals and others
     "expn", "exp1", "expi", "exprel", "spence", "ellipk", "ellipkm1", "ellipe", "lambertw",
-    "wrightomega", "boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p", "hyp1f1", "hyp2f1",
+    "wrightomega", "boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p",
     "sici", "shichi", "cosm1", "exp10", "log1p", "expm1",
 ]
 
@@ -440,14 +441,6 @@ poch_p = _ufunc("poch", sc.poch, ("z", "m"),
 binom_p = _ufunc("binom", sc.binom, ("x", "y"),
                  lambda t, out, x, y: t * (out * (digamma_p(x + 1) - digamma_p(x - y + 1))),
                  lambda t, out, x, y: t * (out * (digamma_p(x - y + 1) - digamma_p(y + 1))))
-
-riemann_zeta_p = _ufunc("riemann_zeta", sc.zeta, ("x",),
-                        _Fixed("the derivative of zeta in x has no closed form"))
-hurwitz_zeta_p = _ufunc("zeta", sc.zeta, ("x", "q"),
-                        _Fixed("the derivative of zeta in x has no closed form"),
-                        lambda t, out, x, q: t * (-x * hurwitz_zeta_p(x + 1, q)),
-                        reads=((), (0, 1)))
-
 
 # --- incomplete gamma and beta functions: derivatives in the shape parameters ------------
 #
@@ -1025,18 +1018,6 @@ inv_boxcox1p_p = _ufunc("inv_boxcox1p", _inv_boxcox1p_impl, ("y", "lmbda"),
                         lambda t, out, y, lmbda: t * ((1 + out) * ew.square(y)
                                                       * _log1p_ratio_slope(lmbda * y)))
 
-_HYPERGEOMETRIC = _Fixed("derivatives of hypergeometric functions in their parameters are "
-                         "not implemented; only in the last argument")
-# d/dx 1F1(a; b; x) = a/b 1F1(a+1; b+1; x); d/dz 2F1(a, b; c; z) = ab/c 2F1(a+1, b+1; c+1; z).
-hyp1f1_p = _ufunc("hyp1f1", sc.hyp1f1, ("a", "b", "x"), _HYPERGEOMETRIC, _HYPERGEOMETRIC,
-                  lambda t, out, a, b, x: t * (a / b * hyp1f1_p(a + 1, b + 1, x)),
-                  reads=((), (), (0, 1, 2)))
-hyp2f1_p = _ufunc("hyp2f1", sc.hyp2f1, ("a", "b", "c", "z"), _HYPERGEOMETRIC, _HYPERGEOMETRIC,
-                  _HYPERGEOMETRIC,
-                  lambda t, out, a, b, c, z: t * (a * b / c * hyp2f1_p(a + 1, b + 1, c + 1, z)),
-                  reads=((), (), (), (0, 1, 2, 3)))
-
-
 # --- the public functions --------------------------------------------------------------------
 
 erf = _public(erf_p, "The error function, as ``scipy.special.erf``.")
@@ -1142,23 +1123,8 @@ boxcox = _public(boxcox_p, "The Box-Cox transform, differentiable in ``x`` and `
 boxcox1p = _public(boxcox1p_p, "The Box-Cox transform of ``1 + x``.")
 inv_boxcox = _public(inv_boxcox_p, "The inverse of ``boxcox`` in ``x``.")
 inv_boxcox1p = _public(inv_boxcox1p_p, "The inverse of ``boxcox1p`` in ``x``.")
-hyp1f1 = _public(hyp1f1_p, "Kummer's confluent hypergeometric function 1F1(a; b; x), "
-                 "differentiable in ``x``.")
-hyp2f1 = _public(hyp2f1_p, "The Gauss hypergeometric function 2F1(a, b; c; z), "
-                 "differentiable in ``z``.")
 log1p = ew.log1p
 expm1 = ew.expm1
-
-
-def zeta(x, q=None, out=None):
-    """The Hurwitz zeta function ``sum_k (k + q)**-x`` (Riemann's for ``q=None``),
-    differentiable in ``q`` (``d/dq = -x zeta(x + 1, q)``); the derivative in ``x`` has no
-    closed form, and asking for it raises ``NoRuleError``."""
-    if out is not None:
-        raise TypeError("zeta(): out= is not supported (diffkit returns new arrays)")
-    if q is None:
-        return riemann_zeta_p(*_weak((x,), (), ()))
-    return hurwitz_zeta_p(*_weak((x, q), (), ()))
 
 
 def lambertw(z, k=0, tol=1e-8):
