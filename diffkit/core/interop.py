@@ -427,9 +427,6 @@ def _scalar_escape(site, kind):
                   f"{constant}")
 
 
-_MAPPERS = (np.apply_along_axis, np.apply_over_axes)
-
-
 def _writes_out(out):
     """Whether an ``out=`` argument names a buffer (NumPy passes ufuncs a tuple)."""
     outs = out if isinstance(out, tuple) else (out,)
@@ -697,10 +694,6 @@ def _array_function(self, func, types, args, kwargs):
         if not issubclass(t, (np.ndarray, Tracer)):
             return NotImplemented  # a foreign array type: let its own dispatch run
     _, where = _numpy_name(func)
-    if func in _MAPPERS:
-        site = _Site(sys._getframe(1))
-        _, call = site.call()
-        raise _escape_error(self, site, site.what(call, where), _MAP_INSTEAD.format(name=where))
     if _writes_out(kwargs.get("out")):
         raise _in_place_call_error(self, sys._getframe(1), where)
     fn = _diffkit_counterpart(func)

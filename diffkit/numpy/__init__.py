@@ -102,6 +102,9 @@ from ..ops.shape import (  # noqa: F401
     transpose,
 )
 from ..ops.statistics import *  # noqa: E402, F403
+from ..ops.selection import *  # noqa: E402, F403
+from ..ops.polynomial import *  # noqa: E402, F403
+from ..ops.functional import *  # noqa: E402, F403
 from ..ops.ufuncs import *  # noqa: E402, F403
 from . import fft, linalg  # noqa: E402, F401
 

@@ -353,14 +353,21 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise ValueError(f"Device not understood. Only \"cpu\" is allowed, but received: "
                          f"{device}")
     num = _sample_count(num)
+    work = _weak_result_type(start, stop)
     start, stop = asarray(start), asarray(stop)
-    work = np.result_type(dtype_of(start), dtype_of(stop), 1.0)  # integers become float64
     lead = _lead_shape(start, stop)
     start = shape.broadcast_to(ew.astype(start, work), lead)
     stop = shape.broadcast_to(ew.astype(stop, work), lead)
     samples, step = _samples_along_first_axis(start, stop, num, endpoint)
     samples = _finish(samples, axis, dtype)
     return (samples, step) if retstep else samples
+
+
+def _weak_result_type(*values):
+    """The float dtype of samples from ``values``: Python scalars are weak (NumPy 2), so
+    ``linspace(float32, 2.0)`` stays float32; integers become float64."""
+    dtypes = [v if type(v) in (int, float, complex) else dtype_of(asarray(v)) for v in values]
+    return np.result_type(*dtypes, 1.0)
 
 
 def _with_rank(x, ndim):
@@ -374,7 +381,8 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     ``stop`` and ``base`` (which may be an array broadcast with them)."""
     if not (_holds_tracer(start) or _holds_tracer(stop) or _holds_tracer(base)):
         return np.logspace(start, stop, num, endpoint, base, dtype, axis)
-    start, stop, base = asarray(start), asarray(stop), asarray(base)
+    work = _weak_result_type(start, stop, base)
+    start, stop, base = (ew.astype(asarray(v), work) for v in (start, stop, base))
     ndim = len(_lead_shape(start, stop, base))
     start, stop, base = (_with_rank(v, ndim) for v in (start, stop, base))
     exponents = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)

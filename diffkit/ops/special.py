@@ -13,9 +13,8 @@ change the result's dtype. Python scalars adapt to the arrays they meet (NumPy 2
 
 Arguments without a derivative
 ------------------------------
-Some arguments have no derivative rule: integer orders (``n`` of ``polygamma``, ``expn``),
-the order ``v`` of Bessel functions, ``x`` of ``zeta`` (no closed form), and the parameters
-of the hypergeometric functions. Differentiating with respect to one of them raises
+Some arguments have no derivative rule: integer orders (``n`` of ``polygamma``, ``expn``)
+and the order ``v`` of Bessel functions. Differentiating with respect to one of them raises
 :class:`diffkit.errors.NoRuleError` naming the function and the argument; holding it fixed
 (a constant, or ``stop_gradient``) is always fine, and ``vmap`` batches every argument.
 
@@ -24,7 +23,9 @@ The shape parameters of the incomplete gamma and beta functions (``a`` of ``gamm
 inverses) have no closed-form derivative either, but they are differentiable here, to third
 order: their series and continued fractions are evaluated on truncated Taylor series in
 the parameters ("jets"), which carry the derivatives through the recurrences (relative
-accuracy about 1e-12 against 40-digit references). The fourth derivative raises.
+accuracy about 1e-12 against 40-digit references). The fourth derivative raises. The
+same holds for the parameters of ``hyp1f1`` and ``hyp2f1`` and the exponent ``x`` of
+``zeta``, which live in :mod:`diffkit.ops.special_series`.
 
 Conventions at special points (the same in both engines)
 --------------------------------------------------------
@@ -62,7 +63,9 @@ from ..errors import NoRuleError
 from . import elementwise as ew
 from . import reductions, shape
 from .control import stop_gradient
+from .exact_phase import cos_half_pi_square_p, sin_half_pi_square_p
 from .families import broadcasting_batch, sum_tangents, zero_safe
+from .jets import Jets
 
 __all__ = [
     # error function and normal distribution
@@ -71,7 +74,7 @@ __all__ = [
     # gamma and beta functions
     "gamma", "gammaln", "loggamma", "rgamma", "digamma", "psi", "polygamma", "multigammaln",
     "beta", "betaln", "poch", "binom", "gammainc", "gammaincc", "gammaincinv",
-    "gammainccinv", "betainc", "betaincc", "betaincinv", "betainccinv", "zeta",
+    "gammainccinv", "betainc", "betaincc", "betaincinv", "betainccinv",
     # logistic, softmax, information theory
     "expit", "logit", "log_expit", "logsumexp", "softmax", "log_softmax", "xlogy", "xlog1py",
     "entr", "rel_entr", "kl_div", "huber", "pseudo_huber",
@@ -80,7 +83,7 @@ __all__ = [
     "k0", "k0e", "k1", "k1e", "kv", "kve", "kn",
     # exponential integrals and others
     "expn", "exp1", "expi", "exprel", "spence", "ellipk", "ellipkm1", "ellipe", "lambertw",
-    "wrightomega", "boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p", "hyp1f1", "hyp2f1",
+    "wrightomega", "boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p",
     "sici", "shichi", "cosm1", "exp10", "log1p", "expm1",
 ]
 
@@ -343,17 +346,19 @@ owens_t_p = _ufunc("owens_t", sc.owens_t, ("h", "a"), _owens_t_h, _owens_t_a,
                    reads=((0, 1), (0, 1)))
 
 
+# S'(z) = sin(pi z^2 / 2), C'(z) = cos(pi z^2 / 2), with z^2 reduced exactly (exact_phase):
+# at z = 1e5 the derivative of S is exactly 0, not the rounding error of the phase.
+_FRESNEL_SLOPES = (sin_half_pi_square_p, cos_half_pi_square_p)
+
+
 def _fresnel_jvp(primals, tangents):
     (z,), (t,) = primals, tangents
     s, c = fresnel_p(z)
-    phase = (math.pi / 2) * ew.square(z)
-    return (s, c), (t * ew.sin(phase), t * ew.cos(phase))
+    return (s, c), (t * sin_half_pi_square_p(z), t * cos_half_pi_square_p(z))
 
 
 def _fresnel_vjp(cts, out, z):
-    ct_s, ct_c = cts
-    phase = (math.pi / 2) * ew.square(z)
-    parts = [ct * f(phase) for ct, f in ((ct_s, ew.sin), (ct_c, ew.cos)) if type(ct) is not Zero]
+    parts = [ct * slope(z) for ct, slope in zip(cts, _FRESNEL_SLOPES) if type(ct) is not Zero]
     return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
 
@@ -437,14 +442,6 @@ binom_p = _ufunc("binom", sc.binom, ("x", "y"),
                  lambda t, out, x, y: t * (out * (digamma_p(x + 1) - digamma_p(x - y + 1))),
                  lambda t, out, x, y: t * (out * (digamma_p(x - y + 1) - digamma_p(y + 1))))
 
-riemann_zeta_p = _ufunc("riemann_zeta", sc.zeta, ("x",),
-                        _Fixed("the derivative of zeta in x has no closed form"))
-hurwitz_zeta_p = _ufunc("zeta", sc.zeta, ("x", "q"),
-                        _Fixed("the derivative of zeta in x has no closed form"),
-                        lambda t, out, x, q: t * (-x * hurwitz_zeta_p(x + 1, q)),
-                        reads=((), (0, 1)))
-
-
 # --- incomplete gamma and beta functions: derivatives in the shape parameters ------------
 #
 # d/da of P(a, x) = gammainc(a, x), and d/da, d/db of I_x(a, b) = betainc(a, b, x), have no
@@ -463,79 +460,6 @@ hurwitz_zeta_p = _ufunc("zeta", sc.zeta, ("x", "q"),
 # convergence of the values alone.
 
 _JET_ORDER = 3  # derivatives in the parameters up to the third
-
-
-def _monomials(nvars, degree):
-    return [(degree,)] if nvars == 1 else [(i, degree - i) for i in range(degree, -1, -1)]
-
-
-class _Jets:
-    """Truncated Taylor series in ``nvars`` variables to total degree ``order``, at many
-    points at once: a jet is an array whose axis 0 runs over the monomials ``terms`` (by
-    increasing degree), entry t holding the derivative d^t f over t! at each point."""
-
-    def __init__(self, nvars, order):
-        self.order = order
-        self.terms = [t for d in range(order + 1) for t in _monomials(nvars, d)]
-        self.index = {t: i for i, t in enumerate(self.terms)}
-        size = len(self.terms)
-        self.table = np.zeros((size, size, size))  # monomial p times monomial q -> k
-        for p, s in enumerate(self.terms):
-            for q, u in enumerate(self.terms):
-                k = self.index.get(tuple(i + j for i, j in zip(s, u)))
-                if k is not None:
-                    self.table[p, q, k] = 1
-        # multiplying by variable v shifts each monomial t to t + e_v: _below[v][k] is the
-        # index of t_k - e_v (or the zero row appended at the end)
-        self._below = [np.array([self.index.get(tuple(n - (i == v) for i, n in enumerate(t)),
-                                                size) for t in self.terms])
-                       for v in range(nvars)]
-
-    def constant(self, value):
-        jet = np.zeros((len(self.terms),) + np.shape(value))
-        jet[0] = value
-        return jet
-
-    def mul(self, f, g):
-        return np.einsum("pqk,p...,q...->k...", self.table, f, g)
-
-    def mul_linear(self, f, value, slopes):
-        """``f`` times the jet ``value + sum_v slopes[v] e_v`` (a linear function of the
-        variables, like a + b + m): cheaper than ``mul``."""
-        padded = np.concatenate([f, np.zeros((1,) + f.shape[1:])])
-        out = value * f
-        for v, slope in enumerate(slopes):
-            if slope:
-                out = out + slope * padded[self._below[v]]
-        return out
-
-    def _lower(self, t, s):
-        """The index of monomial t - s, or None when s does not divide t."""
-        return self.index.get(tuple(i - j for i, j in zip(t, s)))
-
-    def div(self, f, g):
-        quotient = np.empty_like(f)  # q_t = (f_t - sum_{s > 0} g_s q_{t-s}) / g_0
-        for k, t in enumerate(self.terms):
-            value = f[k]
-            for p, s in enumerate(self.terms[1:], 1):
-                r = self._lower(t, s)
-                if r is not None:
-                    value = value - g[p] * quotient[r]
-            quotient[k] = value / g[0]
-        return quotient
-
-    def exp(self, f):
-        e = np.empty_like(f)  # from d e = e d f along the first variable t depends on
-        e[0] = np.exp(f[0])
-        for k, t in enumerate(self.terms[1:], 1):
-            v = next(i for i, n in enumerate(t) if n)
-            total = 0
-            for p, s in enumerate(self.terms[1:], 1):
-                r = self._lower(t, s)
-                if r is not None and s[v]:
-                    total = total + s[v] * f[p] * e[r]
-            e[k] = total / t[v]
-        return e
 
 
 def _fraction_depth(coefficients, x):
@@ -610,7 +534,7 @@ def _gammainc_da_impl(a, x, order):
     result[valid & ((x == 0) | np.isinf(x))] = 0.0
     series = valid & (x > 0) & np.isfinite(x) & (x < a + 1)
     fraction = valid & (x > 0) & np.isfinite(x) & ~series
-    jets = _Jets(1, order)
+    jets = Jets(1, order)
     with np.errstate(all="ignore"):
         if series.any():
             result[series] = _gammainc_series(jets, a[series], x[series])[order]
@@ -678,7 +602,7 @@ def _betainc_partials(a, b, x, order):
     key = (order, a.tobytes(), b.tobytes(), x.tobytes())
     if key in _RECENT_PARTIALS:
         return _RECENT_PARTIALS[key]
-    jets = _Jets(2, order)
+    jets = Jets(2, order)
     result = np.full((len(jets.terms),) + a.shape, np.nan)
     valid = (a > 0) & (b > 0) & (x >= 0) & (x <= 1)
     result[:, valid & ((x == 0) | (x == 1))] = 0.0
@@ -1094,18 +1018,6 @@ inv_boxcox1p_p = _ufunc("inv_boxcox1p", _inv_boxcox1p_impl, ("y", "lmbda"),
                         lambda t, out, y, lmbda: t * ((1 + out) * ew.square(y)
                                                       * _log1p_ratio_slope(lmbda * y)))
 
-_HYPERGEOMETRIC = _Fixed("derivatives of hypergeometric functions in their parameters are "
-                         "not implemented; only in the last argument")
-# d/dx 1F1(a; b; x) = a/b 1F1(a+1; b+1; x); d/dz 2F1(a, b; c; z) = ab/c 2F1(a+1, b+1; c+1; z).
-hyp1f1_p = _ufunc("hyp1f1", sc.hyp1f1, ("a", "b", "x"), _HYPERGEOMETRIC, _HYPERGEOMETRIC,
-                  lambda t, out, a, b, x: t * (a / b * hyp1f1_p(a + 1, b + 1, x)),
-                  reads=((), (), (0, 1, 2)))
-hyp2f1_p = _ufunc("hyp2f1", sc.hyp2f1, ("a", "b", "c", "z"), _HYPERGEOMETRIC, _HYPERGEOMETRIC,
-                  _HYPERGEOMETRIC,
-                  lambda t, out, a, b, c, z: t * (a * b / c * hyp2f1_p(a + 1, b + 1, c + 1, z)),
-                  reads=((), (), (), (0, 1, 2, 3)))
-
-
 # --- the public functions --------------------------------------------------------------------
 
 erf = _public(erf_p, "The error function, as ``scipy.special.erf``.")
@@ -1211,23 +1123,8 @@ boxcox = _public(boxcox_p, "The Box-Cox transform, differentiable in ``x`` and `
 boxcox1p = _public(boxcox1p_p, "The Box-Cox transform of ``1 + x``.")
 inv_boxcox = _public(inv_boxcox_p, "The inverse of ``boxcox`` in ``x``.")
 inv_boxcox1p = _public(inv_boxcox1p_p, "The inverse of ``boxcox1p`` in ``x``.")
-hyp1f1 = _public(hyp1f1_p, "Kummer's confluent hypergeometric function 1F1(a; b; x), "
-                 "differentiable in ``x``.")
-hyp2f1 = _public(hyp2f1_p, "The Gauss hypergeometric function 2F1(a, b; c; z), "
-                 "differentiable in ``z``.")
 log1p = ew.log1p
 expm1 = ew.expm1
-
-
-def zeta(x, q=None, out=None):
-    """The Hurwitz zeta function ``sum_k (k + q)**-x`` (Riemann's for ``q=None``),
-    differentiable in ``q`` (``d/dq = -x zeta(x + 1, q)``); the derivative in ``x`` has no
-    closed form, and asking for it raises ``NoRuleError``."""
-    if out is not None:
-        raise TypeError("zeta(): out= is not supported (diffkit returns new arrays)")
-    if q is None:
-        return riemann_zeta_p(*_weak((x,), (), ()))
-    return hurwitz_zeta_p(*_weak((x, q), (), ()))
 
 
 def lambertw(z, k=0, tol=1e-8):

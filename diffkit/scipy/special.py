@@ -9,9 +9,11 @@ docstring for the conventions at special points and the arguments without deriva
 from .. import numpy as _dnp
 from ..ops.special import *  # noqa: F403
 from ..ops.special import __all__ as _special_all
+from ..ops.special_series import *  # noqa: F403
+from ..ops.special_series import __all__ as _series_all
 
 if hasattr(_dnp, "sinc"):  # scipy.special.sinc is numpy.sinc
     sinc = _dnp.sinc
-    __all__ = [*_special_all, "sinc"]
+    __all__ = [*_special_all, *_series_all, "sinc"]
 else:
-    __all__ = list(_special_all)
+    __all__ = [*_special_all, *_series_all]
