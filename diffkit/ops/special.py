@@ -62,7 +62,7 @@ from ..errors import NoRuleError
 from . import elementwise as ew
 from . import reductions, shape
 from .control import stop_gradient
-from .families import broadcasting_batch, sum_tangents, zero_safe
+from .families import broadcasting_batch, sum_tangents, times, zero_safe
 
 __all__ = [
     # error function and normal distribution
@@ -367,13 +367,13 @@ def _pair_jvp(prim, derivatives):
     def jvp(primals, tangents):
         (x,), (t,) = primals, tangents
         first, second = derivatives(x)
-        return prim(x), (t * first, t * second)
+        return prim(x), (times(t, first), times(t, second))
     return jvp
 
 
 def _pair_vjp(derivatives):
     def vjp(cts, out, x):
-        parts = [ct * d for ct, d in zip(cts, derivatives(x)) if type(ct) is not Zero]
+        parts = [times(ct, d) for ct, d in zip(cts, derivatives(x)) if type(ct) is not Zero]
         return parts[0] if len(parts) == 1 else parts[0] + parts[1]
     return vjp
 
@@ -907,8 +907,16 @@ xlog1py_p = _ufunc("xlog1py", sc.xlog1py, ("x", "y"),
                    lambda t, out, x, y: t * ew.log1p(y),
                    lambda t, out, x, y: t * _safe_ratio(x, 1 + y),
                    reads=((1,), (0, 1)))
-entr_p = _ufunc("entr", sc.entr, ("x",),
-                lambda t, out, x: t * -(ew.log(x) + 1), reads=((0,),))
+
+
+def _entr_slope(x):
+    """``-(log x + 1)`` for ``x >= 0`` (+inf at 0, the one-sided limit); 0 for ``x < 0``,
+    where ``entr`` is the constant ``-inf``."""
+    negative = ew.less(x, 0)
+    return ew.where(negative, 0.0, -(ew.log(ew.where(negative, 1.0, x)) + 1))
+
+
+entr_p = _ufunc("entr", sc.entr, ("x",), lambda t, out, x: t * _entr_slope(x), reads=((0,),))
 rel_entr_p = _ufunc("rel_entr", sc.rel_entr, ("x", "y"),
                     lambda t, out, x, y: t * (ew.log(x / y) + 1),
                     lambda t, out, x, y: t * -_safe_ratio(x, y),
@@ -1001,9 +1009,19 @@ exp1_p = _ufunc("exp1", sc.exp1, ("x",), lambda t, out, x: t * -(ew.exp(-x) / x)
 expi_p = _ufunc("expi", sc.expi, ("x",), lambda t, out, x: t * (ew.exp(x) / x), reads=((0,),))
 exprel_p = _ufunc("exprel", sc.exprel, ("x",), lambda t, out, x: t * _exprel_slope(x),
                   reads=((0,),))
-# spence(z) = int_1^z log t / (1 - t) dt: derivative log(z) / (1 - z) = -log1p(w) / w, w = z - 1.
-spence_p = _ufunc("spence", sc.spence, ("z",),
-                  lambda t, out, z: t * -_log1p_ratio(z - 1), reads=((0,),))
+
+
+def _spence_slope(z):
+    """``spence'(z) = log(z) / (1 - z) = -log1p(w) / w`` with ``w = z - 1``. At ``z = 0`` it
+    is ``log(z)`` itself, the singular part: -inf with the one-sided limits of every higher
+    derivative (``spence''(0+) = +inf``), where the quotient would give inf - inf."""
+    zero = ew.equal(z, 0)
+    return ew.where(zero, ew.log(z), -_log1p_ratio(ew.where(zero, 0.5, z) - 1))
+
+
+# spence(z) = int_1^z log t / (1 - t) dt (z >= 0).
+spence_p = _ufunc("spence", sc.spence, ("z",), lambda t, out, z: t * _spence_slope(z),
+                  reads=((0,),))
 cosm1_p = _ufunc("cosm1", sc.cosm1, ("x",), lambda t, out, x: t * -ew.sin(x), reads=((0,),))
 exp10_p = _ufunc("exp10", sc.exp10, ("x",), lambda t, out, x: t * (math.log(10) * out),
                  reads=(("out",),))

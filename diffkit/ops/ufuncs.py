@@ -201,7 +201,9 @@ log2 = unary("log2", np.log2, lambda t, x, out: t / (x * _LN2), reads=("x",))
 log10 = unary("log10", np.log10, lambda t, x, out: t / (x * _LN10), reads=("x",))
 reciprocal = unary("reciprocal", np.reciprocal,
                    lambda t, x, out: negative(t * square(out)), reads=("out",))
-cbrt = unary("cbrt", np.cbrt, lambda t, x, out: t / (3 * square(out)), reads=("out",))
+# cbrt' = out**-2 / 3, as a power of out (not a quotient) so that its derivative at 0 is
+# the one-sided limit -inf (0**-3 times the infinite cbrt'(0)), not 0 * inf / 0.
+cbrt = unary("cbrt", np.cbrt, lambda t, x, out: t * (power(out, -2) / 3), reads=("out",))
 
 
 def _expit(d):
