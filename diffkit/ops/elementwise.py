@@ -140,7 +140,19 @@ square = unary("square", np.square, lambda t, x, out: t * (2 * x), reads=("x",))
 # sqrt'(0) is +inf; a zero tangent or cotangent still gives 0 there (the 0 x inf rule), so
 # the Jacobian at 0 is the same from jacfwd and jacrev, and where(x > 0, sqrt(x), 0) is
 # NaN-free.
-sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out), reads=("out",))
+
+
+def _sqrt_derivative(t, x, out):
+    if _is_complex(out):
+        # At z = 0 the complex derivative is infinite in a direction that depends on the
+        # direction of approach: undefined, NaN in every real coordinate and both engines
+        # (IEEE's 1 / 0j would be inf + nan j, whose NaN the engines place differently).
+        zero = equal(out, 0)
+        out = where(zero, np.nan, out)
+    return t / (2 * out)
+
+
+sqrt = unary("sqrt", np.sqrt, _sqrt_derivative, reads=("out",))
 conj = unary("conj", np.conj, lambda t, x, out: conj(t), reads=())  # linear; its own transpose
 
 # abs and sign of a complex z are not holomorphic. With u = z / |z| (0 at z = 0):
