@@ -35,7 +35,9 @@ xlogy(x, y)            at x == 0: d/dx = log(y) (JAX's), d/dy = x / y = 0, also 
 xlog1py(x, y)          at x == 0: d/dx = log1p(y), d/dy = 0, also at y == -1
 huber(delta, r)        at |r| == delta: d/dr = r, d/d delta = 0 (both sides agree: C^1)
 entr, rel_entr,        at x == 0 the derivative in x is the one-sided limit, -inf (+inf for
-kl_div                 entr); rel_entr/kl_div have d/dy = 0 / 1 there
+kl_div                 entr); rel_entr/kl_div have d/dy = 0 / 1 there; entr' = 0 for x < 0
+                       (entr is the constant -inf there)
+spence                 at 0: -inf, and spence''(0) = +inf (one-sided limits)
 exprel, boxcox,        at 0 (u = lmbda log x, lmbda y, z - 1) a Taylor series replaces the
 inv_boxcox, spence     0/0 formula, so derivatives of every order are exact there
 ellipk, ellipe,        at m == 0 the derivative is the limit (pi/8, -pi/8; -pi/8 for
@@ -46,7 +48,8 @@ lambertw               real branch k=0 only; nan below -1/e (SciPy gives complex
 loggamma               real inputs; nan for x < 0, as SciPy's real loggamma
 =====================  =====================================================================
 Elsewhere where a derivative is infinite (logit at 0 and 1, erfinv at +-1, ndtri at 0 and
-1, gammainc at x == 0 for a < 1) the rules give the infinite limit.
+1, gammainc at x == 0 for a < 1) the rules give the infinite limit, and every derivative
+product follows the 0 x inf rule (a zero factor gives 0; docs/conventions.md).
 """
 
 import inspect
