@@ -2,7 +2,7 @@
 points where the function has none.
 
 Each case is a function of one array, a point, and the Jacobian there; ``jacfwd`` and
-``jacrev`` must both give it exactly (NaN-free).
+``jacrev`` must both give it exactly (NaN only where the table says so).
 """
 
 import numpy as np
@@ -49,6 +49,24 @@ CASES = [
     ("xlogy at x = 0", lambda x: dsp.xlogy(x[0], x[1]), [0.0, 0.0], np.array([-inf, 0.0])),
     ("where: untaken sqrt", lambda x: dnp.where(x > 0, dnp.sqrt(x), 0.0), [-1.0, 4.0],
      np.diag([0.0, 0.25])),
+    # the 0 x inf rule
+    ("0 x inf: t * sqrt(t)", lambda x: x * dnp.sqrt(x), [0.0, 4.0], np.diag([0.0, 3.0])),
+    ("0 x inf: sqrt(x) ** 2 (a convention)", lambda x: dnp.sqrt(x) ** 2, [0.0, 4.0],
+     np.diag([0.0, 1.0])),
+    ("0 x inf: overflowing exp", dnp.exp, [1.0, 1e5], np.diag([np.exp(1.0), inf])),
+    ("0 x inf: hand-written norm", lambda x: dnp.sqrt(dnp.sum(x * x)), [0.0, 0.0],
+     np.zeros(2)),
+    # poles and domain boundaries: the one-sided limit
+    ("reciprocal at 0", dnp.reciprocal, [0.0, 2.0], np.diag([-inf, -0.25])),
+    ("cbrt at 0", dnp.cbrt, [0.0, 8.0], np.diag([inf, 1 / 12])),
+    ("log2 at 0", dnp.log2, [0.0], np.array([[inf]])),
+    ("gammaln at 0", dsp.gammaln, [0.0], np.array([[-inf]])),
+    ("ndtri at 0 and 1", dsp.ndtri, [0.0, 1.0], np.diag([inf, inf])),
+    ("spence at 0", dsp.spence, [0.0], np.array([[-inf]])),
+    ("entr at 0 and for x < 0", dsp.entr, [-0.5, 0.0], np.diag([0.0, inf])),
+    ("logaddexp2 at equal infinities", lambda x: dnp.logaddexp2(x[0], x[1]), [-inf, -inf],
+     np.array([0.5, 0.5])),
+    ("complex sqrt at 0", lambda x: dnp.real(dnp.sqrt(x + 0j)), [0.0], np.array([[np.nan]])),
 ]
 
 
@@ -58,6 +76,19 @@ def test_both_engines_give_the_documented_value(row, f, x, expected):
     x = np.array(x)
     for jacobian in (dk.jacfwd(f), dk.jacrev(f)):
         np.testing.assert_array_equal(jacobian(x), expected)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("f, x, expected", [
+    (lambda v: dnp.sum(dnp.reciprocal(v)), [0.0, 2.0], np.array([[inf, 0.0], [0.0, 0.25]])),
+    (dnp.cbrt, 0.0, -inf),
+    (dsp.spence, 0.0, inf),
+    (dsp.digamma, 0.0, -inf),
+], ids=["reciprocal", "cbrt", "spence", "digamma"])
+def test_hessians_at_poles_are_the_one_sided_limit(f, x, expected):
+    x = np.array(x)
+    for hessian in (dk.jacfwd(dk.jacrev(f)), dk.jacrev(dk.jacfwd(f)), dk.jacrev(dk.jacrev(f))):
+        np.testing.assert_array_equal(hessian(x), expected)
 
 
 def test_eigh_repeated_eigenvalues_give_finite_symmetric_gradients():

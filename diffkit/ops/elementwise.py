@@ -22,6 +22,7 @@ from .families import (
     real_cotangent,
     sum_tangents,
     unary,
+    zero_safe,
 )
 
 
@@ -52,9 +53,18 @@ isinf = nondiff_elementwise("isinf", np.isinf)
 logical_not = nondiff_elementwise("logical_not", np.logical_not)
 logical_and = nondiff_elementwise("logical_and", np.logical_and)
 logical_or = nondiff_elementwise("logical_or", np.logical_or)
-# Where a zero tangent times an infinite derivative made NaN or inf (families.zero_safe).
-spurious_nonfinite = nondiff_elementwise(
-    "spurious_nonfinite", lambda t, r: np.logical_and(np.equal(t, 0), ~np.isfinite(r)))
+
+
+def _zero_factor_nan(product, *factors):
+    mask = np.equal(factors[0], 0)
+    for factor in factors[1:]:
+        mask = mask | np.equal(factor, 0)
+    return np.logical_and(np.isnan(product), mask)
+
+
+# Where a derivative product is NaN because one of its factors is 0 (0 x inf, 0 x nan): the
+# entries the 0 x inf rule (families.zero_safe) sets to 0.
+zero_factor_nan = nondiff_elementwise("zero_factor_nan", _zero_factor_nan)
 
 # --- arithmetic ------------------------------------------------------------------------
 add = binary("add", np.add,
@@ -72,8 +82,7 @@ multiply = binary("multiply", np.multiply,
 divide = binary("divide", np.true_divide,
                 lambda t, x, y, out: t / y,
                 lambda t, x, y, out: negative(t * out / y),
-    reads=(("y",), ("y", "out")),
-    singular=True)
+    reads=(("y",), ("y", "out")))
 negative = unary("negative", np.negative, lambda t, x, out: negative(t), reads=())
 
 
@@ -98,18 +107,16 @@ def _power_exponent(t, x, y, out):
     return t * where(positive, out * log(where(positive, x, 1.0)), 0.0)
 
 
-power_p = binary("power", np.power, _power_base, _power_exponent, singular=True)
+power_p = binary("power", np.power, _power_base, _power_exponent)
 
 
+@zero_safe
 def _scalar_power_derivative(t, x, exponent):
     if exponent == 0:
         return t * 0.0
     if exponent == 2:
         return t * (2 * x)
-    derivative = t * (exponent * scalar_power_p(x, exponent=exponent - 1))
-    if exponent < 1 or exponent != int(exponent):  # x**(p-1) can be infinite or NaN
-        return where(spurious_nonfinite(t, derivative), 0.0, derivative)
-    return derivative
+    return t * (exponent * scalar_power_p(x, exponent=exponent - 1))
 
 
 scalar_power_p = Primitive(
@@ -130,9 +137,22 @@ def power(x, y):
         return scalar_power_p(x, exponent=y)  # a NumPy scalar keeps its dtype (NEP 50)
     return power_p(x, y)
 square = unary("square", np.square, lambda t, x, out: t * (2 * x), reads=("x",))
-# sqrt'(0) is +inf; a zero tangent or cotangent still gives 0 there (singular=True), so the
-# Jacobian at 0 is the same from jacfwd and jacrev, and where(x > 0, sqrt(x), 0) is NaN-free.
-sqrt = unary("sqrt", np.sqrt, lambda t, x, out: t / (2 * out), reads=("out",), singular=True)
+# sqrt'(0) is +inf; a zero tangent or cotangent still gives 0 there (the 0 x inf rule), so
+# the Jacobian at 0 is the same from jacfwd and jacrev, and where(x > 0, sqrt(x), 0) is
+# NaN-free.
+
+
+def _sqrt_derivative(t, x, out):
+    if _is_complex(out):
+        # At z = 0 the complex derivative is infinite in a direction that depends on the
+        # direction of approach: undefined, NaN in every real coordinate and both engines
+        # (IEEE's 1 / 0j would be inf + nan j, whose NaN the engines place differently).
+        zero = equal(out, 0)
+        out = where(zero, np.nan, out)
+    return t / (2 * out)
+
+
+sqrt = unary("sqrt", np.sqrt, _sqrt_derivative, reads=("out",))
 conj = unary("conj", np.conj, lambda t, x, out: conj(t), reads=())  # linear; its own transpose
 
 # abs and sign of a complex z are not holomorphic. With u = z / |z| (0 at z = 0):
@@ -170,17 +190,14 @@ def sign(x):
 
 # --- exponentials and logarithms -------------------------------------------------------
 exp = unary("exp", np.exp, lambda t, x, out: t * out, reads=("out",))
-log = unary("log", np.log, lambda t, x, out: t / x, reads=("x",),
-    singular=True)
-log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x), reads=("x",),
-    singular=True)
+log = unary("log", np.log, lambda t, x, out: t / x, reads=("x",))
+log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x), reads=("x",))
 expm1 = unary("expm1", np.expm1, lambda t, x, out: t * (out + 1), reads=("out",))
 
 # --- trigonometric and hyperbolic ------------------------------------------------------
 sin = unary("sin", np.sin, lambda t, x, out: t * cos(x), reads=("x",))
 cos = unary("cos", np.cos, lambda t, x, out: negative(t * sin(x)), reads=("x",))
-tan = unary("tan", np.tan, lambda t, x, out: t * (1 + square(out)), reads=("out",),
-    singular=True)
+tan = unary("tan", np.tan, lambda t, x, out: t * (1 + square(out)), reads=("out",))
 arctan = unary("arctan", np.arctan, lambda t, x, out: t / (1 + square(x)), reads=("x",))
 sinh = unary("sinh", np.sinh, lambda t, x, out: t * cosh(x), reads=("x",))
 cosh = unary("cosh", np.cosh, lambda t, x, out: t * sinh(x), reads=("x",))
@@ -199,11 +216,11 @@ def _share(t, wins, ties):
 maximum = binary("maximum", np.maximum,
                  lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)),
                  lambda t, x, y, out: _share(t, less(x, y), equal(x, y)),
-    reads=(("x", "y"), ("x", "y")))
+    reads=(("x", "y"), ("x", "y")), products=False)
 minimum = binary("minimum", np.minimum,
                  lambda t, x, y, out: _share(t, less(x, y), equal(x, y)),
                  lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)),
-    reads=(("x", "y"), ("x", "y")))
+    reads=(("x", "y"), ("x", "y")), products=False)
 
 
 def _where_jvp(primals, tangents):

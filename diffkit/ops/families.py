@@ -20,7 +20,7 @@ operand meets a complex one (``x * 1j``), its cotangent keeps only the real part
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.trace import Tracer
+from ..core.trace import PrimalTracer, Tracer
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import elementwise, reductions, shape
 
@@ -72,46 +72,99 @@ def broadcasting_batch(prim):
 
 
 def zero_safe(derivative):
-    """``derivative`` made to give 0 wherever the tangent (or cotangent) is 0, even where
-    ``f'`` is infinite or NaN.
+    """``derivative(t, *args)``, a tangent or cotangent ``t`` times a partial
+    derivative, made to follow the 0 x inf rule: a zero factor on either side gives 0.
 
-    That is what keeps the branch a ``where`` did not take from leaking NaN into reverse
-    mode: in ``where(x > 0, log(x), 0)`` at ``x = 0`` the cotangent reaching ``log`` is 0
-    there, and 0 times ``1/0`` must stay 0, as it does in forward mode. Only functions whose
-    derivative can be non-finite use it (``singular=True``), so ``sin`` or ``exp`` pay
-    nothing."""
+    IEEE arithmetic makes ``0 * inf`` (and ``0 * nan``) NaN. Without the rule the engines
+    disagree wherever a zero meets an infinity, because they meet in different products:
+    in ``t * sqrt(t)`` at 0, forward mode multiplies the partial ``t = 0`` by sqrt's infinite
+    tangent, reverse mode multiplies sqrt's infinite partial by a zero cotangent. With the
+    rule both give 0, the true derivative where one exists, and so do overflowing values
+    (``exp(1e5)`` times a zero cotangent), the branch a ``where`` did not take, and
+    Hessians at poles.
+
+    Fast path: such a product is NaN exactly where the rule applies (or a factor was NaN),
+    so a result with no NaN is returned as computed; one extra read of the result, no
+    allocation. Otherwise the NaN entries with a zero factor are replaced by 0 through a
+    nondifferentiable mask (finite entries keep their own derivatives, for Hessians). The
+    partial itself is evaluated only when the tangent has non-finite entries (as the rule
+    applied to a unit tangent there)."""
 
     def safe(t, *args):
         result = derivative(t, *args)
-        if _nowhere_zero(t, result):
+        kind = type(result)
+        if kind is np.float64 or kind is float:  # the scalar chain's hot case
+            if result == result:
+                return result
+        elif not holds_nan(result):
             return result
-        # Replace only the NaN/inf that a zero tangent produced: where the result is finite
-        # it is kept as computed, so its own derivatives (Hessians) are not cut off.
-        return elementwise.where(elementwise.spurious_nonfinite(t, result), 0.0, result)
+        if holds_nonfinite(t):
+            unit = elementwise.where(elementwise.isfinite(t), t, 1.0)
+            zero = elementwise.zero_factor_nan(result, t, derivative(unit, *args))
+        else:
+            zero = elementwise.zero_factor_nan(result, t)
+        return elementwise.where(zero, 0.0, result)
 
     return safe
 
 
-def _nowhere_zero(t, result):
-    """Whether ``zero_safe``'s mask is provably all False, so that its ``where`` would give
-    back ``result`` unchanged: ``t`` is a plain array with no zero entry (the usual
-    cotangent of ``grad``, even under ``vmap``), broadcasting to ``result``'s shape, and
-    ``result`` is a float or complex array or tracer (``where`` keeps its shape, dtype and
-    kind of object). Skipping the mask saves two operations on every such rule."""
-    return (type(t) is np.ndarray and (type(result) is np.ndarray or isinstance(result, Tracer))
-            and (t.ndim == 0 or t.shape == shape_of(result))
-            and dtype_of(result).kind in "fc" and bool(t.all()))
+def times(t, partial):
+    """``t * partial`` under the 0 x inf rule (see ``zero_safe``): for rules written by hand."""
+    return _times(t, partial)
 
 
-def unary(name, impl, derivative, reads=("x", "out"), transpose=None, singular=False):
+_times = zero_safe(lambda t, partial: t * partial)
+
+
+def _concrete(x):
+    """The plain value under ``x``: a tracer's primal (forward, reverse) or batched value
+    (vmap), down to an array or scalar."""
+    while isinstance(x, Tracer):
+        x = x.primal if isinstance(x, PrimalTracer) else x.value
+    return x
+
+
+def holds_nan(x):
+    """Whether the array, scalar or tracer ``x`` has a NaN entry (False for integers).
+
+    One pass and no allocation. A small array: ``vdot(x, x)`` sums ``|x|**2``, terms that
+    cannot cancel, so it is NaN exactly when an entry is (the cheapest call). A large one:
+    ``maximum`` propagates NaN (a BLAS dot product of a large array may start threads,
+    which costs milliseconds on a busy machine)."""
+    if type(x) is not np.ndarray:
+        x = np.asarray(_concrete(x))
+    if x.dtype.kind not in "fc":
+        return False
+    if x.size <= _SMALL and x.flags.c_contiguous:
+        total = np.vdot(x, x)
+    elif x.size == 0:
+        return False
+    else:
+        total = np.maximum.reduce(x, axis=None)
+    return bool(total != total)
+
+
+_SMALL = 4096  # well below the size at which BLAS libraries thread a dot product
+
+
+def holds_nonfinite(x):
+    """Whether the array, scalar or tracer ``x`` has an infinite or NaN entry."""
+    x = np.asarray(_concrete(x))
+    return x.dtype.kind in "fc" and not np.isfinite(x).all()
+
+
+def unary(name, impl, derivative, reads=("x", "out"), transpose=None, products=True,
+          singular=None):
     """An elementwise primitive from ``derivative(t, x, out) = t * f'(x)``; ``reads`` says
     which of ``x`` and ``out`` the formula uses (the reverse engine keeps only those).
 
     ``transpose(ct, x, out)``, when given, is the VJP (for a function that is not
     holomorphic on complex inputs, whose JVP and VJP differ); by default the VJP is
-    ``derivative`` applied to the cotangent. ``singular=True``: ``f'`` can be infinite or
-    undefined, see ``zero_safe``."""
-    if singular:
+    ``derivative`` applied to the cotangent. Both follow the 0 x inf rule (``zero_safe``)
+    unless the formula reads neither ``x`` nor ``out`` (a constant partial) or
+    ``products=False`` (it only selects or shares ``t``, as a ``where`` does).
+    ``singular`` is accepted and ignored: every product rule follows the 0 x inf rule."""
+    if products and reads:
         derivative = zero_safe(derivative)
         transpose = transpose and zero_safe(transpose)
     ignores = tuple(i for i, v in ((0, "x"), ("out", "out")) if v not in reads)
@@ -135,13 +188,15 @@ def unary(name, impl, derivative, reads=("x", "out"), transpose=None, singular=F
 _EVERYTHING = ("x", "y", "out")
 
 
-def binary(name, impl, first, second, reads=(_EVERYTHING, _EVERYTHING), singular=False):
+def binary(name, impl, first, second, reads=(_EVERYTHING, _EVERYTHING), products=True,
+           singular=None):
     """A broadcasting primitive of two arrays from its partials applied to a tangent:
     ``first(t, x, y, out) = t * d out/dx`` and ``second(t, x, y, out) = t * d out/dy``;
-    ``reads`` says which of ``x``, ``y`` and ``out`` each partial uses. ``singular=True``:
-    a partial can be infinite or undefined, see ``zero_safe``."""
-    if singular:
-        first, second = zero_safe(first), zero_safe(second)
+    ``reads`` says which of ``x``, ``y`` and ``out`` each partial uses. Each partial that
+    reads something follows the 0 x inf rule (``zero_safe``) unless ``products=False``;
+    ``singular`` is accepted and ignored."""
+    if products:
+        first, second = (zero_safe(p) if r else p for p, r in zip((first, second), reads))
     names = {"x": 0, "y": 1, "out": "out"}
     per_argument = tuple(frozenset(names[v] for v in r) for r in reads)
     ignores = set(names.values()) - per_argument[0] - per_argument[1]

@@ -36,7 +36,9 @@ xlogy(x, y)            at x == 0: d/dx = log(y) (JAX's), d/dy = x / y = 0, also 
 xlog1py(x, y)          at x == 0: d/dx = log1p(y), d/dy = 0, also at y == -1
 huber(delta, r)        at |r| == delta: d/dr = r, d/d delta = 0 (both sides agree: C^1)
 entr, rel_entr,        at x == 0 the derivative in x is the one-sided limit, -inf (+inf for
-kl_div                 entr); rel_entr/kl_div have d/dy = 0 / 1 there
+kl_div                 entr); rel_entr/kl_div have d/dy = 0 / 1 there; entr' = 0 for x < 0
+                       (entr is the constant -inf there)
+spence                 at 0: -inf, and spence''(0) = +inf (one-sided limits)
 exprel, boxcox,        at 0 (u = lmbda log x, lmbda y, z - 1) a Taylor series replaces the
 inv_boxcox, spence     0/0 formula, so derivatives of every order are exact there
 ellipk, ellipe,        at m == 0 the derivative is the limit (pi/8, -pi/8; -pi/8 for
@@ -47,7 +49,8 @@ lambertw               real branch k=0 only; nan below -1/e (SciPy gives complex
 loggamma               real inputs; nan for x < 0, as SciPy's real loggamma
 =====================  =====================================================================
 Elsewhere where a derivative is infinite (logit at 0 and 1, erfinv at +-1, ndtri at 0 and
-1, gammainc at x == 0 for a < 1) the rules give the infinite limit.
+1, gammainc at x == 0 for a < 1) the rules give the infinite limit, and every derivative
+product follows the 0 x inf rule (a zero factor gives 0; docs/conventions.md).
 """
 
 import inspect
@@ -64,7 +67,7 @@ from . import elementwise as ew
 from . import reductions, shape
 from .control import stop_gradient
 from .exact_phase import cos_half_pi_square_p, sin_half_pi_square_p
-from .families import broadcasting_batch, sum_tangents, zero_safe
+from .families import broadcasting_batch, sum_tangents, times, zero_safe
 from .jets import Jets
 
 __all__ = [
@@ -372,13 +375,13 @@ def _pair_jvp(prim, derivatives):
     def jvp(primals, tangents):
         (x,), (t,) = primals, tangents
         first, second = derivatives(x)
-        return prim(x), (t * first, t * second)
+        return prim(x), (times(t, first), times(t, second))
     return jvp
 
 
 def _pair_vjp(derivatives):
     def vjp(cts, out, x):
-        parts = [ct * d for ct, d in zip(cts, derivatives(x)) if type(ct) is not Zero]
+        parts = [times(ct, d) for ct, d in zip(cts, derivatives(x)) if type(ct) is not Zero]
         return parts[0] if len(parts) == 1 else parts[0] + parts[1]
     return vjp
 
@@ -831,8 +834,16 @@ xlog1py_p = _ufunc("xlog1py", sc.xlog1py, ("x", "y"),
                    lambda t, out, x, y: t * ew.log1p(y),
                    lambda t, out, x, y: t * _safe_ratio(x, 1 + y),
                    reads=((1,), (0, 1)))
-entr_p = _ufunc("entr", sc.entr, ("x",),
-                lambda t, out, x: t * -(ew.log(x) + 1), reads=((0,),))
+
+
+def _entr_slope(x):
+    """``-(log x + 1)`` for ``x >= 0`` (+inf at 0, the one-sided limit); 0 for ``x < 0``,
+    where ``entr`` is the constant ``-inf``."""
+    negative = ew.less(x, 0)
+    return ew.where(negative, 0.0, -(ew.log(ew.where(negative, 1.0, x)) + 1))
+
+
+entr_p = _ufunc("entr", sc.entr, ("x",), lambda t, out, x: t * _entr_slope(x), reads=((0,),))
 rel_entr_p = _ufunc("rel_entr", sc.rel_entr, ("x", "y"),
                     lambda t, out, x, y: t * (ew.log(x / y) + 1),
                     lambda t, out, x, y: t * -_safe_ratio(x, y),
@@ -925,9 +936,19 @@ exp1_p = _ufunc("exp1", sc.exp1, ("x",), lambda t, out, x: t * -(ew.exp(-x) / x)
 expi_p = _ufunc("expi", sc.expi, ("x",), lambda t, out, x: t * (ew.exp(x) / x), reads=((0,),))
 exprel_p = _ufunc("exprel", sc.exprel, ("x",), lambda t, out, x: t * _exprel_slope(x),
                   reads=((0,),))
-# spence(z) = int_1^z log t / (1 - t) dt: derivative log(z) / (1 - z) = -log1p(w) / w, w = z - 1.
-spence_p = _ufunc("spence", sc.spence, ("z",),
-                  lambda t, out, z: t * -_log1p_ratio(z - 1), reads=((0,),))
+
+
+def _spence_slope(z):
+    """``spence'(z) = log(z) / (1 - z) = -log1p(w) / w`` with ``w = z - 1``. At ``z = 0`` it
+    is ``log(z)`` itself, the singular part: -inf with the one-sided limits of every higher
+    derivative (``spence''(0+) = +inf``), where the quotient would give inf - inf."""
+    zero = ew.equal(z, 0)
+    return ew.where(zero, ew.log(z), -_log1p_ratio(ew.where(zero, 0.5, z) - 1))
+
+
+# spence(z) = int_1^z log t / (1 - t) dt (z >= 0).
+spence_p = _ufunc("spence", sc.spence, ("z",), lambda t, out, z: t * _spence_slope(z),
+                  reads=((0,),))
 cosm1_p = _ufunc("cosm1", sc.cosm1, ("x",), lambda t, out, x: t * -ew.sin(x), reads=((0,),))
 exp10_p = _ufunc("exp10", sc.exp10, ("x",), lambda t, out, x: t * (math.log(10) * out),
                  reads=(("out",),))

@@ -72,7 +72,7 @@ from .elementwise import (
     square,
     where,
 )
-from .families import binary, broadcasting_batch, nondiff_elementwise, unary
+from .families import binary, broadcasting_batch, nondiff_elementwise, times, unary, zero_safe
 
 __all__ = [
     # inverse trigonometric and hyperbolic
@@ -106,9 +106,11 @@ _LN10 = math.log(10.0)
 def _binary_partial(name, impl, first, second, reads):
     """A broadcasting primitive of two arrays differentiable in only some of them: like
     ``families.binary``, but a partial that is ``None`` means no derivative in that
-    argument (its tangent is ignored and its cotangent is never computed)."""
+    argument (its tangent is ignored and its cotangent is never computed). Partials that
+    read something follow the 0 x inf rule (``families.zero_safe``)."""
     names = {"x": 0, "y": 1, "out": "out"}
-    partials = (first, second)
+    partials = tuple(zero_safe(p) if p is not None and r else p
+                     for p, r in zip((first, second), reads))
     per_argument = tuple(frozenset(names[v] for v in r) if p is not None else frozenset()
                          for p, r in zip(partials, reads))
     ignores = {0, 1, "out"} - per_argument[0] - per_argument[1]
@@ -143,11 +145,9 @@ def _binary_partial(name, impl, first, second, reads):
 # (1 - x)(1 + x) instead of 1 - x*x: exact near |x| = 1, where 1 - x*x cancels.
 
 arcsin = unary("arcsin", np.arcsin, lambda t, x, out: t / sqrt((1 - x) * (1 + x)),
-               reads=("x",),
-    singular=True)
+               reads=("x",))
 arccos = unary("arccos", np.arccos,
-               lambda t, x, out: negative(t / sqrt((1 - x) * (1 + x))), reads=("x",),
-    singular=True)
+               lambda t, x, out: negative(t / sqrt((1 - x) * (1 + x))), reads=("x",))
 
 
 def _arcsinh_derivative(t, x, out):
@@ -162,11 +162,9 @@ arcsinh = unary("arcsinh", np.arcsinh, lambda t, x, out: _arcsinh_derivative(t, 
 # sqrt(x - 1) sqrt(x + 1), not sqrt((x - 1)(x + 1)): they differ off the real axis, and only
 # the first is the derivative of NumPy's (principal) complex arccosh.
 arccosh = unary("arccosh", np.arccosh, lambda t, x, out: t / (sqrt(x - 1) * sqrt(x + 1)),
-                reads=("x",),
-    singular=True)
+                reads=("x",))
 arctanh = unary("arctanh", np.arctanh, lambda t, x, out: t / ((1 - x) * (1 + x)),
-                reads=("x",),
-    singular=True)
+                reads=("x",))
 
 
 def _safe(r):
@@ -199,15 +197,13 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 # --- exponentials, logarithms, powers --------------------------------------------------------
 
 exp2 = unary("exp2", np.exp2, lambda t, x, out: t * (out * _LN2), reads=("out",))
-log2 = unary("log2", np.log2, lambda t, x, out: t / (x * _LN2), reads=("x",),
-    singular=True)
-log10 = unary("log10", np.log10, lambda t, x, out: t / (x * _LN10), reads=("x",),
-    singular=True)
+log2 = unary("log2", np.log2, lambda t, x, out: t / (x * _LN2), reads=("x",))
+log10 = unary("log10", np.log10, lambda t, x, out: t / (x * _LN10), reads=("x",))
 reciprocal = unary("reciprocal", np.reciprocal,
-                   lambda t, x, out: negative(t * square(out)), reads=("out",),
-    singular=True)
-cbrt = unary("cbrt", np.cbrt, lambda t, x, out: t / (3 * square(out)), reads=("out",),
-    singular=True)
+                   lambda t, x, out: negative(t * square(out)), reads=("out",))
+# cbrt' = out**-2 / 3, as a power of out (not a quotient) so that its derivative at 0 is
+# the one-sided limit -inf (0**-3 times the infinite cbrt'(0)), not 0 * inf / 0.
+cbrt = unary("cbrt", np.cbrt, lambda t, x, out: t * (power(out, -2) / 3), reads=("out",))
 
 
 def _expit(d):
@@ -312,12 +308,12 @@ def _sinc_derivative(x, order):
 
 def _sinc_jvp(primals, tangents, order):
     (x,), (t,) = primals, tangents
-    return _sinc_p(x, order=order), t * _sinc_p(x, order=order + 1)
+    return _sinc_p(x, order=order), times(t, _sinc_p(x, order=order + 1))
 
 
 _sinc_p = Primitive(
     "sinc", _sinc_derivative, _sinc_jvp,
-    (lambda ct, out, x, order: ct * _sinc_p(x, order=order + 1),),
+    (lambda ct, out, x, order: times(ct, _sinc_p(x, order=order + 1)),),
     lambda axis_size, values, batch_axes, order: (_sinc_p(values[0], order=order),
                                                   batch_axes[0]),
     vjp_ignores=("out",))
@@ -404,11 +400,11 @@ def _nan_aware_other(t, x, y, wins):
 fmax = binary("fmax", np.fmax,
               lambda t, x, y, out: _nan_aware_share(t, x, y, greater),
               lambda t, x, y, out: _nan_aware_other(t, x, y, greater),
-              reads=(("x", "y"), ("x", "y")))
+              reads=(("x", "y"), ("x", "y")), products=False)
 fmin = binary("fmin", np.fmin,
               lambda t, x, y, out: _nan_aware_share(t, x, y, less),
               lambda t, x, y, out: _nan_aware_other(t, x, y, less),
-              reads=(("x", "y"), ("x", "y")))
+              reads=(("x", "y"), ("x", "y")), products=False)
 
 
 def _nan_to_num_rule(t, x):

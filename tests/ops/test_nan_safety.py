@@ -3,7 +3,8 @@
 In ``where(x > 0, sqrt(x), 0)`` at ``x = -1`` forward mode never mixes the untaken branch in,
 but reverse mode multiplies the zero cotangent by ``sqrt'(-1) = NaN``. Functions whose
 derivative can be infinite or undefined make a zero tangent or cotangent give 0, so both
-engines agree.
+engines agree (the 0 x inf rule of docs/conventions.md: a zero factor on either side of a
+derivative product gives 0).
 """
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 import diffkit as dk
 import diffkit.numpy as dnp
+import diffkit.scipy.special as dsp
 
 CASES = {
     "sqrt": (lambda x: dnp.where(x > 0, dnp.sqrt(x), 0.0), [-1.0, 4.0], [0.0, 0.25]),
@@ -26,6 +28,15 @@ CASES = {
               [0.0, 1 / (4 * np.log(10))]),
     "arctanh": (lambda x: dnp.where(dnp.abs(x) < 1, dnp.arctanh(x), 0.0), [1.0, 0.5],
                 [0.0, 1 / 0.75]),
+    # the untaken branch overflows: 0 times exp(1000) = inf
+    "exp_overflow": (lambda x: dnp.where(x < 10, dnp.sin(x), dnp.exp(1000 * x)), [1.0, 0.5],
+                     [np.cos(1.0), np.cos(0.5)]),
+    # multiply's partial log(-1) = NaN meets the zero cotangent (0 x nan)
+    "product_log": (lambda x: dnp.where(x > 0, x * dnp.log(x), 0.0), [-1.0, 1.0], [0.0, 1.0]),
+    # forward mode: multiply's zero partial x = 0 meets sqrt's infinite tangent
+    "product_sqrt": (lambda x: x * dnp.sqrt(x), [0.0, 4.0], [0.0, 3.0]),
+    "sici_ci_untaken": (lambda x: dnp.where(x > 0, dnp.stack(dsp.sici(x))[1], x),
+                        [0.0, 1.0], [1.0, np.cos(1.0)]),
 }
 
 
