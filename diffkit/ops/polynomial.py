@@ -35,8 +35,9 @@ from . import shape as sh
 from .arrays import _array, _traced
 from .creation import vander
 from .decompositions import inv, lstsq
-from .families import real_cotangent
+from .families import real_cotangent, times
 from .indexing import getitem
+from .ufuncs import reciprocal
 
 __all__ = ["roots", "polyfit", "polydiv"]
 
@@ -46,17 +47,24 @@ __all__ = ["roots", "polyfit", "polydiv"]
 
 def _roots_impl(p):
     """The roots of each polynomial along the last axis of ``p`` (..., n + 1), leading
-    coefficient nonzero: eigenvalues of NumPy's companion matrix, always complex."""
+    coefficient nonzero: eigenvalues of NumPy's companion matrix, always complex. Trailing
+    zero coefficients (shared by every polynomial of a stack) are roots at 0, appended after
+    the others as NumPy does."""
     p = np.asarray(p)
-    n = p.shape[-1] - 1
     out_dtype = np.result_type(p.dtype, np.complex64)
+    zero_columns = np.all(p == 0, axis=tuple(range(p.ndim - 1)))
+    trailing = int(np.argmin(zero_columns[::-1])) if not zero_columns.all() else 0
+    p = p[..., :p.shape[-1] - trailing]
+    n = p.shape[-1] - 1
     if n < 1:
-        return np.zeros(p.shape[:-1] + (0,), out_dtype)
-    companion = np.zeros(p.shape[:-1] + (n, n), np.result_type(p.dtype, np.float32))
-    companion[..., 0, :] = -p[..., 1:] / p[..., :1]
-    below = np.arange(n - 1)
-    companion[..., below + 1, below] = 1
-    return np.linalg.eigvals(companion).astype(out_dtype)
+        found = np.zeros(p.shape[:-1] + (0,), out_dtype)
+    else:
+        companion = np.zeros(p.shape[:-1] + (n, n), np.result_type(p.dtype, np.float32))
+        companion[..., 0, :] = -p[..., 1:] / p[..., :1]
+        below = np.arange(n - 1)
+        companion[..., below + 1, below] = 1
+        found = np.linalg.eigvals(companion).astype(out_dtype)
+    return np.concatenate([found, np.zeros(p.shape[:-1] + (trailing,), out_dtype)], axis=-1)
 
 
 def _coefficient(p, k):
@@ -84,15 +92,17 @@ def _slope_at_roots(p, r):
 def _roots_jvp(primals, tangents):
     (p,), (dp,) = primals, tangents
     r = roots_p(p)
-    return r, -_horner(dp, r) / _slope_at_roots(p, r)
+    # dr = -dp(r) / p'(r) under the 0 x inf rule: a multiple root (p'(r) = 0) moves infinitely
+    # fast only along the directions that move it, so jacfwd and jacrev agree there
+    return r, times(-_horner(dp, r), reciprocal(_slope_at_roots(p, r)))
 
 
 def _roots_vjp(ct, r, p):
-    weights = -ct / _slope_at_roots(p, r)   # ct_p[k] = sum_i weights_i r_i^(n-k)
+    weights = times(-ct, reciprocal(_slope_at_roots(p, r)))  # ct_p[k] = sum_i weights_i r_i^(n-k)
     n = shape_of(p)[-1] - 1
     columns, power = [], None
     for _ in range(n + 1):
-        term = weights if power is None else weights * power
+        term = weights if power is None else times(weights, power)
         columns.append(red.sum(term, axis=-1, keepdims=True))
         power = r if power is None else power * r
     return real_cotangent(sh.concatenate(columns[::-1], axis=-1), p)
@@ -125,11 +135,9 @@ def roots(p):
     out_dtype = np.result_type(dtype_of(p), np.complex64)
     if last < first:  # all zero
         return np.zeros(0, out_dtype)
-    found = roots_p(getitem(p, slice(first, last + 1)))
-    trailing = size - 1 - last  # roots at 0, as NumPy appends them
-    if trailing:
-        found = sh.concatenate([found, np.zeros(trailing, out_dtype)])
-    return found
+    # The trailing zeros stay: they are roots at 0 that move when the last coefficients do
+    # (a simple one by -dp(0) / p'(0)), and they shift the derivatives of the other roots.
+    return roots_p(getitem(p, slice(first, size)))
 
 
 # --- polyfit --------------------------------------------------------------------------------

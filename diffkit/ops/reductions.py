@@ -219,7 +219,7 @@ def _times_partials(t, partials):
     product = t * partials
     if type(partials) is np.ndarray and np.isfinite(partials).all():
         return product
-    return ew.where(ew.spurious_nonfinite(t, product), 0.0, product)
+    return ew.where(ew.zero_factor_nan(product, t, partials), 0.0, product)
 
 
 def _prod_jvp(primals, tangents, axis, keepdims):
