@@ -30,9 +30,12 @@ Where a derivative is undefined the conventions are:
   (``svd(full_matrices=True)``) of a non-square matrix span the orthogonal complement, which
   is defined but whose basis is not: their derivative moves them with the complement
   (it is exact for functions of the projector ``Q2 @ Q2.T``);
-- ``eigh``, ``eigvalsh`` and ``cholesky`` read one triangle of their input, which is assumed
+- ``eigh`` and ``eigvalsh`` read one triangle of their input, which is assumed
   symmetric (Hermitian): their derivatives are those of the function of ``(a + a^H)/2``,
   i.e. the perturbation is symmetrised and gradients are symmetric;
+- ``cholesky`` and ``pinv(hermitian=True)`` are differentiated as NumPy computes them: as
+  functions of the Hermitian matrix that one triangle defines (``triangles.py``), so the
+  entries not read have derivative 0 and Hessians are those of a real function (symmetric);
 - ``norm`` has derivative 0 at the zero vector (matrix), and ``ord=inf`` shares the
   derivative equally between tied entries (as ``max``); ``1/s`` factors of zero singular
   values (rank-deficient non-square ``svd``) are taken as 0;
@@ -54,6 +57,7 @@ from . import reductions as rd
 from . import shape as sh
 from .indexing import getitem
 from .linalg import einsum, matmul, matmul_p, tensordot
+from .triangles import hermitian_from_triangle, hermitian_from_triangle_adjoint
 
 __all__ = [
     "LinAlgError", "solve", "inv", "pinv", "lstsq", "det", "slogdet", "cholesky", "qr",
@@ -409,32 +413,42 @@ def _phi(x):
     return ew.multiply(x, (_mask(n, 0, np.float64) - 0.5 * np.eye(n)).astype(_real_dtype(x)))
 
 
-def _cholesky_jvp(primals, tangents):
+def _cholesky_jvp(primals, tangents, upper):
     (a,), (ta,) = primals, tangents
-    lower = cholesky_p(a)
-    # L^-1 sym(da) L^-H, from two solves (sym(da) is Hermitian)
-    x = solve_p(lower, _H(solve_p(lower, _sym(ta))))
-    return lower, _mm(lower, _phi(x))
+    out = cholesky_p(a, upper=upper)
+    lower = _H(out) if upper else out
+    # dL = L Phi(L^-1 dH L^-H), dH the perturbation of the Hermitian matrix actually read
+    dh = hermitian_from_triangle(ta, lower=not upper)
+    x = solve_p(lower, _H(solve_p(lower, dh)))
+    d_lower = _mm(lower, _phi(x))
+    return out, _H(d_lower) if upper else d_lower
 
 
-def _cholesky_vjp(ct, lower, a):
-    # Abar = sym(L^-T Phi(L^T Lbar) conj(L)^-1)
+def _cholesky_vjp(ct, out, a, upper):
+    lower = _H(out) if upper else out
+    if upper:   # out = L^H, so the cotangent of L is ct^H
+        ct = _H(ct)
+    # the adjoint of dH -> dL is L^-T Phi(L^T Lbar) conj(L)^-1; then that of the triangle
     y = solve_p(_T(lower), _phi(_mm(_T(lower), ct)))
-    return _sym(_T(solve_p(_H(lower), _T(y))))
+    return hermitian_from_triangle_adjoint(_T(solve_p(_H(lower), _T(y))), lower=not upper)
 
 
-cholesky_p = Primitive("cholesky", np.linalg.cholesky, _cholesky_jvp, (_cholesky_vjp,),
+def _cholesky_impl(a, upper):
+    return np.linalg.cholesky(a, upper=upper)
+
+
+cholesky_p = Primitive("cholesky", _cholesky_impl, _cholesky_jvp, (_cholesky_vjp,),
                        vjp_ignores=(0,))
 cholesky_p.batch = _single_batch(cholesky_p)
 
 
 def cholesky(a, /, *, upper=False):
     """The Cholesky factor of a (stack of) symmetric (Hermitian) positive-definite matrices:
-    lower triangular ``L`` with ``a = L @ L^H``, or ``L^H`` with ``upper=True``, as
-    ``np.linalg.cholesky``. ``a`` is assumed symmetric: the derivative is that of the
-    factor of ``(a + a^H) / 2`` (gradients are symmetric)."""
-    lower = cholesky_p(_square_stack(a))
-    return _H(lower) if upper else lower
+    lower triangular ``L`` with ``a = L @ L^H``, or upper ``U = L^H`` with ``upper=True``,
+    as ``np.linalg.cholesky``. Like NumPy, only the lower (``upper=True``: the upper)
+    triangle of ``a`` and the real part of its diagonal are read; the derivative is that of
+    this function of ``a``, so the entries not read have derivative 0."""
+    return cholesky_p(_square_stack(a), upper=bool(upper))
 
 
 # === qr ===================================================================================
@@ -823,8 +837,8 @@ def _pinv_impl(a, rcond, hermitian):
 def _pinv_jvp(primals, tangents, rcond, hermitian):
     (a,), (ta,) = primals, tangents
     x = pinv_p(a, rcond=rcond, hermitian=hermitian)
-    if hermitian:
-        ta = _sym(ta)
+    if hermitian:   # NumPy reads the lower triangle (through eigh): pinv of E(a)
+        a, ta = hermitian_from_triangle(a), hermitian_from_triangle(ta)
     # Golub & Pereyra: -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X
     dah = _H(ta)
     first = ew.negative(_mm(_mm(x, ta), x))
@@ -838,6 +852,8 @@ def _pinv_jvp(primals, tangents, rcond, hermitian):
 def _pinv_vjp(ct, x, a, rcond, hermitian):
     # -X^T G X^T + conj((I - A X) G^T X X^H) + conj(X^H X G^T (I - X A)), the transpose
     # of the JVP under Re(sum(ct * t))
+    if hermitian:
+        a = hermitian_from_triangle(a)
     xt = _T(x)
     g = ew.negative(_mm(_mm(xt, ct), xt))
     cth = _H(ct)
@@ -846,7 +862,7 @@ def _pinv_vjp(ct, x, a, rcond, hermitian):
     third = _mm(_mm(xt, _conj(x)), cth)
     third = ew.subtract(third, _mm(_mm(third, _conj(x)), _conj(a)))
     g = ew.add(g, ew.add(second, third))
-    return _sym(g) if hermitian else g
+    return hermitian_from_triangle_adjoint(g, lower=True) if hermitian else g
 
 
 pinv_p = Primitive("pinv", _pinv_impl, _pinv_jvp, (_pinv_vjp,))
