@@ -132,3 +132,167 @@ def test_pinv_hermitian_hessian_is_symmetric(point):
     assert np.max(np.abs(h - h.T)) <= 1e-13 * np.max(np.abs(h))
     np.testing.assert_allclose(dk.jacrev(dk.jacrev(f))(s).reshape(9, 9), h, rtol=1e-9,
                                atol=1e-12)
+
+
+# === det at singular matrices ==============================================================
+
+
+def _minor(a, rows, cols):
+    return np.delete(np.delete(a, rows, axis=0), cols, axis=1)
+
+
+def _det(m):
+    return 1.0 if m.shape[0] == 0 else np.linalg.det(m)
+
+
+def cofactors_by_minors(a):
+    """The gradient of det, ``adj(a)^T``: signed (n-1)-minors, each a NumPy det."""
+    n = a.shape[0]
+    return np.array([[(-1) ** (i + j) * _det(_minor(a, i, j)) for j in range(n)]
+                     for i in range(n)])
+
+
+def det_hessian_by_minors(a):
+    """``d^2 det / da_ij da_kl``: signed (n-2)-minors (0 when i == k or j == l)."""
+    n = a.shape[0]
+    h = np.zeros((n,) * 4, dtype=a.dtype)
+    for i, j, k, l in np.ndindex(n, n, n, n):
+        if i != k and j != l:
+            h[i, j, k, l] = ((-1) ** (i + j + k + l) * np.sign(k - i) * np.sign(l - j)
+                             * _det(_minor(a, [i, k], [j, l])))
+    return h
+
+
+SINGULAR = {
+    "rank 2 of 3": np.arange(1.0, 10.0).reshape(3, 3),
+    "rank 3 of 4": rand(4, 3, seed=20) @ rand(3, 4, seed=21),
+    "rank 2 of 4": rand(4, 2, seed=22) @ rand(2, 4, seed=23),
+    "diag(1, 2, 0, 0)": np.diag([1.0, 2.0, 0.0, 0.0]),
+    "zero 2x2": np.zeros((2, 2)),
+    "zero 3x3": np.zeros((3, 3)),
+    "rank 1 of 3, integer-valued": np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 2.0]),
+}
+
+
+def _scale(a):
+    return max(1.0, np.max(np.abs(a))) ** (a.shape[0] - 1)
+
+
+@pytest.mark.parametrize("name", SINGULAR)
+def test_det_gradient_at_singular_matrices_is_the_adjugate_transpose(name):
+    a = SINGULAR[name]
+    expected = cofactors_by_minors(a)
+    got = assert_bitwise_jacobians(dnp.linalg.det, a)
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=1e-13 * _scale(a))
+    np.testing.assert_array_equal(dk.grad(dnp.linalg.det)(a), got)
+
+
+@pytest.mark.parametrize("name", SINGULAR)
+def test_det_hessian_at_singular_matrices(name):
+    """Nonzero at rank <= n - 2 too, where the adjugate is 0."""
+    a = SINGULAR[name]
+    expected = det_hessian_by_minors(a)
+    gradient = dk.grad(dnp.linalg.det)
+    forward, reverse = dk.jacfwd(gradient)(a), dk.jacrev(gradient)(a)
+    np.testing.assert_array_equal(forward, reverse)
+    np.testing.assert_array_equal(dk.hessian(dnp.linalg.det)(a), forward)
+    np.testing.assert_allclose(forward, expected, rtol=RTOL, atol=1e-13 * _scale(a))
+    assert np.any(forward != 0) or a.shape[0] > 2 and not np.any(a)
+
+
+@pytest.mark.parametrize("name", ["rank 2 of 3", "rank 3 of 4", "rank 2 of 4"])
+def test_det_derivatives_at_singular_matrices_against_finite_differences(name):
+    check_grads(dnp.linalg.det, (SINGULAR[name],), order=2)
+
+
+def test_det_hessian_of_a_2x2_zero_matrix_is_not_zero():
+    h = dk.hessian(dnp.linalg.det)(np.zeros((2, 2)))
+    np.testing.assert_array_equal(h.reshape(4, 4), [[0, 0, 0, 1], [0, 0, -1, 0],
+                                                    [0, -1, 0, 0], [1, 0, 0, 0]])
+
+
+def test_det_gradient_keeps_the_inverse_formula_when_well_conditioned():
+    a = rand(4, 4, seed=30) + 4 * np.eye(4)
+    np.testing.assert_allclose(dk.grad(dnp.linalg.det)(a),
+                               np.linalg.det(a) * np.linalg.inv(a).T, rtol=1e-13)
+    check_grads(dnp.linalg.det, (a,), order=3)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning",
+                            "ignore:invalid value:RuntimeWarning")
+def test_det_third_derivative_at_a_singular_matrix_is_not_a_finite_number():
+    third = dk.jacfwd(dk.hessian(dnp.linalg.det))(SINGULAR["rank 2 of 3"])
+    assert not np.any(np.isfinite(third))
+
+
+def test_det_of_stacks_and_vmap_at_singular_matrices():
+    """Each matrix gets the same numbers alone, in a stack and under vmap (the choice of
+    formula is made per matrix)."""
+    stack = np.stack([SINGULAR["rank 3 of 4"], SINGULAR["rank 2 of 4"],
+                      rand(4, 4, seed=31) + 4 * np.eye(4), np.zeros((4, 4))])
+    grad = dk.grad(dnp.linalg.det)
+    alone = np.stack([grad(m) for m in stack])
+    np.testing.assert_array_equal(dk.vmap(grad)(stack), alone)
+    np.testing.assert_array_equal(dk.grad(lambda s: dnp.sum(dnp.linalg.det(s)))(stack), alone)
+    hessians = np.stack([dk.hessian(dnp.linalg.det)(m) for m in stack])
+    np.testing.assert_array_equal(dk.vmap(dk.hessian(dnp.linalg.det))(stack), hessians)
+    for m, h in zip(stack[:2], hessians[:2]):
+        np.testing.assert_allclose(h, det_hessian_by_minors(m), rtol=RTOL, atol=1e-13)
+    check_vmap(dk.hessian(dnp.linalg.det), (stack,))
+
+
+def test_det_of_complex_singular_matrices():
+    a = rand(3, 2, seed=32, complex_=True) @ rand(2, 3, seed=33, complex_=True)
+    jac = lambda f: dk.jacrev(f, holomorphic=True)   # noqa: E731
+    got = jac(dnp.linalg.det)(a)
+    np.testing.assert_array_equal(dk.jacfwd(dnp.linalg.det, holomorphic=True)(a), got)
+    np.testing.assert_allclose(got, cofactors_by_minors(a), rtol=RTOL, atol=1e-13)
+    hessian = dk.jacfwd(jac(dnp.linalg.det), holomorphic=True)(a)
+    np.testing.assert_array_equal(jac(jac(dnp.linalg.det))(a), hessian)
+    np.testing.assert_allclose(hessian, det_hessian_by_minors(a), rtol=RTOL, atol=1e-13)
+    check_grads(dnp.linalg.det, (a,), order=2)
+
+
+def test_det_float32_at_a_singular_matrix_stays_float32():
+    a = SINGULAR["rank 2 of 3"].astype(np.float32)
+    g = dk.grad(dnp.linalg.det)(a)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, cofactors_by_minors(SINGULAR["rank 2 of 3"]), rtol=1e-4,
+                               atol=1e-4)
+    assert dk.hessian(dnp.linalg.det)(a).dtype == np.float32
+
+
+# === slogdet, inv and solve at singular matrices ===========================================
+
+
+@pytest.mark.parametrize("a", [np.zeros((3, 3)), np.array([[1.0, 2.0], [2.0, 4.0]]),
+                               np.diag([1.0, 0.0, 2.0])])
+def test_slogdet_derivatives_at_a_singular_matrix_are_nan(a):
+    assert np.linalg.slogdet(a)[1] == -np.inf
+    f = lambda x: dnp.linalg.slogdet(x)[1]   # noqa: E731
+    assert np.all(np.isnan(dk.jacfwd(f)(a))) and np.all(np.isnan(dk.jacrev(f)(a)))
+    assert np.all(np.isnan(dk.hessian(f)(a)))
+    assert np.all(np.isnan(dk.jacrev(dk.jacrev(f))(a)))
+
+
+def test_slogdet_nan_is_per_matrix_in_a_stack():
+    stack = np.stack([np.zeros((2, 2)), np.array([[2.0, 1.0], [1.0, 3.0]])])
+    g = dk.grad(lambda s: dnp.sum(dnp.linalg.slogdet(s)[1]))(stack)
+    assert np.all(np.isnan(g[0]))
+    np.testing.assert_allclose(g[1], np.linalg.inv(stack[1]).T, rtol=1e-13)
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: dnp.linalg.inv(a), lambda a: dnp.linalg.solve(a, np.ones(3)),
+    lambda a: dk.grad(lambda x: dnp.sum(dnp.linalg.inv(x)))(a),
+    lambda a: dk.jacfwd(lambda x: dnp.linalg.solve(x, np.ones(3)))(a),
+    lambda a: dsl.inv(a)])
+def test_inv_and_solve_at_a_singular_matrix_raise_a_clear_error(call):
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix.*pinv"):
+        call(np.zeros((3, 3)))
+
+
+def test_singular_matrix_in_a_stack_is_named():
+    stack = np.stack([np.eye(2), np.zeros((2, 2))])
+    with pytest.raises(np.linalg.LinAlgError, match=r"stack index \(1,\)"):
+        dnp.linalg.inv(stack)
