@@ -41,8 +41,8 @@ Where a derivative is undefined the conventions are:
   values (rank-deficient non-square ``svd``) are taken as 0;
 - ``pinv``/``lstsq``: the derivative for a constant rank (Golub and Pereyra's formula);
 - ``det``: every derivative exists everywhere (``determinant.py``: the cofactor matrix and
-  the Hessian without inverting at singular matrices; third and higher orders need a
-  nonsingular matrix); ``slogdet``: NaN derivatives at an exactly singular matrix
+  the Hessian without inverting at singular matrices; third and higher orders are NaN at
+  singular or ill-conditioned matrices); ``slogdet``: NaN derivatives at an exactly singular matrix
   (``logabsdet = -inf``, a pole); ``inv``/``solve``: the functions themselves raise
   ``LinAlgError`` at a singular matrix, as NumPy's.
 """

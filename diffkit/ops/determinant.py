@@ -13,9 +13,8 @@ derivatives are primitives of their own, computed without inverting where needed
   (linear in ``e``; ``a`` and ``e`` broadcast, so a batch of directions shares one
   factorisation of ``a``). Its derivative in ``e`` is itself; its derivative in ``a``
   (third derivatives of ``det``) is written from the identity
-  ``det(a) d cof(a)[e] = <cof, e> cof - cof e^T cof`` and so needs ``det(a) != 0``: at a
-  singular matrix third and higher derivatives are not finite (inf or NaN), never wrong
-  finite numbers.
+  ``det(a) d cof(a)[e] = <cof, e> cof - cof e^T cof`` and so divides by ``det(a)``: it is
+  NaN where ``a`` is not well conditioned (as below), never a finite wrong number.
 
 How the impls compute, per matrix (so a matrix gets the same numbers alone, in a stack, in
 ``jacfwd`` and in ``jacrev``): when ``a`` is well conditioned (1-norm condition number at
@@ -40,7 +39,7 @@ from . import reductions as rd
 from . import shape as sh
 from .linalg import einsum, matmul_p
 
-__all__ = ["det_p", "cofactor_p", "det_hessian_p"]
+__all__ = ["det_p", "cofactor_p", "det_hessian_p", "well_conditioned_p"]
 
 
 # === the numerics (plain NumPy, inside the impls) ==========================================
@@ -238,6 +237,26 @@ cofactor_p = Primitive("det_cofactor", _cofactor_impl, _cofactor_jvp, (_cofactor
 cofactor_p.batch = _single_batch(cofactor_p)
 
 
+def _well_conditioned_impl(a):
+    """1 where the matrix is well conditioned (as the impls above decide), else NaN."""
+    dtype = np.empty((), a.dtype).real.dtype if a.dtype.kind in "fc" else np.float64
+    if a.size == 0:
+        return np.ones(a.shape[:-2], dtype)
+    _, good = _inverses(_flat(a))
+    return np.where(good, 1.0, np.nan).astype(dtype).reshape(a.shape[:-2])
+
+
+well_conditioned_p = Primitive("det_well_conditioned", _well_conditioned_impl, nondiff=True)
+well_conditioned_p.batch = _single_batch(well_conditioned_p)
+
+
+def _divided_by_det(numerator, a):
+    """``numerator / det(a)``, NaN where ``a`` is not well conditioned (the division would
+    turn rounding errors into finite wrong numbers there)."""
+    d = ew.multiply(det_p(a), well_conditioned_p(a))
+    return ew.divide(numerator, sh.expand_dims(d, (-2, -1)))
+
+
 def _third_derivative(a, e, f, g):
     """``d(d cof(a)[e])[f]`` with ``g = d cof(a)[e]``, from
     ``det d cof[e] = <cof, e> cof - cof e^T cof`` (needs ``det(a) != 0``)."""
@@ -247,7 +266,7 @@ def _third_derivative(a, e, f, g):
     numerator = ew.subtract(numerator, ew.add(matmul_p(h_f, matmul_p(et, cof)),
                                               matmul_p(cof, matmul_p(et, h_f))))
     numerator = ew.subtract(numerator, ew.multiply(_pair(cof, f), g))
-    return ew.divide(numerator, sh.expand_dims(det_p(a), (-2, -1)))
+    return _divided_by_det(numerator, a)
 
 
 def _third_derivative_adjoint(a, e, c, g):
@@ -259,7 +278,7 @@ def _third_derivative_adjoint(a, e, c, g):
     numerator = ew.subtract(numerator, ew.add(det_hessian_p(a, matmul_p(c, matmul_p(cof_t, e))),
                                               det_hessian_p(a, matmul_p(e, matmul_p(cof_t, c)))))
     numerator = ew.subtract(numerator, ew.multiply(_pair(c, g), cof))
-    return ew.divide(numerator, sh.expand_dims(det_p(a), (-2, -1)))
+    return _divided_by_det(numerator, a)
 
 
 def _det_hessian_jvp(primals, tangents):

@@ -129,6 +129,8 @@ R += _records("linalg_det", lambda a: L.det(well(a)), [((3, 3),), ((2, 3, 3),), 
 # third derivative at a singular matrix is not finite, see diffkit/ops/determinant.py)
 R += _one("linalg_det_rank_deficient", lambda b, c: L.det(b @ c), (3, 2), (2, 3))
 R += _one("linalg_det_gradient", lambda a: dk.grad(L.det)(well(a)), (3, 3), domains=(SMALL,))
+R += _one("linalg_det_hessian", lambda a: dk.hessian(L.det)(well(a)), (3, 3), domains=(SMALL,),
+          order=1)
 R += _one("linalg_det_gradient_rank_deficient", lambda b, c: dk.grad(L.det)(b @ c), (3, 2),
           (2, 3), order=1)
 _FLIP = np.array([[-1.0], [1.0], [1.0]])  # a negative determinant
