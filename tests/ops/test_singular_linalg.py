@@ -299,3 +299,23 @@ def test_singular_matrix_in_a_stack_is_named():
     stack = np.stack([np.eye(2), np.zeros((2, 2))])
     with pytest.raises(np.linalg.LinAlgError, match=r"stack index \(1,\)"):
         dnp.linalg.inv(stack)
+
+
+# === LU at a singular matrix (rank n - 1: only the last pivot is zero) =====================
+
+
+@pytest.mark.filterwarnings("ignore::scipy.linalg.LinAlgWarning")
+@pytest.mark.parametrize("complex_", [False, True])
+def test_lu_factor_is_differentiable_where_only_the_last_pivot_is_zero(complex_):
+    """The packed LU is smooth there (no division by the last pivot); the textbook JVP
+    through U^-1 gave NaN."""
+    a = np.arange(1.0, 10.0).reshape(3, 3)
+    if complex_:
+        a = a * (1 + 0.5j)
+    assert sl.lu_factor(a)[0][2, 2] == 0
+    f = lambda x: dsl.lu_factor(x)[0]   # noqa: E731
+    forward, reverse = dk.jacfwd(f, holomorphic=complex_)(a), dk.jacrev(f, holomorphic=complex_)(a)
+    assert np.all(np.isfinite(forward))
+    np.testing.assert_allclose(forward, reverse, rtol=RTOL, atol=1e-14)
+    check_grads(f, (a,), order=2)
+    check_grads(f, (rand(4, 4, seed=40, complex_=complex_),), order=2)   # and elsewhere
