@@ -30,14 +30,21 @@ Where a derivative is undefined the conventions are:
   (``svd(full_matrices=True)``) of a non-square matrix span the orthogonal complement, which
   is defined but whose basis is not: their derivative moves them with the complement
   (it is exact for functions of the projector ``Q2 @ Q2.T``);
-- ``eigh``, ``eigvalsh`` and ``cholesky`` read one triangle of their input, which is assumed
+- ``eigh`` and ``eigvalsh`` read one triangle of their input, which is assumed
   symmetric (Hermitian): their derivatives are those of the function of ``(a + a^H)/2``,
   i.e. the perturbation is symmetrised and gradients are symmetric;
+- ``cholesky`` and ``pinv(hermitian=True)`` are differentiated as NumPy computes them: as
+  functions of the Hermitian matrix that one triangle defines (``triangles.py``), so the
+  entries not read have derivative 0 and Hessians are those of a real function (symmetric);
 - ``norm`` has derivative 0 at the zero vector (matrix), and ``ord=inf`` shares the
   derivative equally between tied entries (as ``max``); ``1/s`` factors of zero singular
   values (rank-deficient non-square ``svd``) are taken as 0;
 - ``pinv``/``lstsq``: the derivative for a constant rank (Golub and Pereyra's formula);
-  ``det``/``slogdet``/``inv``/``solve``: for a nonsingular matrix.
+- ``det``: every derivative exists everywhere (``determinant.py``: the cofactor matrix and
+  the Hessian without inverting at singular matrices; third and higher orders are NaN at
+  singular or ill-conditioned matrices); ``slogdet``: NaN derivatives at an exactly singular matrix
+  (``logabsdet = -inf``, a pole); ``inv``/``solve``: the functions themselves raise
+  ``LinAlgError`` at a singular matrix, as NumPy's.
 """
 
 import math
@@ -53,7 +60,9 @@ from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
 from .indexing import getitem
+from .determinant import det_p
 from .linalg import einsum, matmul, matmul_p, tensordot
+from .triangles import hermitian_from_triangle, hermitian_from_triangle_adjoint
 
 __all__ = [
     "LinAlgError", "solve", "inv", "pinv", "lstsq", "det", "slogdet", "cholesky", "qr",
@@ -269,7 +278,14 @@ def _solve_batch(axis_size, values, batch_axes):
     return solve_p(a, b), 0
 
 
-solve_p = Primitive("solve", np.linalg.solve, _solve_jvp, (_solve_vjp_a, _solve_vjp_b),
+def _solve_impl(a, b):
+    try:
+        return np.linalg.solve(a, b)
+    except LinAlgError:
+        raise LinAlgError(_singular_message("solve", a)) from None
+
+
+solve_p = Primitive("solve", _solve_impl, _solve_jvp, (_solve_vjp_a, _solve_vjp_b),
                     _solve_batch, vjp_ignores=(1,),
                     vjp_reads=(frozenset({0, "out"}), frozenset({0})))
 
@@ -310,48 +326,70 @@ def solve(a, b):
 
 
 # === inv ==================================================================================
+# inv_p(a, nan_if_singular): NumPy's inverse; an exactly singular matrix raises, or with
+# nan_if_singular=True (for derivative rules of functions defined there, as slogdet's)
+# gives NaN for that matrix alone.
 
 
-def _inv_jvp(primals, tangents):
-    x = inv_p(primals[0])
+def _inv_impl(a, nan_if_singular=False):
+    try:
+        return np.linalg.inv(a)
+    except LinAlgError:
+        if not nan_if_singular:
+            raise LinAlgError(_singular_message("inv", a)) from None
+    flat = a.reshape((-1,) + a.shape[-2:])
+    out = np.full(flat.shape, np.nan, dtype=np.result_type(a.dtype, np.float64)
+                  if a.dtype.kind not in "fc" else a.dtype)
+    for k in range(flat.shape[0]):
+        try:
+            out[k] = np.linalg.inv(flat[k])
+        except LinAlgError:
+            pass
+    return out.reshape(a.shape)
+
+
+def _singular_message(name, a):
+    """Which matrix of a stack is singular, and what to use instead."""
+    where = ""
+    if a.ndim > 2:
+        for index in np.ndindex(a.shape[:-2]):
+            if np.linalg.matrix_rank(a[index]) < a.shape[-1]:
+                where = f" (the matrix at stack index {index})"
+                break
+    return (f"{name}: Singular matrix{where}: it has no inverse. For a least-squares or "
+            "minimum-norm answer use pinv or lstsq; the determinant and its derivatives are "
+            "defined at singular matrices (det)")
+
+
+def _inv_jvp(primals, tangents, nan_if_singular=False):
+    x = inv_p(primals[0], nan_if_singular=nan_if_singular)
     return x, ew.negative(_mm(_mm(x, tangents[0]), x))
 
 
-def _inv_vjp(ct, x, a):
+def _inv_vjp(ct, x, a, nan_if_singular=False):
     xt = _T(x)
     return ew.negative(_mm(_mm(xt, ct), xt))
 
 
-inv_p = Primitive("inv", np.linalg.inv, _inv_jvp, (_inv_vjp,), vjp_ignores=(0,))
+inv_p = Primitive("inv", _inv_impl, _inv_jvp, (_inv_vjp,), vjp_ignores=(0,))
 inv_p.batch = _single_batch(inv_p)
 
 
 def inv(a):
-    """The inverse of a (stack of) square matrices, as ``np.linalg.inv``."""
+    """The inverse of a (stack of) square matrices, as ``np.linalg.inv``. A singular matrix
+    raises ``LinAlgError`` (its inverse does not exist), naming it in a stack."""
     return inv_p(_square_stack(a))
 
 
 # === det and slogdet ======================================================================
-
-
-def _det_jvp(primals, tangents):
-    (a,), (ta,) = primals, tangents
-    d = det_p(a)
-    return d, ew.multiply(d, _trace(solve_p(a, ta)))
-
-
-def _det_vjp(ct, d, a):
-    scale = sh.expand_dims(ew.multiply(ct, d), (-2, -1))
-    return ew.multiply(scale, _T(inv_p(a)))
-
-
-det_p = Primitive("det", np.linalg.det, _det_jvp, (_det_vjp,))
-det_p.batch = _single_batch(det_p)
+# det_p and its derivatives (defined at singular matrices too) are in determinant.py.
 
 
 def det(a):
     """The determinant of a (stack of) square matrices, as ``np.linalg.det``. Its
-    derivative ``det(a) * inv(a).T`` needs ``a`` nonsingular."""
+    derivatives of every order exist everywhere: the gradient is the cofactor matrix
+    ``adj(a)^T`` (computed without inverting at singular matrices, see
+    ``determinant.py``)."""
     return det_p(_square_stack(a))
 
 
@@ -360,10 +398,16 @@ def _slogdet_impl(a):
     return sign, logabsdet
 
 
+def _inverse_transpose(a):
+    """``a^-T``: the gradient of ``log det a``; NaN at an exactly singular matrix, where
+    ``log|det|`` is -inf and has no derivative."""
+    return _T(inv_p(a, nan_if_singular=True))
+
+
 def _slogdet_jvp(primals, tangents):
     (a,), (ta,) = primals, tangents
     sign, logabsdet = slogdet_p(a)
-    t = _trace(solve_p(a, ta))   # d log det a = tr(a^-1 da)
+    t = einsum("...ij,...ij->...", _inverse_transpose(a), ta)   # d log det a = tr(a^-1 da)
     if not _is_complex(a):
         return (sign, logabsdet), (Zero(shape_of(sign), dtype_of(sign)), t)
     # complex: d|det| / |det| is Re(t), and the phase turns by i Im(t) = (t - conj t) / 2
@@ -385,7 +429,7 @@ def _slogdet_vjp(cts, out, a):
         return None
     if _is_complex(a):
         t_bar = _cast(t_bar, dtype_of(a))
-    return ew.multiply(sh.expand_dims(t_bar, (-2, -1)), _T(inv_p(a)))
+    return ew.multiply(sh.expand_dims(t_bar, (-2, -1)), _inverse_transpose(a))
 
 
 slogdet_p = Primitive("slogdet", _slogdet_impl, _slogdet_jvp, (_slogdet_vjp,),
@@ -396,7 +440,8 @@ slogdet_p.batch = _single_batch(slogdet_p)
 def slogdet(a):
     """``(sign, logabsdet)`` of the determinant, as ``np.linalg.slogdet``: a named tuple
     ``SlogdetResult``. ``sign`` has no derivative (for real matrices), ``logabsdet`` has
-    ``inv(a).T``."""
+    ``inv(a).T``; at an exactly singular matrix (``logabsdet = -inf``) the derivatives are
+    NaN, in both engines and at every order."""
     return SlogdetResult(*slogdet_p(_square_stack(a)))
 
 
@@ -409,32 +454,42 @@ def _phi(x):
     return ew.multiply(x, (_mask(n, 0, np.float64) - 0.5 * np.eye(n)).astype(_real_dtype(x)))
 
 
-def _cholesky_jvp(primals, tangents):
+def _cholesky_jvp(primals, tangents, upper):
     (a,), (ta,) = primals, tangents
-    lower = cholesky_p(a)
-    # L^-1 sym(da) L^-H, from two solves (sym(da) is Hermitian)
-    x = solve_p(lower, _H(solve_p(lower, _sym(ta))))
-    return lower, _mm(lower, _phi(x))
+    out = cholesky_p(a, upper=upper)
+    lower = _H(out) if upper else out
+    # dL = L Phi(L^-1 dH L^-H), dH the perturbation of the Hermitian matrix actually read
+    dh = hermitian_from_triangle(ta, lower=not upper)
+    x = solve_p(lower, _H(solve_p(lower, dh)))
+    d_lower = _mm(lower, _phi(x))
+    return out, _H(d_lower) if upper else d_lower
 
 
-def _cholesky_vjp(ct, lower, a):
-    # Abar = sym(L^-T Phi(L^T Lbar) conj(L)^-1)
+def _cholesky_vjp(ct, out, a, upper):
+    lower = _H(out) if upper else out
+    if upper:   # out = L^H, so the cotangent of L is ct^H
+        ct = _H(ct)
+    # the adjoint of dH -> dL is L^-T Phi(L^T Lbar) conj(L)^-1; then that of the triangle
     y = solve_p(_T(lower), _phi(_mm(_T(lower), ct)))
-    return _sym(_T(solve_p(_H(lower), _T(y))))
+    return hermitian_from_triangle_adjoint(_T(solve_p(_H(lower), _T(y))), lower=not upper)
 
 
-cholesky_p = Primitive("cholesky", np.linalg.cholesky, _cholesky_jvp, (_cholesky_vjp,),
+def _cholesky_impl(a, upper):
+    return np.linalg.cholesky(a, upper=upper)
+
+
+cholesky_p = Primitive("cholesky", _cholesky_impl, _cholesky_jvp, (_cholesky_vjp,),
                        vjp_ignores=(0,))
 cholesky_p.batch = _single_batch(cholesky_p)
 
 
 def cholesky(a, /, *, upper=False):
     """The Cholesky factor of a (stack of) symmetric (Hermitian) positive-definite matrices:
-    lower triangular ``L`` with ``a = L @ L^H``, or ``L^H`` with ``upper=True``, as
-    ``np.linalg.cholesky``. ``a`` is assumed symmetric: the derivative is that of the
-    factor of ``(a + a^H) / 2`` (gradients are symmetric)."""
-    lower = cholesky_p(_square_stack(a))
-    return _H(lower) if upper else lower
+    lower triangular ``L`` with ``a = L @ L^H``, or upper ``U = L^H`` with ``upper=True``,
+    as ``np.linalg.cholesky``. Like NumPy, only the lower (``upper=True``: the upper)
+    triangle of ``a`` and the real part of its diagonal are read; the derivative is that of
+    this function of ``a``, so the entries not read have derivative 0."""
+    return cholesky_p(_square_stack(a), upper=bool(upper))
 
 
 # === qr ===================================================================================
@@ -823,8 +878,8 @@ def _pinv_impl(a, rcond, hermitian):
 def _pinv_jvp(primals, tangents, rcond, hermitian):
     (a,), (ta,) = primals, tangents
     x = pinv_p(a, rcond=rcond, hermitian=hermitian)
-    if hermitian:
-        ta = _sym(ta)
+    if hermitian:   # NumPy reads the lower triangle (through eigh): pinv of E(a)
+        a, ta = hermitian_from_triangle(a), hermitian_from_triangle(ta)
     # Golub & Pereyra: -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X
     dah = _H(ta)
     first = ew.negative(_mm(_mm(x, ta), x))
@@ -838,6 +893,8 @@ def _pinv_jvp(primals, tangents, rcond, hermitian):
 def _pinv_vjp(ct, x, a, rcond, hermitian):
     # -X^T G X^T + conj((I - A X) G^T X X^H) + conj(X^H X G^T (I - X A)), the transpose
     # of the JVP under Re(sum(ct * t))
+    if hermitian:
+        a = hermitian_from_triangle(a)
     xt = _T(x)
     g = ew.negative(_mm(_mm(xt, ct), xt))
     cth = _H(ct)
@@ -846,7 +903,7 @@ def _pinv_vjp(ct, x, a, rcond, hermitian):
     third = _mm(_mm(xt, _conj(x)), cth)
     third = ew.subtract(third, _mm(_mm(third, _conj(x)), _conj(a)))
     g = ew.add(g, ew.add(second, third))
-    return _sym(g) if hermitian else g
+    return hermitian_from_triangle_adjoint(g, lower=True) if hermitian else g
 
 
 pinv_p = Primitive("pinv", _pinv_impl, _pinv_jvp, (_pinv_vjp,))

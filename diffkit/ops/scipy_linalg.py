@@ -232,7 +232,9 @@ sqrtm_p = Primitive("scipy_sqrtm", _sqrtm_impl, _sqrtm_jvp, (_sqrtm_vjp,), _sqrt
 # ``L = tril(lu, -1) + I`` and ``U = triu(lu)``. The row permutation is piecewise constant:
 # ``lu_pivots_p`` (LAPACK's pivots, as lu_factor returns them) and
 # ``pivots_to_permutation_p`` have no derivative. With ``F = L^-1 P da U^-1`` the tangent is
-# ``L tril(F, -1) + triu(F) U`` (packed); the VJP is its transpose.
+# ``L tril(F, -1) + triu(F) U`` (packed), computed as ``triu(L^-1 P da - tril(F, -1) U)`` for
+# the upper part so the last pivot is never divided by (a matrix of rank n - 1 whose last
+# pivot is 0 has a smooth LU); the VJP is its transpose.
 
 
 def _lu_pivots_impl(a):
@@ -278,31 +280,52 @@ def _lu_impl(a):
     return scipy.linalg.lu_factor(a)[0]
 
 
+def _last_pivot_one(lu):
+    """``lu`` with its last diagonal entry (the last pivot of U) replaced by 1. The
+    derivative never needs the last column of ``F = L^-1 P da U^-1``, the only one that
+    divides by that pivot, so this keeps it finite where ``a`` is singular with only the
+    last pivot zero (rank n - 1 without a pivoting tie), where the LU is smooth."""
+    n = shape_of(lu)[-1]
+    corner = np.zeros((n, n), np.empty((), dtype_of(lu)).real.dtype)
+    corner[-1, -1] = 1
+    return ew.add(ew.multiply(lu, 1 - corner), corner)
+
+
+def _lu_factors(lu):
+    n = shape_of(lu)[-1]
+    l_mat = ew.add(ew.multiply(lu, _real_mask(n, -1, True, dtype_of(lu))),
+                   np.eye(n, dtype=dtype_of(lu)))
+    return l_mat, ew.multiply(lu, _real_mask(n, 0, False, dtype_of(lu)))
+
+
 def _lu_jvp(primals, tangents):
+    # Y = L^-1 P da, F = Y U^-1: dL = L tril(F, -1) and dU = triu(F) U = triu(Y - tril(F, -1) U)
     (a,), (ta,) = primals, tangents
     lu = lu_p(a)
     n = shape_of(a)[-1]
     pm = permutation_matrix(pivots_to_permutation_p(lu_pivots_p(a)), dtype_of(lu))
     ta = _cast(ta, dtype_of(lu))
     y = solve_triangular_p(lu, _mm(pm, ta), lower=True, trans=0, unit_diagonal=True)
-    f = _T(solve_triangular_p(lu, _T(y), lower=False, trans=1, unit_diagonal=False))
+    f = _T(solve_triangular_p(_last_pivot_one(lu), _T(y), lower=False, trans=1,
+                              unit_diagonal=False))
     f_low = ew.multiply(f, _real_mask(n, -1, True, dtype_of(f)))
-    f_up = ew.multiply(f, _real_mask(n, 0, False, dtype_of(f)))
-    l_mat = ew.add(ew.multiply(lu, _real_mask(n, -1, True, dtype_of(lu))),
-                   np.eye(n, dtype=dtype_of(lu)))
-    u_mat = ew.multiply(lu, _real_mask(n, 0, False, dtype_of(lu)))
-    return lu, ew.add(_mm(l_mat, f_low), _mm(f_up, u_mat))
+    l_mat, u_mat = _lu_factors(lu)
+    d_upper = ew.multiply(ew.subtract(y, _mm(f_low, u_mat)), _real_mask(n, 0, False, dtype_of(f)))
+    return lu, ew.add(_mm(l_mat, f_low), d_upper)
 
 
 def _lu_vjp(ct, lu, a):
+    # the transpose of the JVP: Fbar = tril(L^T ct_low - ct_up U^T, -1),
+    # Ybar = ct_up + Fbar U^-T, abar = P^T L^-T Ybar
     n = shape_of(lu)[-1]
     low, up = _real_mask(n, -1, True, dtype_of(lu)), _real_mask(n, 0, False, dtype_of(lu))
-    l_mat = ew.add(ew.multiply(lu, low), np.eye(n, dtype=dtype_of(lu)))
-    u_mat = ew.multiply(lu, up)
-    f_bar = ew.add(ew.multiply(_mm(_T(l_mat), ew.multiply(ct, low)), low),
-                   ew.multiply(_mm(ew.multiply(ct, up), _T(u_mat)), up))
-    y = solve_triangular_p(lu, f_bar, lower=True, trans=1, unit_diagonal=True)   # L^-T F
-    z = _T(solve_triangular_p(lu, _T(y), lower=False, trans=0, unit_diagonal=False))  # U^-T
+    l_mat, u_mat = _lu_factors(lu)
+    ct_up = ew.multiply(ct, up)
+    f_bar = ew.multiply(ew.subtract(_mm(_T(l_mat), ew.multiply(ct, low)), _mm(ct_up, _T(u_mat))),
+                        low)
+    y_bar = ew.add(ct_up, _T(solve_triangular_p(_last_pivot_one(lu), _T(f_bar), lower=False,
+                                                trans=0, unit_diagonal=False)))
+    z = solve_triangular_p(lu, y_bar, lower=True, trans=1, unit_diagonal=True)   # L^-T Ybar
     pm = permutation_matrix(pivots_to_permutation_p(lu_pivots_p(a)), dtype_of(lu))
     return _mm(_T(pm), z)
 

@@ -13,8 +13,8 @@ Conventions (beyond those of ``numpy.linalg``):
   ``assume_a='sym'/'her'/'pos'``, ``solve_triangular``, ``cho_solve``, ``cholesky``,
   ``eigh``) read the same triangle here. ``solve``/``solve_triangular``/``cho_solve``
   differentiate the function of that triangle exactly (the other triangle has derivative
-  0); ``cholesky`` and ``eigh`` follow ``numpy.linalg``'s convention (the perturbation is
-  symmetrised; gradients are symmetric).
+  0), and so does ``cholesky`` (and ``cho_factor``); ``eigh`` follows ``numpy.linalg``'s
+  convention (the perturbation is symmetrised; gradients are symmetric).
 - ``cho_factor`` returns ``(c, lower)`` with zeros in the unused triangle of ``c`` (SciPy
   leaves arbitrary values there); ``cho_solve((c, lower), b)`` reads only ``c``'s triangle
   and is differentiable in ``c`` as a triangular factor and in ``b``.
@@ -127,9 +127,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     (reading ``a``'s upper, respectively lower, triangle)."""
     a = _dec._inexact(a)
     _square(a, "Input array is expected to be square")
-    if lower:
-        return _dec.cholesky(a)
-    return _H(_dec.cholesky(_H(a)))
+    return _dec.cholesky(a, upper=not lower)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
@@ -215,10 +213,8 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
         return solve_triangular(a, b, trans=1 if transposed else 0,
                                 lower=structure == "lower")
     if structure == "pos":
-        # the Hermitian matrix of the triangle read, so the derivative is exact in it
-        factor = _dec.cholesky(_from_triangle(a, lower, hermitian=True))
-        factor = factor if lower else _H(factor)   # a^T = a (transposed is real here)
-        return cho_solve((factor, lower), b)
+        # cholesky reads the same triangle (a^T = a: transposed is real here)
+        return cho_solve((_dec.cholesky(a, upper=not lower), lower), b)
     if structure == "diagonal":
         a = _ew.multiply(a, np.eye(n, dtype=np.empty((), dtype_of(a)).real.dtype))
     elif structure in ("sym", "her"):

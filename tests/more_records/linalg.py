@@ -10,6 +10,7 @@ not depend on their signs or phases (squares of entries, ``U @ Vh``, projectors)
 import numpy as np
 from op_records import NONZERO, REAL, SMALL, Domain, _one, _records
 
+import diffkit as dk
 import diffkit.numpy as dnp
 
 L = dnp.linalg
@@ -124,6 +125,14 @@ for _n in (0, 1, 2, 3, 5, -1, -2):
 # --- determinants ----------------------------------------------------------------------------
 R += _records("linalg_det", lambda a: L.det(well(a)), [((3, 3),), ((2, 3, 3),), ((1, 1),)],
               (SMALL,))
+# rank 2 of 3 (singular), and the gradient of det (the rules' own rules: the Hessian; the
+# third derivative at a singular matrix is not finite, see diffkit/ops/determinant.py)
+R += _one("linalg_det_rank_deficient", lambda b, c: L.det(b @ c), (3, 2), (2, 3))
+R += _one("linalg_det_gradient", lambda a: dk.grad(L.det)(well(a)), (3, 3), domains=(SMALL,))
+R += _one("linalg_det_hessian", lambda a: dk.hessian(L.det)(well(a)), (3, 3), domains=(SMALL,),
+          order=1)
+R += _one("linalg_det_gradient_rank_deficient", lambda b, c: dk.grad(L.det)(b @ c), (3, 2),
+          (2, 3), order=1)
 _FLIP = np.array([[-1.0], [1.0], [1.0]])  # a negative determinant
 R += _records("linalg_slogdet", lambda a: tuple(L.slogdet(well(a) * _FLIP)),
               [((3, 3),), ((2, 3, 3),)], (SMALL,))

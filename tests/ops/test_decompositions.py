@@ -353,8 +353,7 @@ def test_repeated_eigenvalues():
     assert np.all(np.isfinite(dk.jacrev(projector)(s)))
 
 
-@pytest.mark.parametrize("f", [L.eigvalsh, lambda a: L.eigh(a)[1] ** 2,
-                               lambda a: L.cholesky(a + 4 * np.eye(3))])
+@pytest.mark.parametrize("f", [L.eigvalsh, lambda a: L.eigh(a)[1] ** 2])
 def test_symmetric_input_functions_symmetrise_the_perturbation(f):
     s = sym_spread(3)
     t = rand(3, 3, seed=6)   # not symmetric
@@ -474,17 +473,21 @@ def test_complex_decompositions_against_finite_differences(f, shape):
     close(np.real(np.sum(g * t)), np.real(pairing))
 
 
-@pytest.mark.parametrize("f", [L.eigvalsh, L.cholesky,
-                               lambda h: L.eigh(h)[1] * dnp.conj(L.eigh(h)[1]),
-                               lambda h: L.pinv(h, hermitian=True),
-                               lambda h: L.svd(h, hermitian=True, compute_uv=False)])
-def test_hermitian_matrices_against_finite_differences(f):
+@pytest.mark.parametrize("f, one_triangle", [
+    (L.eigvalsh, False), (L.cholesky, True),
+    (lambda h: L.eigh(h)[1] * dnp.conj(L.eigh(h)[1]), False),
+    (lambda h: L.pinv(h, hermitian=True), True),
+    (lambda h: L.svd(h, hermitian=True, compute_uv=False), False)])
+def test_hermitian_matrices_against_finite_differences(f, one_triangle):
+    """Functions that read one triangle are differentiated as NumPy computes them (finite
+    differences along the raw direction); the others along the symmetrised one."""
     rng = np.random.default_rng(5)
     z = rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3))
     h = z @ z.conj().T + np.diag([1.0, 4.0, 8.0])
     t = rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3))
     out, tangent = dk.jvp(f, (h,), (t,))
-    close(tangent, numeric_jvp(f, h, sym(t)), rtol=FD_RTOL, atol=FD_ATOL)
+    close(tangent, numeric_jvp(f, h, t if one_triangle else sym(t)), rtol=FD_RTOL,
+          atol=FD_ATOL)
     _, pullback = dk.vjp(f, h)
     ct = rng.normal(size=np.shape(out)) + 1j * rng.normal(size=np.shape(out))
     if np.isrealobj(out):

@@ -265,8 +265,11 @@ def test_multivariate_normal_gradients_closed_form():
     r = inv @ (x - mean)
     np.testing.assert_allclose(gx, -r, rtol=1e-10)
     np.testing.assert_allclose(gm, r, rtol=1e-10)
-    # the symmetric gradient (cov is assumed symmetric): (inv r r^T inv - inv) / 2
-    np.testing.assert_allclose(gc, 0.5 * (np.outer(r, r) - inv), rtol=1e-10, atol=1e-14)
+    # only cov's lower triangle is read (as SciPy's eigh reads it): the symmetric gradient
+    # (inv r r^T inv - inv) / 2 folded onto that triangle
+    sym = 0.5 * (np.outer(r, r) - inv)
+    np.testing.assert_allclose(gc, 2 * np.tril(sym, -1) + np.diag(np.diag(sym)), rtol=1e-10,
+                               atol=1e-14)
     jf = dk.jacfwd(stats.multivariate_normal.logpdf, argnums=2)(x, mean, cov)
     np.testing.assert_allclose(jf, gc, rtol=1e-10, atol=1e-14)
     # second order, through a symmetric parametrization
