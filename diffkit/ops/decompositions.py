@@ -61,6 +61,7 @@ from . import reductions as rd
 from . import shape as sh
 from .indexing import getitem
 from .determinant import det_p
+from .families import times
 from .linalg import einsum, matmul, matmul_p, tensordot
 from .triangles import hermitian_from_triangle, hermitian_from_triangle_adjoint
 
@@ -429,7 +430,9 @@ def _slogdet_vjp(cts, out, a):
         return None
     if _is_complex(a):
         t_bar = _cast(t_bar, dtype_of(a))
-    return ew.multiply(sh.expand_dims(t_bar, (-2, -1)), _inverse_transpose(a))
+    # a zero cotangent (the sign's row of a Jacobian) gives 0 even at a singular matrix,
+    # where the inverse is NaN: the 0 x inf rule, as the forward rule's symbolic zero does
+    return times(sh.expand_dims(t_bar, (-2, -1)), _inverse_transpose(a))
 
 
 slogdet_p = Primitive("slogdet", _slogdet_impl, _slogdet_jvp, (_slogdet_vjp,),

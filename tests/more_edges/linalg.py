@@ -13,8 +13,6 @@ import scipy.linalg
 from edge_records import edge, kink
 
 E = []
-_DET = "singular: det's derivative at a singular matrix raises LinAlgError (cofactors exist)"
-_SLOGDET = "singular: slogdet's derivative at a singular matrix raises LinAlgError"
 _TIES = "ties: repeated eigenvalues give a Hessian that is not symmetric"
 _SPLIT = "ties: eigenvalues equal up to rounding: jacfwd and jacrev differ"
 _NUC = "ties: the nuclear norm at repeated singular values has a non-symmetric Hessian"
@@ -49,25 +47,20 @@ _DOUBLE = _Q @ np.diag([1.0, 1.0, 4.0]) @ _Q.T            # exactly repeated, in
 _DOUBLE = 0.5 * (_DOUBLE + _DOUBLE.T)                    # ... and LAPACK-split by rounding
 
 
-def _cofactors(m):
-    """The matrix of cofactors: the gradient of det, also where ``m`` is singular."""
-    n = m.shape[0]
-    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(m, i, 0), j, 1))
-                      for j in range(n)] for i in range(n)])
-
-
 # --- determinants and inverses at singular matrices -------------------------------------------
-E += edge("linalg_det", well_at(_RANK2), label="rank2", jacobian=_cofactors(_RANK2).ravel(),
-          known=_DET,
+# det is a polynomial: smooth at every rank, so finite differences judge (the closed-form
+# cofactors are asserted in tests/ops/test_singular_linalg.py)
+E += edge("linalg_det", well_at(_RANK2), label="rank2",
           ref=lambda a: np.linalg.det(a + 4 * np.eye(3)))
-E += edge("linalg_det", well_at(_RANK1), label="rank1", jacobian=0.0, known=_DET,
+E += edge("linalg_det", well_at(_RANK1), label="rank1",
           ref=lambda a: np.linalg.det(a + 4 * np.eye(3)))
-E += edge("linalg_det", well_at(np.zeros((1, 1))), label="zero_1x1", jacobian=1.0, known=_DET,
+E += edge("linalg_det", well_at(np.zeros((1, 1))), label="zero_1x1", jacobian=1.0,
           ref=lambda a: np.linalg.det(a + 2 * np.eye(1)))
-E += edge("scipy_linalg_det", well_at(_RANK2), label="rank2", known=_DET,
+E += edge("scipy_linalg_det", well_at(_RANK2), label="rank2",
           ref=lambda a: scipy.linalg.det(a + 4 * np.eye(3)))
+# log|det| is -inf at a singular matrix: NaN derivative in both engines (the sign's row is 0)
 E += edge("linalg_slogdet", well_at(_RANK2 * np.array([[-1.0], [1.0], [1.0]])),
-          label="rank2", differentiable=False, known=_SLOGDET,
+          label="rank2", differentiable=False,
           ref=lambda a: np.linalg.slogdet((a + 4 * np.eye(3)) * np.array([[-1.0], [1.0], [1.0]])))
 E += edge("linalg_matrix_power_2", well_at(_RANK1), label="rank1",
           ref=lambda a: np.linalg.matrix_power(a + 4 * np.eye(3), 2))
@@ -110,4 +103,15 @@ E += edge("scipy_linalg_sqrtm", well_at(np.eye(3)), label="identity",
           jacobian=0.5 * np.eye(9), ref=lambda a: scipy.linalg.sqrtm(a + 4 * np.eye(3)))
 E += edge("scipy_linalg_logm", well_at(np.eye(3)), label="identity",
           jacobian=np.eye(9), ref=lambda a: scipy.linalg.logm(a + 4 * np.eye(3)))
+
+# the gradient of det at singular matrices (its Hessian rule: det_hessian, chosen per matrix by
+# det_well_conditioned): rank 2 of 3 and the zero matrix, where the adjugate is 0 but the
+# Hessian is not. (det's third derivative at a singular matrix is NaN, see
+# diffkit/ops/determinant.py: second_order=False.)
+E += edge("linalg_det_gradient", well_at(_RANK2), label="rank2", ref=None, second_order=False)
+E += edge("linalg_det_gradient", well_at(np.zeros((3, 3))), label="zero", ref=None,
+          second_order=False)
+# the third derivative where it is finite (a well-conditioned matrix, det_well_conditioned 1)
+E += edge("linalg_det_hessian", well_at(np.diag([2.0, -1.0, 0.5])), label="diagonal", ref=None,
+          second_order=False)
 EDGES = E
