@@ -3,6 +3,10 @@
 Functions take NumPy's arguments and broadcasting and work on plain arrays (returning plain
 arrays) as well as on values traced by diffkit's transformations. Functions with no
 derivative (``zeros``, ``arange``, ``argmax``, comparisons ...) pass through.
+
+Every public function has NumPy's signature and a docstring stating its derivative, and
+reads (nested) lists holding traced values as NumPy reads array-likes
+(``diffkit/numpy/_wrap.py``); ``r_`` and ``c_`` (NumPy's own objects) take traced values.
 """
 
 import math as _math
