@@ -4,6 +4,8 @@ derivative are those of docs/conventions.md. Functions written in Python carry t
 docstrings; ``describe`` adds the signature note to every one.
 """
 
+import inspect
+
 _PIECEWISE = "Derivative: 0 everywhere (a piecewise-constant function; 0 at its jumps too)."
 _NONE = "No derivative: the result is boolean or integer."
 
@@ -118,24 +120,21 @@ def primitive_doc(name):
     return PRIMITIVE_DOCS.get(_ALIASES.get(name, name))
 
 
-def describe(name, fn, reference, where, refused):
-    """The docstring of the wrapper of ``fn``: its own text (or the table's), then what the
-    wrapper adds. ``refused``: the reference's keywords diffkit takes only at defaults."""
-    ref_name = f"{getattr(reference, '__module__', None) or 'numpy'}.{name}"
-    if ref_name.startswith("numpy._core") or ref_name.startswith("numpy.core"):
-        ref_name = f"numpy.{name}"
-    text = (getattr(fn, "__doc__", None) or "").strip()
+def describe(name, fn, ref_name, refused, elementwise):
+    """The docstring of the wrapper of ``fn`` standing for ``ref_name`` (``numpy.sin``): its
+    own text (or the table's), then what the wrapper adds. ``refused``: the reference's
+    keywords diffkit takes only at their defaults."""
+    text = inspect.cleandoc(getattr(fn, "__doc__", None) or "")
     table = primitive_doc(name)
     if table is not None and (not text or text.startswith("One operation")):
-        text = f"{table[0]}\n\n{table[1]}"
-        if hasattr(reference, "nin"):
-            text = f"{table[0]} Elementwise, with broadcasting.\n\n{table[1]}"
+        broadcast = " Elementwise, with broadcasting." if elementwise else ""
+        text = f"{table[0]}{broadcast}\n\n{table[1]}"
     elif not text:
         text = f"``{ref_name}`` on traced values and plain arrays."
     note = (f"Signature: ``{ref_name}``'s. Array-like arguments may be (nested) lists or "
             "tuples holding traced values.")
     if refused:
         keys = ", ".join(f"``{k}``" for k in refused)
-        note += (f" Accepted only at their defaults on traced values: {keys}; on plain "
-                 f"arrays another value is passed to ``{ref_name}``.")
+        note += (f" NumPy's keywords {keys} are accepted only at their default values "
+                 "(another value raises ``UnsupportedKeywordError``).")
     return f"{text}\n\n{note}"

@@ -52,14 +52,14 @@ STATIC = frozenset({
     "return_sign", "return_index", "equal_nan", "casting", "subok", "signature", "where",
     "device", "like", "method", "weights_as_mask", "interpolation", "bins", "range",
     "rowvar", "bias", "fweights", "aweights", "deg", "rcond", "full", "initial",
-    "stable", "descending", "funclist", "func1d", "func", "pyfunc", "args", "kwargs",
+    "descending", "funclist", "func1d", "func", "pyfunc",
     "otypes", "excluded", "cache", "c_and_lower", "lu_and_piv", "cb_and_lower",
 })
 SEQUENCE_OF_ARRAYS = frozenset({"arrays", "tup", "condlist", "choicelist", "choices",
                                 "xi", "arys", "operands"})
 # (function name, parameter) pairs that differ from the rule above
-RAW = frozenset({("block", "arrays"), ("piecewise", "condlist"), ("apply_along_axis", "args"),
-                 ("apply_over_axes", "axes")})
+# (the extra arguments of apply_along_axis go to the user's function as they are)
+RAW = frozenset({("block", "arrays"), ("piecewise", "condlist"), ("apply_along_axis", "args")})
 
 # NumPy keywords whose default never changes a result, beyond each function's own default
 _HARMLESS = {"out": None, "where": True, "casting": "same_kind", "order": "K",
@@ -359,7 +359,7 @@ def _make(plan):
     return wrapper
 
 
-def wrap(name, fn, reference, module, name_inputs=False):
+def wrap(name, fn, reference, module, name_inputs=False, reference_module="numpy"):
     """A function computing ``fn`` with ``reference``'s signature (see the module docstring);
     ``fn`` itself when ``reference`` has no readable signature. ``name_inputs``: a ufunc's
     inputs take ``fn``'s parameter names (``named_inputs``)."""
@@ -373,7 +373,8 @@ def wrap(name, fn, reference, module, name_inputs=False):
     wrapper = _make(plan)
     wrapper.__name__ = wrapper.__qualname__ = name
     wrapper.__module__ = module
-    wrapper.__doc__ = describe(name, fn, reference, where, plan.refused())
+    wrapper.__doc__ = describe(name, fn, f"{reference_module}.{name}", plan.refused(),
+                               isinstance(reference, np.ufunc))
     wrapper.__signature__ = signature
     wrapper.diffkit_function = fn   # the function underneath (a primitive for ufuncs)
     return wrapper
@@ -402,7 +403,7 @@ def wrap_namespace(namespace, reference, module, names, name_inputs=False):
         if key not in made:
             ref_name = getattr(ref, "__name__", name)
             made[key] = wrap(ref_name if ref_name.isidentifier() else name, fn, ref, module,
-                             name_inputs)
+                             name_inputs, reference.__name__)
         namespace[name] = made[key]
         wrapped.append(name)
     return wrapped
