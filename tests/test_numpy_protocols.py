@@ -288,9 +288,9 @@ def _concatenator_case(build, concatenator):
     return f
 
 
-@pytest.mark.parametrize("which, build",
-                         [("r_", b) for b in R_KEYS.values()] + [("c_", b) for b in C_KEYS.values()],
-                         ids=[f"r_-{k}" for k in R_KEYS] + [f"c_-{k}" for k in C_KEYS])
+@pytest.mark.parametrize(
+    "which, build", [("r_", b) for b in R_KEYS.values()] + [("c_", b) for b in C_KEYS.values()],
+    ids=[f"r_-{k}" for k in R_KEYS] + [f"c_-{k}" for k in C_KEYS])
 def test_r_and_c_with_traced_values(which, build):
     f = _concatenator_case(build, getattr(np, which))
     # values and shapes equal NumPy's own on plain arrays, with dnp.r_ / dnp.c_ too

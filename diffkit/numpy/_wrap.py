@@ -383,8 +383,8 @@ def wrap(name, fn, reference, module, name_inputs=False, reference_module="numpy
 def _is_wrappable(fn, reference):
     if reference is None or fn is reference or isinstance(fn, (type, Tracer)):
         return False
-    if not callable(fn) or not callable(reference) or isinstance(reference, type):
-        return False
+    if not callable(fn) or not callable(reference):
+        return False   # (a class reference, np.vectorize, lends its constructor's signature)
     if hasattr(fn, "diffkit_function"):
         return False                      # already wrapped
     module = getattr(fn, "__module__", None) or ""

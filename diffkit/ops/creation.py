@@ -20,7 +20,8 @@ from . import shape as shape_mod  # ``shape`` is also a parameter name below
 from .indexing import getitem
 
 __all__ = [
-    "array", "asarray", "asanyarray", "full", "full_like", "zeros_like", "ones_like", "concat", "permute_dims", "matrix_transpose", "unstack",
+    "array", "asarray", "asanyarray", "full", "full_like", "zeros_like", "ones_like",
+    "concat", "permute_dims", "matrix_transpose", "unstack",
     "vander", "polyadd", "polysub", "polymul", "polyder", "polyint", "unwrap", "resize",
     "all", "any", "count_nonzero", "nonzero", "flatnonzero", "argwhere", "isclose",
     "allclose", "array_equal", "empty_like", "tri", "tril_indices", "triu_indices",
