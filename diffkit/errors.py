@@ -42,5 +42,10 @@ class NoRuleError(DiffkitError, NotImplementedError):
     """A primitive lacks the rule a transformation needs."""
 
 
+class UnsupportedKeywordError(NoRuleError, TypeError):
+    """A NumPy or SciPy keyword that diffkit's function accepts only at its default value
+    (``casting``, ``order``, ``subok``, ``out`` ...) was given another value."""
+
+
 class PerformanceWarning(UserWarning):
     """Something works but takes a slow path (for example a batching loop)."""

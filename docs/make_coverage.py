@@ -73,6 +73,7 @@ def _kind(name, obj):
         return None
     if name in PIECEWISE_CONSTANT:
         return ZERO
+    obj = getattr(obj, "diffkit_function", obj)  # under the namespace's signature wrapper
     if isinstance(obj, Primitive):
         return NODIFF if obj.nondiff else DIFF
     module = getattr(obj, "__module__", "") or ""

@@ -373,9 +373,31 @@ def _library_escape(site):
     if scipy is not None:
         return scipy
     name = _library_name(site)
+    counterpart = _diffkit_numpy_name(name)
+    if counterpart is not None:
+        return name, (
+            f"NumPy converts the arguments of {name} to plain arrays before its dispatch can "
+            "reach diffkit (a list or tuple holding traced values, or a traced value where "
+            f"NumPy reads numbers). Call {counterpart} instead (import diffkit.numpy as dnp): "
+            "it takes the same arguments, lists of traced values included, and keeps the "
+            "derivative; or build one traced array first with np.stack([...]).")
     return name, (f"{name} converts its input with np.asarray, so it has no diffkit rule. "
                   "Use the diffkit.numpy function that computes the same thing, or define "
                   "the derivative yourself with dk.custom_vjp/dk.custom_jvp.")
+
+
+def _diffkit_numpy_name(name):
+    """``'diffkit.numpy.mean'`` for ``'np.mean'`` when diffkit.numpy has its own
+    differentiable function of that name, else None."""
+    if not name.startswith("np.") or _dnp is None:
+        return None
+    obj = _dnp
+    for part in name[3:].split("."):
+        obj = getattr(obj, part, None)
+    module = getattr(obj, "__module__", None) or ""
+    if obj is None or not callable(obj) or not module.startswith("diffkit"):
+        return None
+    return f"diffkit.numpy.{name[3:]}"
 
 
 _BUILDERS = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
@@ -464,8 +486,19 @@ def _in_place_call_error(tracer, direct, name, method="__call__"):
 
 
 def _array(self, dtype=None, copy=None):
-    site = _Site(sys._getframe(1))
+    direct = sys._getframe(1)
+    if dtype is not None and np.dtype(dtype).kind in "iub":   # np.int64(t), np.intp(t) ...
+        value = concrete_value(self)
+        if value is not None and _instruction(direct)[0] not in _STORES:
+            return _integer_cast(value, dtype)
+    site = _Site(direct)
     raise _escape_error(self, site, *_array_escape(site))
+
+
+def _integer_cast(value, dtype):
+    """An integer (or boolean) cast of a traced value: its plain value, as in JAX. Its
+    derivative is zero, so nothing is lost (float casts keep raising)."""
+    return np.asarray(value).astype(dtype)
 
 
 # A write ``y[i] = t`` into an ndarray calls float(t); NumPy replaces any error raised there
@@ -501,16 +534,32 @@ def _no_trace(frame, event, arg):
 
 def _scalar(kind):
     def convert(self):
-        site = _Site(sys._getframe(1))
-        error = _escape_error(self, site, *_scalar_escape(site, kind))
-        try:
-            if (site.opname in _STORES and kind in _PLACEHOLDER
-                    and _raise_after_store(site.direct, error)):
-                return _PLACEHOLDER[kind]
-            raise error
-        finally:
-            del error, site   # no cycle through the traceback's frames
+        return _refuse_scalar(self, sys._getframe(1), kind)
     return convert
+
+
+def _int(self):
+    """``int(t)`` of a 0-d traced value: the plain integer under it (an integer cast, as in
+    JAX: its derivative is zero). Under ``vmap`` there is no one value, so it raises."""
+    direct = sys._getframe(1)
+    value = concrete_value(self)
+    if value is None or _instruction(direct)[0] in _STORES:
+        return _refuse_scalar(self, direct, "int")
+    return int(np.asarray(value))
+
+
+def _refuse_scalar(self, direct, kind):
+    """Raise the escape error for ``float(t)``, ``t.item()`` ... called from ``direct``
+    (a store ``y[i] = t`` gets a placeholder now and the error at its next instruction)."""
+    site = _Site(direct)
+    error = _escape_error(self, site, *_scalar_escape(site, kind))
+    try:
+        if (site.opname in _STORES and kind in _PLACEHOLDER
+                and _raise_after_store(site.direct, error)):
+            return _PLACEHOLDER[kind]
+        raise error
+    finally:
+        del error, site   # no cycle through the traceback's frames
 
 
 def _bool(self):
@@ -533,13 +582,13 @@ def _iter(self):
 def _reshape_method(self, *shape, order="C"):
     if order != "C":
         raise NotImplementedError("only order='C' reshapes are supported")
-    return _dnp.reshape(self, shape[0] if len(shape) == 1 else shape)
+    return _OPERATIONS["reshape"](self, shape[0] if len(shape) == 1 else shape)
 
 
 def _transpose_method(self, *axes):
     if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
         axes = axes[0]
-    return _dnp.transpose(self, axes or None)
+    return _OPERATIONS["transpose"](self, axes or None)
 
 
 _UFUNC_FUNCTIONS = {}  # ufunc -> the diffkit function found for it
@@ -563,14 +612,14 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         _raise_for_scipy_wrapper(ufunc, sys._getframe(1))
     if method != "__call__":  # reduce, accumulate, outer, reduceat
         return ufunc_method(_dnp, ufunc, method, inputs, kwargs)
-    if fn is not None and not kwargs:
-        _UFUNC_FUNCTIONS[ufunc] = fn
-    if fn is None or kwargs:
-        extra = f" with keywords {sorted(kwargs)}" if kwargs and fn is not None else ""
+    if fn is None:
         raise NoRuleError(
-            f"np.{ufunc.__name__}{extra} has no diffkit rule, so it cannot be applied to a "
+            f"np.{ufunc.__name__} has no diffkit rule, so it cannot be applied to a "
             "traced value. Use the diffkit.numpy function of the same name where one "
             "exists, or define the derivative yourself with dk.custom_vjp/dk.custom_jvp.")
+    if kwargs:   # the namespace's wrapper takes NumPy's keywords (or names the one it cannot)
+        return fn(*inputs, **kwargs)
+    _UFUNC_FUNCTIONS[ufunc] = getattr(fn, "diffkit_function", fn)  # skip the wrapper next time
     return fn(*inputs)
 
 
@@ -729,6 +778,7 @@ def _reduction_method(fn, name):
 
 
 _dnp = None
+_OPERATIONS = {}  # the namespace's functions as install found them (before any wrapper)
 
 # ndarray methods that are diffkit.numpy functions of the same name (installed when present)
 # (not "sort": ndarray.sort sorts in place, which a traced value cannot do)
@@ -742,6 +792,9 @@ def install(dnp):
     """Attach NumPy's operators and array methods to ``Tracer``, routed to ``dnp``."""
     global _dnp
     _dnp = dnp
+    _OPERATIONS.update(reshape=dnp.reshape, transpose=dnp.transpose)
+    negative, absolute, getitem, transpose, swapaxes = (
+        dnp.negative, dnp.abs, dnp.getitem, dnp.transpose, dnp.swapaxes)
     # Operators are the functions themselves (a primitive called as Tracer.__mul__(a, b)
     # binds directly): no extra Python frame on the hottest path.
     binary = {"add": dnp.add, "sub": dnp.subtract, "mul": dnp.multiply,
@@ -757,13 +810,13 @@ def install(dnp):
     for name, fn in comparisons.items():
         setattr(Tracer, f"__{name}__", fn)
     Tracer.__hash__ = object.__hash__
-    Tracer.__neg__ = lambda self: dnp.negative(self)
+    Tracer.__neg__ = lambda self: negative(self)
     Tracer.__pos__ = lambda self: self
-    Tracer.__abs__ = lambda self: dnp.abs(self)
-    Tracer.__getitem__ = lambda self, index: dnp.getitem(self, index)
+    Tracer.__abs__ = lambda self: absolute(self)
+    Tracer.__getitem__ = lambda self, index: getitem(self, index)
     Tracer.__iter__ = _iter
-    Tracer.T = property(lambda self: dnp.transpose(self))
-    Tracer.mT = property(lambda self: dnp.swapaxes(self, -1, -2))
+    Tracer.T = property(lambda self: transpose(self))
+    Tracer.mT = property(lambda self: swapaxes(self, -1, -2))
     Tracer.reshape = _reshape_method
     Tracer.transpose = _transpose_method
     for name in _METHODS:
@@ -781,7 +834,7 @@ def install(dnp):
     Tracer.__array_function__ = _array_function
     Tracer.__array__ = _array
     Tracer.__float__ = _scalar("float")
-    Tracer.__int__ = _scalar("int")
+    Tracer.__int__ = _int
     Tracer.__complex__ = _scalar("complex")
     Tracer.__index__ = _scalar("operator.index")
     Tracer.item = _scalar(".item")

@@ -3,6 +3,10 @@
 Functions take NumPy's arguments and broadcasting and work on plain arrays (returning plain
 arrays) as well as on values traced by diffkit's transformations. Functions with no
 derivative (``zeros``, ``arange``, ``argmax``, comparisons ...) pass through.
+
+Every public function has NumPy's signature and a docstring stating its derivative, and
+reads (nested) lists holding traced values as NumPy reads array-likes
+(``diffkit/numpy/_wrap.py``); ``r_`` and ``c_`` (NumPy's own objects) take traced values.
 """
 
 import math as _math
@@ -15,7 +19,6 @@ from numpy import (  # noqa: F401  (non-differentiable pass-throughs, NumPy's ow
     eye,
     float32,
     float64,
-    full,
     identity,
     inf,
     int32,
@@ -30,6 +33,7 @@ from numpy import (  # noqa: F401  (non-differentiable pass-throughs, NumPy's ow
 )
 
 from ..core import interop as _interop
+from . import _index_tricks, _wrap
 from ..core.zeros import dtype_of as _dtype_of
 from ..core.zeros import shape_of as _shape_of
 from ..ops.arrays import *  # noqa: E402, F403
@@ -146,23 +150,17 @@ def size(x):
     return _math.prod(_shape_of(x))
 
 
-def zeros_like(x, dtype=None):
-    """Zeros shaped like ``x``: a plain array with no derivative."""
-    return _np.zeros(_shape_of(x), dtype or _dtype_of(x))
-
-
-def ones_like(x, dtype=None):
-    """Ones shaped like ``x``: a plain array with no derivative."""
-    return _np.ones(_shape_of(x), dtype or _dtype_of(x))
-
-
-def full_like(x, fill_value, dtype=None):
-    return _np.full(_shape_of(x), fill_value, dtype or _dtype_of(x))
-
-
 import sys as _sys  # noqa: E402
 
+# Traced values' operators and methods call the functions above directly (fast)...
 _interop.install(_sys.modules[__name__])
 
 # x.at[idx].set(v) / .add / .multiply / .min / .max: functional updates, as in JAX.
 _interop.Tracer.at = property(_At)
+
+# np.r_ / np.c_ (the same objects as dnp.r_ / dnp.c_) take traced values
+_index_tricks.install()
+r_, c_, s_, index_exp = _np.r_, _np.c_, _np.s_, _np.index_exp
+
+# ...while the public names get NumPy's signatures, docstrings and array-like inputs.
+_wrap.wrap_namespace(globals(), _np, __name__, [n for n in dir() if not n.startswith("_")])

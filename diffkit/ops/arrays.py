@@ -179,6 +179,10 @@ def _zeros_of(x):
 
 
 def _sequence(tup, name):
+    """The arrays of ``tup``: a list or tuple, or one (traced) array, which NumPy iterates
+    over along its first axis."""
+    if isinstance(tup, Tracer):
+        tup = _unstack(tup)
     if not isinstance(tup, (list, tuple)):
         raise TypeError(f"arrays to {name} must be passed as a sequence type such as list "
                         f"or tuple, got {type(tup).__name__}")
@@ -186,6 +190,16 @@ def _sequence(tup, name):
     if not tup:
         raise ValueError("need at least one array to concatenate")
     return [_array(a) for a in tup]
+
+
+def _unstack(x):
+    """The slices ``x[0], x[1], ...`` of a traced array, cut by one ``split``."""
+    dims = shape_of(x)
+    if not dims:
+        raise TypeError("iteration over a 0-d array")
+    if dims[0] <= 1:
+        return [sh.reshape(x, dims[1:])] if dims[0] else []
+    return [sh.reshape(piece, dims[1:]) for piece in split_p(x, sizes=(1,) * dims[0], axis=0)]
 
 
 def _several(arrays):

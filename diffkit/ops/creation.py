@@ -6,6 +6,7 @@ primitives. Functions whose results carry no derivative (predicates, index helpe
 creation from shapes) work on the concrete values under every transformation.
 """
 
+import builtins
 import operator
 
 import numpy as np
@@ -15,10 +16,12 @@ from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions, shape
+from . import shape as shape_mod  # ``shape`` is also a parameter name below
 from .indexing import getitem
 
 __all__ = [
-    "array", "asarray", "asanyarray", "concat", "permute_dims", "matrix_transpose", "unstack",
+    "array", "asarray", "asanyarray", "full", "full_like", "zeros_like", "ones_like",
+    "concat", "permute_dims", "matrix_transpose", "unstack",
     "vander", "polyadd", "polysub", "polymul", "polyder", "polyint", "unwrap", "resize",
     "all", "any", "count_nonzero", "nonzero", "flatnonzero", "argwhere", "isclose",
     "allclose", "array_equal", "empty_like", "tri", "tril_indices", "triu_indices",
@@ -28,32 +31,98 @@ __all__ = [
 ]
 
 
-def _holds_tracer(obj):
+def holds_tracer(obj):
+    """Whether ``obj`` is a traced value or a (nested) list/tuple holding one."""
     if isinstance(obj, Tracer):
         return True
-    return isinstance(obj, (list, tuple)) and any(_holds_tracer(o) for o in obj)
+    # builtins.any: this module defines NumPy's ``any``
+    return isinstance(obj, (list, tuple)) and builtins.any(holds_tracer(o) for o in obj)
+
+
+_holds_tracer = holds_tracer
+
+
+def _leaves(obj, out):
+    """The non-sequence entries of the nested lists/tuples ``obj``, in order."""
+    if isinstance(obj, (list, tuple)):
+        for o in obj:
+            _leaves(o, out)
+    else:
+        out.append(obj)
+    return out
+
+
+def _nested_shape(obj):
+    """The shape NumPy reads from nested lists ``obj`` whose leaves have shapes, or None
+    when the nesting is ragged."""
+    if not isinstance(obj, (list, tuple)):
+        return shape_of(obj)
+    shapes = {_nested_shape(o) for o in obj}
+    if None in shapes or len(shapes) > 1:
+        return None
+    return (len(obj),) + (shapes.pop() if shapes else ())
 
 
 def _build(obj, dtype):
     if isinstance(obj, (list, tuple)):
-        return shape.stack([_build(o, dtype) for o in obj])
-    if dtype is not None:
-        return ew.astype(obj, dtype)
-    return obj if isinstance(obj, Tracer) else np.asarray(obj)
+        if not obj:
+            return np.zeros((0,), dtype)
+        parts = [_build(o, dtype) for o in obj]
+        if len(parts) == 1:
+            return shape.expand_dims(parts[0], 0)
+        return shape.stack(parts)
+    if isinstance(obj, Tracer):
+        return obj if dtype_of(obj) == dtype else ew.astype(obj, dtype)
+    return np.asarray(obj, dtype)
+
+
+def array_from_nested(obj, dtype=None):
+    """(Nested) lists/tuples of traced values, arrays and numbers read as ``np.array`` reads
+    them: one array of the nesting's shape and the leaves' common dtype (``dtype`` if given),
+    built by stacking, so the traced entries keep their derivatives."""
+    leaves = [leaf if isinstance(leaf, Tracer) else np.asarray(leaf)
+              for leaf in _leaves(obj, [])]
+    if dtype is None:
+        dtype = np.result_type(*[dtype_of(leaf) for leaf in leaves]) if leaves \
+            else np.dtype(np.float64)
+    if _nested_shape(obj) is None:
+        raise ValueError(
+            "setting an array element with a sequence: the nested lists have an "
+            "inhomogeneous shape (entries of different lengths or shapes), which NumPy does "
+            "not read as one array either; pad or split the entries to equal shapes")
+    return _build(obj, np.dtype(dtype))
+
+
+def as_array_like(obj):
+    """An array-like argument as diffkit's functions take it: a list/tuple holding traced
+    values becomes one traced array (``array_from_nested``); anything else is returned
+    unchanged (plain lists are read by NumPy as before, and a ragged tuple such as
+    ``(c, lower)`` is left to the function that takes it)."""
+    if isinstance(obj, (list, tuple)) and holds_tracer(obj) \
+            and _nested_shape(obj) is not None:
+        return array_from_nested(obj)
+    return obj
 
 
 def array(obj, dtype=None, copy=True):
-    """``np.array`` that also takes (nested lists of) traced values, stacking them."""
-    if not _holds_tracer(obj):
+    """``np.array`` that also takes (nested lists of) traced values, stacking them; a traced
+    value is returned as it is (traced values are immutable, so no copy is needed)."""
+    if not holds_tracer(obj):
         return np.array(obj, dtype=dtype, copy=copy)
-    return _build(obj, None if dtype is None else np.dtype(dtype))
+    return _cast(array_from_nested(obj, dtype), dtype)
 
 
 def asarray(obj, dtype=None):
     """``np.asarray``; a traced value is returned as it is (converted to ``dtype``)."""
-    if not _holds_tracer(obj):
+    if not holds_tracer(obj):
         return np.asarray(obj, dtype=dtype)
-    return _build(obj, None if dtype is None else np.dtype(dtype))
+    return _cast(array_from_nested(obj, dtype), dtype)
+
+
+def _cast(x, dtype):
+    if dtype is None or dtype_of(x) == np.dtype(dtype):
+        return x
+    return ew.astype(x, np.dtype(dtype))
 
 
 asanyarray = asarray
@@ -242,9 +311,46 @@ def array_equal(a1, a2, equal_nan=False):
     return bool(np.array_equal(_concrete(a1), _concrete(a2), equal_nan=equal_nan))
 
 
-def empty_like(x, dtype=None):
-    """An uninitialised array shaped like ``x`` (plain, no derivative)."""
-    return np.empty(shape_of(x), dtype or dtype_of(x))
+def _like_shape(a, shape):
+    if shape is None:
+        return shape_of(a)
+    return (operator.index(shape),) if np.ndim(shape) == 0 else tuple(shape)
+
+
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """An uninitialised array shaped like ``prototype`` (plain, no derivative)."""
+    return np.empty(_like_shape(prototype, shape), dtype or dtype_of(prototype))
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """Zeros shaped like ``a`` (or ``shape``): a plain array with no derivative."""
+    return np.zeros(_like_shape(a, shape), dtype or dtype_of(a))
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """Ones shaped like ``a`` (or ``shape``): a plain array with no derivative."""
+    return np.ones(_like_shape(a, shape), dtype or dtype_of(a))
+
+
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    """An array of ``shape`` filled with ``fill_value`` (broadcast), as ``np.full``. A
+    traced fill value gives a traced result, differentiable in it (as in JAX): the
+    derivative of every entry is that of the fill value entry it was copied from."""
+    if not holds_tracer(fill_value):
+        extra = {} if like is None else {"like": like}
+        return np.full(shape, fill_value, dtype, order, device=device, **extra)
+    dims = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(shape)
+    return shape_mod.broadcast_to(asarray(fill_value, dtype), dims)
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """An array shaped like ``a`` (or ``shape``) filled with ``fill_value``, in ``a``'s dtype
+    unless ``dtype`` is given, as ``np.full_like``. Differentiable in a traced fill value
+    (never in ``a``, whose values are not used)."""
+    dims, dtype = _like_shape(a, shape), np.dtype(dtype or dtype_of(a))
+    if not holds_tracer(fill_value):
+        return np.full(dims, fill_value, dtype)
+    return shape_mod.broadcast_to(asarray(fill_value, dtype), dims)
 
 
 def i0(x):

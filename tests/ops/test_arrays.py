@@ -596,7 +596,7 @@ def raises_traced(error, match, fun, *args):
     (TypeError, "tuple", lambda x: dnp.block([(x, x)])),
     (ValueError, "depths are mismatched", lambda x: dnp.block([[x], x])),
     (ValueError, "cannot be empty", lambda x: dnp.block([[], [x]])),
-    (TypeError, "sequence", lambda x: dnp.hstack(x)),
+    (TypeError, "0-d", lambda x: dnp.hstack(dnp.sum(x))),  # one array: iterated, if not 0-d
     (ValueError, "at least one array", lambda x: dnp.vstack([])),
 ])
 def test_errors_name_the_problem(error, match, fun):
