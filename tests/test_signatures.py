@@ -34,6 +34,10 @@ DIFFKIT_ONLY = {  # public names with no NumPy counterpart
     ("diffkit.numpy", "logsumexp"): "scipy.special.logsumexp, also here for convenience",
     ("diffkit.numpy", "stop_gradient"): "dk.stop_gradient, also here",
 }
+# diffkit's keyword-only additions (diffkit/numpy/_wrap.py EXTRA_KEYWORDS): ``inplace=False``
+# returns the updated array, as JAX's; the default writes into a plain array as NumPy does.
+EXTRA_KEYWORDS = {("diffkit.numpy", "fill_diagonal"): ("inplace",),
+                  ("diffkit.numpy", "put_along_axis"): ("inplace",)}
 # SciPy's special functions are ufuncs whose inputs have placeholder names (x1, x2, /);
 # diffkit names them as SciPy's documentation does (gammainc(a, x)) and accepts them as
 # keywords. Everything after the inputs (out, where, casting ...) is SciPy's.
@@ -69,6 +73,12 @@ def test_signature_is_numpys(case):
         assert (module, name) in DIFFKIT_ONLY, f"{module}.{name} has no NumPy counterpart"
         return
     theirs = _signature(reference)
+    extra = EXTRA_KEYWORDS.get((module, name), ())
+    if extra:
+        added = list(ours.parameters.values())[-len(extra):]
+        assert [p.name for p in added] == list(extra)
+        assert all(p.kind is p.KEYWORD_ONLY for p in added)
+        ours = ours.replace(parameters=list(ours.parameters.values())[:-len(extra)])
     if module == NAMED_UFUNC_INPUTS and isinstance(reference, np.ufunc) and ours != theirs:
         inputs = list(ours.parameters.values())[:reference.nin]
         assert all(p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty for p in inputs)

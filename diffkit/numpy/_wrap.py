@@ -61,6 +61,10 @@ SEQUENCE_OF_ARRAYS = frozenset({"arrays", "tup", "condlist", "choicelist", "choi
 # (the extra arguments of apply_along_axis go to the user's function as they are)
 RAW = frozenset({("block", "arrays"), ("piecewise", "condlist"), ("apply_along_axis", "args")})
 
+# Keywords diffkit adds to NumPy's signature (keyword-only, after NumPy's own), as JAX does:
+# a traced array cannot be written in place, so these return the updated array instead.
+EXTRA_KEYWORDS = {"fill_diagonal": ("inplace",), "put_along_axis": ("inplace",)}
+
 # NumPy keywords whose default never changes a result, beyond each function's own default
 _HARMLESS = {"out": None, "where": True, "casting": "same_kind", "order": "K",
              "subok": True, "dtype": None, "signature": None, "like": None, "device": None}
@@ -368,6 +372,8 @@ def wrap(name, fn, reference, module, name_inputs=False, reference_module="numpy
         return fn
     if name_inputs:
         signature = named_inputs(signature, fn, reference)
+    if name in EXTRA_KEYWORDS:
+        signature = _with_extra_keywords(signature, fn, EXTRA_KEYWORDS[name])
     where = f"{module}.{name}"
     plan = _Plan(name, fn, reference, signature, where)
     wrapper = _make(plan)
@@ -378,6 +384,13 @@ def wrap(name, fn, reference, module, name_inputs=False, reference_module="numpy
     wrapper.__signature__ = signature
     wrapper.diffkit_function = fn   # the function underneath (a primitive for ufuncs)
     return wrapper
+
+
+def _with_extra_keywords(signature, fn, names):
+    """``signature`` with ``fn``'s parameters ``names`` appended as keyword-only."""
+    own = inspect.signature(fn).parameters
+    extra = [own[n].replace(kind=inspect.Parameter.KEYWORD_ONLY) for n in names]
+    return signature.replace(parameters=[*signature.parameters.values(), *extra])
 
 
 def _is_wrappable(fn, reference):
