@@ -45,7 +45,17 @@ Conventions (as SciPy):
 from ._discrete import binom, poisson
 from ._multivariate import dirichlet, multivariate_normal
 from ._univariate import (
-    beta, cauchy, chi2, expon, gamma, laplace, logistic, lognorm, norm, t, uniform,
+    beta,
+    cauchy,
+    chi2,
+    expon,
+    gamma,
+    laplace,
+    logistic,
+    lognorm,
+    norm,
+    t,
+    uniform,
 )
 
 __all__ = [

@@ -265,3 +265,28 @@ class _Distribution:
 
     def __repr__(self):
         return f"<diffkit.scipy.stats.{self.name}>"
+
+
+class _Univariate(_Distribution):
+    """The summaries every univariate distribution derives from its ``_summaries(method,
+    args, kwds) -> (values, given)`` (``values`` maps 'm', 'v', 's', 'k' to closed forms):
+    differentiable in the distribution's continuous parameters."""
+
+    def stats(self, *args, **kwds):
+        """Mean ('m'), variance ('v'), skewness ('s') and excess kurtosis ('k'), those named
+        by ``moments`` (default 'mv')."""
+        values, given = self._summaries("stats", args, kwds)
+        return _select_moments(given.get("moments", "mv"), values)
+
+    def mean(self, *args, **kwds):
+        """The mean (``loc`` plus ``scale`` times the standardized distribution's)."""
+        return self._summaries("mean", args, kwds)[0]["m"]
+
+    def var(self, *args, **kwds):
+        """The variance (``scale**2`` times the standardized distribution's)."""
+        return self._summaries("var", args, kwds)[0]["v"]
+
+    def std(self, *args, **kwds):
+        """The standard deviation."""
+        return dnp.sqrt(self._summaries("std", args, kwds)[0]["v"])
+

@@ -12,12 +12,23 @@ import numpy as np
 
 from ... import numpy as dnp
 from ._common import (
-    _INF, _NAN, _and, _bind, _broadcast, _Distribution, _float, _has_tracer, _log, _order,
-    _plain_only, _raw_moment, _select_moments, _shifted_moment,
+    _INF,
+    _NAN,
+    _and,
+    _bind,
+    _broadcast,
+    _float,
+    _has_tracer,
+    _log,
+    _order,
+    _plain_only,
+    _raw_moment,
+    _shifted_moment,
+    _Univariate,
 )
 
 
-class _Continuous(_Distribution):
+class _Continuous(_Univariate):
     """SciPy's ``rv_continuous`` interface over the standardized functions of a subclass.
     ``_shapes`` names the shape parameters, ``_valid`` says which values are allowed and
     ``_fill`` gives a valid value standing in for invalid ones (no branch computes with
@@ -138,24 +149,6 @@ class _Continuous(_Distribution):
         values = {"m": mu * scale + loc, "v": mu2 * scale * scale, "s": g1, "k": g2}
         return {c: _broadcast(dnp.where(ok, v, _NAN), loc, *s)
                 for c, v in values.items()}, given
-
-    def stats(self, *args, **kwds):
-        """Mean ('m'), variance ('v'), skewness ('s') and excess kurtosis ('k'), those named
-        by ``moments`` (default 'mv'): closed forms, differentiable in every parameter."""
-        values, given = self._summaries("stats", args, kwds)
-        return _select_moments(given.get("moments", "mv"), values)
-
-    def mean(self, *args, **kwds):
-        """The mean ``loc + scale * mean of the standardized distribution``."""
-        return self._summaries("mean", args, kwds)[0]["m"]
-
-    def var(self, *args, **kwds):
-        """The variance ``scale**2 * variance of the standardized distribution``."""
-        return self._summaries("var", args, kwds)[0]["v"]
-
-    def std(self, *args, **kwds):
-        """The standard deviation."""
-        return dnp.sqrt(self._summaries("std", args, kwds)[0]["v"])
 
     def moment(self, order, *args, **kwds):
         """The non-central moment ``E[X**order]`` (``order`` a plain int >= 0), from the

@@ -8,8 +8,19 @@ support: those are computed by SciPy, for plain arguments.
 from ... import numpy as dnp
 from .. import special as sp
 from ._common import (
-    _INF, _NAN, _and, _bind, _broadcast, _Distribution, _float, _int, _log, _order, _plain_only,
-    _raw_moment, _select_moments, _shifted_moment,
+    _INF,
+    _NAN,
+    _and,
+    _bind,
+    _broadcast,
+    _float,
+    _int,
+    _log,
+    _order,
+    _plain_only,
+    _raw_moment,
+    _shifted_moment,
+    _Univariate,
 )
 from ._continuous import _Frozen
 
@@ -24,7 +35,7 @@ def _stirling2(n):
     return row
 
 
-class _Discrete(_Distribution):
+class _Discrete(_Univariate):
     """Shared parsing and summaries of a discrete distribution. Subclasses give
     ``_checked(*shapes) -> (shapes, ok)`` (invalid values replaced by valid ones), ``_stats``,
     ``_munp`` and ``_support``."""
@@ -77,25 +88,6 @@ class _Discrete(_Distribution):
         mu, mu2, g1, g2 = self._stats(*s)
         values = {"m": mu + loc, "v": mu2, "s": g1, "k": g2}
         return {c: _broadcast(dnp.where(ok, v, _NAN), loc, *s) for c, v in values.items()}, given
-
-    def stats(self, *args, **kwds):
-        """Mean ('m'), variance ('v'), skewness ('s') and excess kurtosis ('k'), those named
-        by ``moments`` (default 'mv'): closed forms, differentiable in the continuous
-        parameters."""
-        values, given = self._summaries("stats", args, kwds)
-        return _select_moments(given.get("moments", "mv"), values)
-
-    def mean(self, *args, **kwds):
-        """The mean (shifted by ``loc``)."""
-        return self._summaries("mean", args, kwds)[0]["m"]
-
-    def var(self, *args, **kwds):
-        """The variance."""
-        return self._summaries("var", args, kwds)[0]["v"]
-
-    def std(self, *args, **kwds):
-        """The standard deviation."""
-        return dnp.sqrt(self._summaries("std", args, kwds)[0]["v"])
 
     def moment(self, order, *args, **kwds):
         """The non-central moment ``E[X**order]`` (``order`` a plain int >= 0)."""
