@@ -1027,9 +1027,20 @@ pseudo_huber_p = _ufunc(
 _BESSEL_ORDER = _Fixed("the order of a Bessel function is held fixed")
 
 
+def _at_pole(x, out, slope):
+    """``slope(x, out)`` away from the pole at x == 0 (of Y_v, K_v and their scaled forms,
+    and of J_v, I_v of negative non-integer order); there, where the value is infinite,
+    ``-out``. The one-sided limit of the derivative of c x^p (p < 0) or of c log x is
+    infinite with the sign opposite to the value's, and the derivatives of ``-out`` keep
+    alternating in sign as those of the singular part do (Y_0''(0+) = -inf). The recurrences
+    would give inf - inf there."""
+    pole = ew.logical_and(ew.equal(x, 0), ew.isinf(out))
+    return ew.where(pole, -out, slope(ew.where(pole, 1.0, x), ew.where(pole, 0.0, out)))
+
+
 def _bessel(name, fn, combine):
     return _ufunc(name, fn, ("v", "x"), _BESSEL_ORDER,
-                  lambda t, out, v, x: t * combine(v, x, out),
+                  lambda t, out, v, x: t * _at_pole(x, out, lambda s, o: combine(v, s, o)),
                   reads=((), (0, 1, "out")), orders=(0,))
 
 
@@ -1046,8 +1057,8 @@ j0_p = _ufunc("j0", sc.j0, ("x",), lambda t, out, x: t * -j1_p(x), reads=((0,),)
 j1_p = _ufunc("j1", sc.j1, ("x",), lambda t, out, x: t * (0.5 * (j0_p(x) - jv_p(2, x))),
               reads=((0,),))
 y0_p = _ufunc("y0", sc.y0, ("x",), lambda t, out, x: t * -y1_p(x), reads=((0,),))
-y1_p = _ufunc("y1", sc.y1, ("x",), lambda t, out, x: t * (0.5 * (y0_p(x) - yv_p(2, x))),
-              reads=((0,),))
+y1_p = _ufunc("y1", sc.y1, ("x",), lambda t, out, x: t * _at_pole(
+    x, out, lambda s, o: 0.5 * (y0_p(s) - yv_p(2, s))))
 i0_p = _ufunc("i0", sc.i0, ("x",), lambda t, out, x: t * i1_p(x), reads=((0,),))
 i1_p = _ufunc("i1", sc.i1, ("x",), lambda t, out, x: t * (0.5 * (i0_p(x) + iv_p(2, x))),
               reads=((0,),))
@@ -1057,9 +1068,10 @@ i1e_p = _ufunc("i1e", sc.i1e, ("x",),
 k0_p = _ufunc("k0", sc.k0, ("x",), lambda t, out, x: t * -k1_p(x), reads=((0,),))
 k1_p = _ufunc("k1", sc.k1, ("x",), lambda t, out, x: t * (-0.5 * (k0_p(x) + kv_p(2, x))),
               reads=((0,),))
-k0e_p = _ufunc("k0e", sc.k0e, ("x",), lambda t, out, x: t * (out - k1e_p(x)))
-k1e_p = _ufunc("k1e", sc.k1e, ("x",),
-               lambda t, out, x: t * (out - 0.5 * (k0e_p(x) + kve_p(2, x))))
+k0e_p = _ufunc("k0e", sc.k0e, ("x",),
+               lambda t, out, x: t * _at_pole(x, out, lambda s, o: o - k1e_p(s)))
+k1e_p = _ufunc("k1e", sc.k1e, ("x",), lambda t, out, x: t * _at_pole(
+    x, out, lambda s, o: o - 0.5 * (k0e_p(s) + kve_p(2, s))))
 
 # --- exponential integrals, elliptic integrals and others ------------------------------------
 

@@ -10,7 +10,6 @@ from edge_records import boundary, edge, kink
 INF, NAN = np.inf, np.nan
 E = []
 _SICI = "special: Si'(0) and Shi'(0) are NaN in reverse mode (sin(x)/x at 0), 1 in forward mode"
-_POLE = "special: the derivative at the pole is NaN (inf - inf in the formula), not the limit"
 _INC = ("special: at x = 0 the Hessian of the incomplete gamma/beta function has NaN or is "
         "not symmetric")
 _INV = ("special: the inverse incomplete gamma/beta function at 0 or 1 has NaN derivatives in "
@@ -122,18 +121,18 @@ E += sp_kink("i0e", [0.0, -0.0], jacobian=0.0)
 E += sp("i1e", [0.0], second_order=False)
 E += sp_kink("k0", [0.0], jacobian=-INF)
 E += sp_kink("k1", [0.0], jacobian=-INF)
-E += sp_kink("k0e", [0.0], jacobian=-INF, known=_POLE)
-E += sp_kink("k1e", [0.0], jacobian=-INF, known=_POLE)
+E += sp_kink("k0e", [0.0], jacobian=-INF)
+E += sp_kink("k1e", [0.0], jacobian=-INF)
 E += sp_kink("y0", [0.0], jacobian=INF)
-E += sp_kink("y1", [0.0], jacobian=INF, known=_POLE)
+E += sp_kink("y1", [0.0], jacobian=INF)
 E += sp("jv", ints(0, 1, 2), [0.0, 0.0, 0.0])
 E += sp("iv", ints(0, 1, 2), [0.0, 0.0, 0.0])
 E += sp_kink("ive", ints(0), [0.0], jacobian=0.0)
 E += sp_kink("kv", ints(0, 1), [0.0, 0.0], jacobian=np.diag([-INF, -INF]))
-E += sp_kink("kve", ints(0, 1), [0.0, 0.0], jacobian=np.diag([-INF, -INF]), known=_POLE)
-E += sp_kink("yv", ints(0, 1), [0.0, 0.0], jacobian=np.diag([INF, INF]), known=_POLE)
+E += sp_kink("kve", ints(0, 1), [0.0, 0.0], jacobian=np.diag([-INF, -INF]))
+E += sp_kink("yv", ints(0, 1), [0.0, 0.0], jacobian=np.diag([INF, INF]))
 E += sp("jn", ints(0, 1), [0.0, 0.0])
-E += sp_kink("yn", ints(0, 1), [0.0, 0.0], jacobian=np.diag([INF, INF]), known=_POLE)
+E += sp_kink("yn", ints(0, 1), [0.0, 0.0], jacobian=np.diag([INF, INF]))
 E += sp_kink("kn", ints(0, 1), [0.0, 0.0], jacobian=np.diag([-INF, -INF]))
 
 # --- exponential integrals and others ------------------------------------------------------------
