@@ -38,8 +38,15 @@ entr, rel_entr,        at x == 0 the derivative in x is the one-sided limit, -in
 kl_div                 entr); rel_entr/kl_div have d/dy = 0 / 1 there
 exprel, boxcox,        at 0 (u = lmbda log x, lmbda y, z - 1) a Taylor series replaces the
 inv_boxcox, spence     0/0 formula, so derivatives of every order are exact there
-ellipk, ellipe,        at m == 0 the derivative is the limit (pi/8, -pi/8; -pi/8 for
-ellipkm1               ellipkm1 at p == 1)
+ellipk, ellipe,        near m == 0 the derivatives' series (exact at every order there);
+ellipkm1               ellipk'(1) = +inf, ellipkm1'(0) = -inf (one-sided limits)
+rgamma                 at the poles of gamma, (-1)^n n! (derivative of the reflection formula)
+Bessel y, k (and j, i  at x == 0 where the value is infinite: -value (the one-sided limit),
+of negative order)     with alternating infinite higher derivatives
+lambertw'              +inf at the float nearest -1/e (where SciPy's value is nan)
+exprel                 derivatives of every order as one primitive; +inf where e^x overflows
+ndtri_exp              derivative 0 at y = -inf (via erfcx), +inf at y = 0
+gammainc, gammaincc    at x == 0 the one-sided limits (d2/da dx = -inf for a <= 1, 0 above)
 sici, shichi           Si'(0) = Shi'(0) = 1 (the limit); Ci'(0) = Chi'(0) = +inf
 logsumexp              without return_sign a negative sum gives nan, as in SciPy
 lambertw               real branch k=0 only; nan below -1/e (SciPy gives complex values)
@@ -785,11 +792,26 @@ def _betainc_partial_impl(a, b, x, da, db):
     return partial.reshape(shape_).copy()  # not a view of the remembered jet
 
 
+def _power_times_exp(x, p, log_factor):
+    """x**p exp(log_factor) with the one-sided limits of its derivatives at x = 0: for
+    p > 0 through ``power`` (d/dx p x^(p-1): 1 at p = 1, 0 above; d/dp x^p log x -> 0),
+    else as one exp(p log x + log_factor) (d/dp -> -inf, d/dx 0 at p = 0)."""
+    positive = ew.logical_and(ew.equal(x, 0), ew.greater(p, 0))
+    return ew.where(positive, ew.power(x, ew.where(positive, p, 1.0)) * ew.exp(log_factor),
+                    ew.exp(xlogy_p(ew.where(positive, 0.0, p), x) + log_factor))
+
+
 def _gamma_density_da(a, x, order):
-    """d^order / da^order of the gamma density x^(a-1) e^-x / Gamma(a), in diffkit ops."""
-    density = ew.exp(xlogy_p(a - 1, x) - x - gammaln_p(a))
+    """d^order / da^order of the gamma density x^(a-1) e^-x / Gamma(a), in diffkit ops. At
+    x = 0 for a > 1 the a-derivatives (x^(a-1) log^k x) are their limit 0."""
     if order == 0:
-        return density
+        return _power_times_exp(x, a - 1, -x - gammaln_p(a))
+    vanish = ew.logical_and(ew.equal(x, 0), ew.greater(a, 1))
+    return ew.where(vanish, 0.0, _gamma_density_da_inside(a, ew.where(vanish, 1.0, x), order))
+
+
+def _gamma_density_da_inside(a, x, order):
+    density = ew.exp(xlogy_p(a - 1, x) - x - gammaln_p(a))
     slope = ew.log(x) - digamma_p(a)
     if order == 1:
         return density * slope
@@ -799,6 +821,12 @@ def _gamma_density_da(a, x, order):
     return density * (slope * ew.square(slope) - 3 * slope * curvature - polygamma_p(2, a))
 
 
+@zero_safe
+def _gammainc_da_partial_x(t, a, x, order):
+    return t * _gamma_density_da(a, x, order)
+
+
+@zero_safe
 def _gammainc_da_partial_a(t, out, a, x, order):
     if order >= _JET_ORDER:
         raise NoRuleError(
@@ -819,7 +847,7 @@ def _gammainc_da_jvp(primals, tangents, order):
     if type(ta) is not Zero:
         parts.append(_gammainc_da_partial_a(ta, out, a, x, order))
     if type(tx) is not Zero:
-        parts.append(tx * _gamma_density_da(a, x, order))
+        parts.append(_gammainc_da_partial_x(tx, a, x, order))
     total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
     if shape_of(total) != shape_of(out):
         total = shape.broadcast_to(total, shape_of(out))
@@ -831,7 +859,7 @@ gammainc_da_p.vjp = (
     lambda ct, out, a, x, order: reductions.unbroadcast(
         _gammainc_da_partial_a(ct, out, a, x, order), shape_of(a)),
     lambda ct, out, a, x, order: reductions.unbroadcast(
-        ct * _gamma_density_da(a, x, order), shape_of(x)),
+        _gammainc_da_partial_x(ct, a, x, order), shape_of(x)),
 )
 gammainc_da_p.batch = broadcasting_batch(gammainc_da_p)
 

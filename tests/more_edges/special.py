@@ -71,9 +71,14 @@ E += sp("beta", [1.0, 0.5], [1.0, 0.5])
 E += sp("betaln", [1.0, 0.5], [1.0, 0.5])
 E += sp("poch", [1.0, 2.0], [0.0, 0.0], label="m=0")
 E += sp("binom", [4.0, 4.0], [0.0, 4.0], label="k=0,k=n")
-E += sp_boundary("gammainc", [1.0, 2.0], [0.0, 0.0], side=1, label="x=0", known=_INC)
+# At x = 0 the mixed derivative d2P/da dx = density (log x - digamma(a)) is -inf for a <= 1 (a
+# log singularity finite differences cannot see): the Hessian of the sum is documented.
+_GAMMAINC_AT_0 = [[0, 0, -INF, 0], [0, 0, 0, 0], [-INF, 0, -1.0, 0], [0, 0, 0, 1.0]]
+E += sp_boundary("gammainc", [1.0, 2.0], [0.0, 0.0], side=1, label="x=0", second_order=False,
+                 hessian=_GAMMAINC_AT_0)
 E += sp_kink("gammainc", [0.5], [0.0], label="x=0,a<1", jacobian=[[0.0, INF]])
-E += sp_boundary("gammaincc", [1.0, 2.0], [0.0, 0.0], side=1, label="x=0", known=_INC)
+E += sp_boundary("gammaincc", [1.0, 2.0], [0.0, 0.0], side=1, label="x=0", second_order=False,
+                 hessian=-np.array(_GAMMAINC_AT_0))
 E += sp("gammainc", [2.0], [1e3], label="x_large")
 E += sp_boundary("gammaincinv", [1.0], [0.0], side=1, label="p=0", known=_INV)
 E += sp_boundary("gammainccinv", [1.0], [1.0], side=-1, label="q=1", known=_INV)

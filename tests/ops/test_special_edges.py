@@ -190,3 +190,26 @@ def test_erfcx_derivative_far_right():
                 for v in x]
     np.testing.assert_allclose(both_engines(dsp.erfcx, x), expected, rtol=1e-12)
     np.testing.assert_array_equal(both_engines(dsp.erfcx, [INF]), [0.0])
+
+
+# --- the incomplete gamma function at x = 0 ---------------------------------------------------
+
+
+@pytest.mark.parametrize("fun, sign", [(dsp.gammainc, 1.0), (dsp.gammaincc, -1.0)])
+def test_gammainc_hessian_at_x_zero(fun, sign):
+    # P(1, x) = 1 - e^-x, P(2, x) = 1 - (1 + x) e^-x: d2P/dx2 = -1 and 1 at 0; d2P/da2 = 0
+    # (P = 0 at x = 0 for every a); d2P/da dx = x^(a-1) e^-x (log x - digamma(a)) / Gamma(a)
+    # -> -inf for a = 1, 0 for a = 2.
+    def both(v):
+        return fun(v[0], v[2]) + fun(v[1], v[3])
+
+    with np.errstate(all="ignore"):
+        h = np.asarray(dk.hessian(both)(np.array([1.0, 2.0, 0.0, 0.0])))
+        h2 = np.asarray(dk.jacrev(dk.jacfwd(both))(np.array([1.0, 2.0, 0.0, 0.0])))
+    expected = sign * np.array([[0, 0, -INF, 0], [0, 0, 0, 0], [-INF, 0, -1, 0], [0, 0, 0, 1]])
+    np.testing.assert_array_equal(h, expected)
+    np.testing.assert_array_equal(h2, expected)
+    # a < 1: the density itself is +inf at 0, its a-derivative -inf
+    with np.errstate(all="ignore"):
+        g = dk.jacfwd(dk.grad(lambda a, x: fun(a, x), argnums=1), argnums=0)(0.5, 0.0)
+    assert float(g) == -sign * INF
