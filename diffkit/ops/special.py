@@ -41,8 +41,15 @@ kl_div                 entr); rel_entr/kl_div have d/dy = 0 / 1 there; entr' = 0
 spence                 at 0: -inf, and spence''(0) = +inf (one-sided limits)
 exprel, boxcox,        at 0 (u = lmbda log x, lmbda y, z - 1) a Taylor series replaces the
 inv_boxcox, spence     0/0 formula, so derivatives of every order are exact there
-ellipk, ellipe,        at m == 0 the derivative is the limit (pi/8, -pi/8; -pi/8 for
-ellipkm1               ellipkm1 at p == 1)
+ellipk, ellipe,        near m == 0 the derivatives' series (exact at every order there);
+ellipkm1               ellipk'(1) = +inf, ellipkm1'(0) = -inf (one-sided limits)
+rgamma                 at the poles of gamma, (-1)^n n! (derivative of the reflection formula)
+Bessel y, k (and j, i  at x == 0 where the value is infinite: -value (the one-sided limit),
+of negative order)     with alternating infinite higher derivatives
+lambertw'              +inf at the float nearest -1/e (where SciPy's value is nan)
+exprel                 derivatives of every order as one primitive; +inf where e^x overflows
+ndtri_exp              derivative 0 at y = -inf (via erfcx), +inf at y = 0
+gammainc, gammaincc    at x == 0 the one-sided limits (d2/da dx = -inf for a <= 1, 0 above)
 sici, shichi           Si'(0) = Shi'(0) = 1 (the limit); Ci'(0) = Chi'(0) = +inf
 logsumexp              without return_sign a negative sum gives nan, as in SciPy
 lambertw               real branch k=0 only; nan below -1/e (SciPy gives complex values)
@@ -265,13 +272,42 @@ def _series_where(u, limit, series, direct):
     return ew.where(small, series(u), direct(safe))
 
 
-# (u e^u - expm1(u)) / u**2, the derivative of exprel; 1/2 at 0. Series: (k+1)/(k+2)! u^k.
-_EXPREL_SLOPE = [(k + 1) / math.factorial(k + 2) for k in range(7)]
+def _exprel_derivative_impl(x, order):
+    """The ``order``-th derivative of exprel, M_k(x) = int_0^1 t^k e^(x t) dt (k >= 1): by
+    its series sum_j x^j / (j! (k + j + 1)) for |x| <= 2, else by the closed form
+    e^x sum_{j<=k} (-1)^j k!/(k-j)! x^-(j+1) - (-1)^k k! x^-(k+1), which overflows to +inf
+    where e^x does (as exprel itself); +inf at +inf, 0 at -inf."""
+    x = np.asarray(x, np.float64)
+    small = np.abs(x) <= 2
+    with np.errstate(all="ignore"):
+        xs = np.where(small, x, 0.0)
+        term, series = np.ones_like(xs), np.zeros_like(xs)
+        for j in range(32):
+            series = series + term / (order + j + 1)
+            term = term * xs / (j + 1)
+        u = 1 / np.where(small, 1.0, x)
+        total = np.zeros_like(u)
+        for j in range(order, -1, -1):   # Horner in u for sum_j (-1)^j k!/(k-j)! u^(j+1)
+            total = (total + (-1) ** j * math.perm(order, j)) * u
+        closed = np.exp(np.where(small, 0.0, x)) * total \
+            - (-1) ** order * math.factorial(order) * u ** (order + 1)
+        result = np.where(small, series, np.where(np.isposinf(x), np.inf, closed))
+    return result[()] if result.ndim == 0 else result
+
+
+exprel_derivative_p = Primitive("exprel_derivative", _typed(_exprel_derivative_impl),
+                                vjp_ignores=("out",))
+_exprel_next = zero_safe(lambda t, x, order: t * exprel_derivative_p(x, order=order + 1))
+exprel_derivative_p.jvp = lambda primals, tangents, order: (
+    exprel_derivative_p(primals[0], order=order), _exprel_next(tangents[0], primals[0], order))
+exprel_derivative_p.vjp = (lambda ct, out, x, order: _exprel_next(ct, x, order),)
+exprel_derivative_p.batch = lambda axis_size, values, batch_axes, order: (
+    exprel_derivative_p(values[0], order=order), batch_axes[0])
 
 
 def _exprel_slope(u):
-    return _series_where(u, 0.01, lambda v: _poly(v, _EXPREL_SLOPE),
-                         lambda v: (v * ew.exp(v) - ew.expm1(v)) / ew.square(v))
+    """exprel'(u) = (u e^u - expm1(u)) / u**2 (1/2 at 0, +inf where e^u overflows)."""
+    return exprel_derivative_p(u, order=1)
 
 
 # log1p(v) / v and its derivative; series sum (-v)^k / (k+1) and its term-by-term derivative.
@@ -303,8 +339,22 @@ erfinv_p = _ufunc("erfinv", sc.erfinv, ("y",),
 erfcinv_p = _ufunc("erfcinv", sc.erfcinv, ("y",),
                    lambda t, out, y: t * ((-_SQRT_PI / 2) * ew.exp(ew.square(out))),
                    reads=(("out",),))
-erfcx_p = _ufunc("erfcx", sc.erfcx, ("x",),
-                 lambda t, out, x: t * (2 * x * out - 2 / _SQRT_PI))
+# erfcx'(x) = 2 x erfcx(x) - 2/sqrt(pi) -> 0 as x -> inf. Far right the two terms cancel:
+# there the asymptotic series (2/sqrt(pi)) sum_n>=1 (-1)^n (2n-1)!! / (2 x^2)^n replaces them
+# (exact to rounding from x = 50, and 0 at +inf instead of inf * 0).
+_ERFCX_SLOPE_FAR = [0.0] + [(-1) ** n * math.prod(range(1, 2 * n, 2)) / 2 ** n * 2 / _SQRT_PI
+                            for n in range(1, 7)]
+
+
+def _erfcx_slope(x, out):
+    far = ew.greater(x, 50.0)
+    near_x = ew.where(far, 0.0, x)
+    inverse_square = 1 / ew.square(ew.where(far, x, 50.0))
+    return ew.where(far, _poly(inverse_square, _ERFCX_SLOPE_FAR),
+                    2 * near_x * ew.where(far, 0.0, out) - 2 / _SQRT_PI)
+
+
+erfcx_p = _ufunc("erfcx", sc.erfcx, ("x",), lambda t, out, x: t * _erfcx_slope(x, out))
 erfi_p = _ufunc("erfi", sc.erfi, ("x",),
                 lambda t, out, x: t * ((2 / _SQRT_PI) * ew.exp(ew.square(x))),
                 reads=((0,),))
@@ -329,8 +379,25 @@ def _log_ndtr_slope(x, out):
 
 log_ndtr_p = _ufunc("log_ndtr", sc.log_ndtr, ("x",),
                     lambda t, out, x: t * _log_ndtr_slope(x, out))
+
+
+def _ndtri_exp_slope(y, out):
+    """d/dy ndtri(exp(y)) = cdf / pdf at x = out, the reciprocal of log_ndtr's slope. Below 0
+    as sqrt(pi/2) erfcx(-x/sqrt 2): no cancellation between y and x**2/2 far in the tail, and
+    the limit 0 at y = -inf; above 0 as exp(y + x**2/2) sqrt(2 pi) (+inf at y = 0)."""
+    lower, pole = ew.less(out, 0), ew.equal(y, 0)
+    tail = ew.where(lower, out, -1.0)
+    upper = ew.logical_not(ew.logical_or(lower, pole))
+    x_upper, y_upper = ew.where(upper, out, 0.0), ew.where(upper, y, -1.0)
+    # At y = 0 (x = +inf) the pole: 1 / (0 - y), +inf with +inf derivatives (its singular
+    # part up to a logarithm), not the overflow of exp(x**2/2).
+    return ew.where(lower, math.sqrt(math.pi / 2) * erfcx_p(tail * -math.sqrt(0.5)),
+                    ew.where(pole, 1 / (0.0 - y),
+                             ew.exp(y_upper + 0.5 * ew.square(x_upper) + _LOG_SQRT_2PI)))
+
+
 ndtri_exp_p = _ufunc("ndtri_exp", sc.ndtri_exp, ("y",),
-                     lambda t, out, y: t * ew.exp(y + 0.5 * ew.square(out) + _LOG_SQRT_2PI))
+                     lambda t, out, y: t * _ndtri_exp_slope(y, out))
 
 
 def _owens_t_h(t, out, h, a):
@@ -425,7 +492,23 @@ gammaln_p = _ufunc("gammaln", sc.gammaln, ("x",),
 loggamma_p = _ufunc("loggamma", sc.loggamma, ("x",),
                     lambda t, out, x: t * digamma_p(x), reads=((0,),))
 gamma_p = _ufunc("gamma", sc.gamma, ("x",), lambda t, out, x: t * (out * digamma_p(x)))
-rgamma_p = _ufunc("rgamma", sc.rgamma, ("x",), lambda t, out, x: t * -(out * digamma_p(x)))
+
+
+def _rgamma_slope(x, out):
+    """(1/Gamma)'(x) = -digamma(x) / Gamma(x). At the poles of Gamma (x = 0, -1, ...: there
+    and only there 1/Gamma is 0 for x <= 0) that is 0 x inf; there the derivative of the
+    reflection 1/Gamma(x) = Gamma(1 - x) sin(pi x) / pi is used instead,
+    Gamma(1 - x) (cos(pi x) - digamma(1 - x) sin(pi x) / pi): (-1)^n n! at x = -n, and its
+    own derivatives are those of 1/Gamma too (a formula valid around the pole)."""
+    pole = ew.logical_and(ew.equal(out, 0), ew.less_equal(x, 0))
+    near = ew.where(pole, x, 0.5)
+    far = ew.where(pole, 1.0, x)
+    reflected = gamma_p(1 - near) * (ew.cos(math.pi * near) - digamma_p(1 - near)
+                                     * ew.sin(math.pi * near) / math.pi)
+    return ew.where(pole, reflected, -(ew.where(pole, 1.0, out) * digamma_p(far)))
+
+
+rgamma_p = _ufunc("rgamma", sc.rgamma, ("x",), lambda t, out, x: t * _rgamma_slope(x, out))
 
 
 def _beta_partial(t, out, a, b):
@@ -636,11 +719,26 @@ def _betainc_partial_impl(a, b, x, da, db):
     return partial.reshape(shape_).copy()  # not a view of the remembered jet
 
 
+def _power_times_exp(x, p, log_factor):
+    """x**p exp(log_factor) with the one-sided limits of its derivatives at x = 0: for
+    p > 0 through ``power`` (d/dx p x^(p-1): 1 at p = 1, 0 above; d/dp x^p log x -> 0),
+    else as one exp(p log x + log_factor) (d/dp -> -inf, d/dx 0 at p = 0)."""
+    positive = ew.logical_and(ew.equal(x, 0), ew.greater(p, 0))
+    return ew.where(positive, ew.power(x, ew.where(positive, p, 1.0)) * ew.exp(log_factor),
+                    ew.exp(xlogy_p(ew.where(positive, 0.0, p), x) + log_factor))
+
+
 def _gamma_density_da(a, x, order):
-    """d^order / da^order of the gamma density x^(a-1) e^-x / Gamma(a), in diffkit ops."""
-    density = ew.exp(xlogy_p(a - 1, x) - x - gammaln_p(a))
+    """d^order / da^order of the gamma density x^(a-1) e^-x / Gamma(a), in diffkit ops. At
+    x = 0 for a > 1 the a-derivatives (x^(a-1) log^k x) are their limit 0."""
     if order == 0:
-        return density
+        return _power_times_exp(x, a - 1, -x - gammaln_p(a))
+    vanish = ew.logical_and(ew.equal(x, 0), ew.greater(a, 1))
+    return ew.where(vanish, 0.0, _gamma_density_da_inside(a, ew.where(vanish, 1.0, x), order))
+
+
+def _gamma_density_da_inside(a, x, order):
+    density = ew.exp(xlogy_p(a - 1, x) - x - gammaln_p(a))
     slope = ew.log(x) - digamma_p(a)
     if order == 1:
         return density * slope
@@ -650,6 +748,12 @@ def _gamma_density_da(a, x, order):
     return density * (slope * ew.square(slope) - 3 * slope * curvature - polygamma_p(2, a))
 
 
+@zero_safe
+def _gammainc_da_partial_x(t, a, x, order):
+    return t * _gamma_density_da(a, x, order)
+
+
+@zero_safe
 def _gammainc_da_partial_a(t, out, a, x, order):
     if order >= _JET_ORDER:
         raise NoRuleError(
@@ -670,7 +774,7 @@ def _gammainc_da_jvp(primals, tangents, order):
     if type(ta) is not Zero:
         parts.append(_gammainc_da_partial_a(ta, out, a, x, order))
     if type(tx) is not Zero:
-        parts.append(tx * _gamma_density_da(a, x, order))
+        parts.append(_gammainc_da_partial_x(tx, a, x, order))
     total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
     if shape_of(total) != shape_of(out):
         total = shape.broadcast_to(total, shape_of(out))
@@ -682,7 +786,7 @@ gammainc_da_p.vjp = (
     lambda ct, out, a, x, order: reductions.unbroadcast(
         _gammainc_da_partial_a(ct, out, a, x, order), shape_of(a)),
     lambda ct, out, a, x, order: reductions.unbroadcast(
-        ct * _gamma_density_da(a, x, order), shape_of(x)),
+        _gammainc_da_partial_x(ct, a, x, order), shape_of(x)),
 )
 gammainc_da_p.batch = broadcasting_batch(gammainc_da_p)
 
@@ -886,9 +990,20 @@ pseudo_huber_p = _ufunc(
 _BESSEL_ORDER = _Fixed("the order of a Bessel function is held fixed")
 
 
+def _at_pole(x, out, slope):
+    """``slope(x, out)`` away from the pole at x == 0 (of Y_v, K_v and their scaled forms,
+    and of J_v, I_v of negative non-integer order); there, where the value is infinite,
+    ``-out``. The one-sided limit of the derivative of c x^p (p < 0) or of c log x is
+    infinite with the sign opposite to the value's, and the derivatives of ``-out`` keep
+    alternating in sign as those of the singular part do (Y_0''(0+) = -inf). The recurrences
+    would give inf - inf there."""
+    pole = ew.logical_and(ew.equal(x, 0), ew.isinf(out))
+    return ew.where(pole, -out, slope(ew.where(pole, 1.0, x), ew.where(pole, 0.0, out)))
+
+
 def _bessel(name, fn, combine):
     return _ufunc(name, fn, ("v", "x"), _BESSEL_ORDER,
-                  lambda t, out, v, x: t * combine(v, x, out),
+                  lambda t, out, v, x: t * _at_pole(x, out, lambda s, o: combine(v, s, o)),
                   reads=((), (0, 1, "out")), orders=(0,))
 
 
@@ -905,8 +1020,8 @@ j0_p = _ufunc("j0", sc.j0, ("x",), lambda t, out, x: t * -j1_p(x), reads=((0,),)
 j1_p = _ufunc("j1", sc.j1, ("x",), lambda t, out, x: t * (0.5 * (j0_p(x) - jv_p(2, x))),
               reads=((0,),))
 y0_p = _ufunc("y0", sc.y0, ("x",), lambda t, out, x: t * -y1_p(x), reads=((0,),))
-y1_p = _ufunc("y1", sc.y1, ("x",), lambda t, out, x: t * (0.5 * (y0_p(x) - yv_p(2, x))),
-              reads=((0,),))
+y1_p = _ufunc("y1", sc.y1, ("x",), lambda t, out, x: t * _at_pole(
+    x, out, lambda s, o: 0.5 * (y0_p(s) - yv_p(2, s))))
 i0_p = _ufunc("i0", sc.i0, ("x",), lambda t, out, x: t * i1_p(x), reads=((0,),))
 i1_p = _ufunc("i1", sc.i1, ("x",), lambda t, out, x: t * (0.5 * (i0_p(x) + iv_p(2, x))),
               reads=((0,),))
@@ -916,9 +1031,10 @@ i1e_p = _ufunc("i1e", sc.i1e, ("x",),
 k0_p = _ufunc("k0", sc.k0, ("x",), lambda t, out, x: t * -k1_p(x), reads=((0,),))
 k1_p = _ufunc("k1", sc.k1, ("x",), lambda t, out, x: t * (-0.5 * (k0_p(x) + kv_p(2, x))),
               reads=((0,),))
-k0e_p = _ufunc("k0e", sc.k0e, ("x",), lambda t, out, x: t * (out - k1e_p(x)))
-k1e_p = _ufunc("k1e", sc.k1e, ("x",),
-               lambda t, out, x: t * (out - 0.5 * (k0e_p(x) + kve_p(2, x))))
+k0e_p = _ufunc("k0e", sc.k0e, ("x",),
+               lambda t, out, x: t * _at_pole(x, out, lambda s, o: o - k1e_p(s)))
+k1e_p = _ufunc("k1e", sc.k1e, ("x",), lambda t, out, x: t * _at_pole(
+    x, out, lambda s, o: o - 0.5 * (k0e_p(s) + kve_p(2, s))))
 
 # --- exponential integrals, elliptic integrals and others ------------------------------------
 
@@ -954,26 +1070,50 @@ exp10_p = _ufunc("exp10", sc.exp10, ("x",), lambda t, out, x: t * (math.log(10) 
                  reads=(("out",),))
 
 
-def _at_zero(m, limit, formula):
-    """``formula(m)`` away from m == 0, ``limit`` at 0 (evaluated at a safe point there)."""
-    zero = ew.equal(m, 0)
-    return ew.where(zero, limit, formula(ew.where(zero, 0.5, m)))
+# K(m) = pi/2 sum_n c_n m^n and E(m) = pi/2 sum_n c_n m^n / (1 - 2n), c_n = (binom(2n, n)/4^n)^2:
+# their derivatives' series, used for |m| < 0.1 where the closed forms below cancel (and are
+# 0/0 at m = 0); so every derivative at 0 is exact (K'(0) = pi/8, K''(0) = 9 pi/64).
+_ELLIP_TERMS = 24
+_ELLIP_C = [(math.comb(2 * n, n) / 4 ** n) ** 2 for n in range(_ELLIP_TERMS + 1)]
+_ELLIPK_SLOPE = [math.pi / 2 * (n + 1) * _ELLIP_C[n + 1] for n in range(_ELLIP_TERMS)]
+_ELLIPE_SLOPE = [-math.pi / 2 * (n + 1) * _ELLIP_C[n + 1] / (2 * n + 1)
+                 for n in range(_ELLIP_TERMS)]
 
 
-# K'(m) = (E - (1 - m) K) / (2 m (1 - m)), E'(m) = (E - K) / (2 m); pi/8 and -pi/8 at m = 0.
-ellipk_p = _ufunc("ellipk", sc.ellipk, ("m",), lambda t, out, m: t * _at_zero(
-    m, math.pi / 8, lambda s: (ellipe_p(s) - (1 - s) * ellipk_p(s)) / (2 * s * (1 - s))),
-    reads=((0,),))
-ellipe_p = _ufunc("ellipe", sc.ellipe, ("m",), lambda t, out, m: t * _at_zero(
-    m, -math.pi / 8, lambda s: (ellipe_p(s) - ellipk_p(s)) / (2 * s)), reads=((0,),))
+def _ellipk_slope(m):
+    """K'(m) = (E - (1 - m) K) / (2 m (1 - m)); at m = 1 its singular part 1 / (2 (1 - m)),
+    +inf with the one-sided limits of every higher derivative (not 0 x inf)."""
+    def direct(s):
+        one = ew.equal(s, 1)
+        u = ew.where(one, 0.5, s)
+        return ew.where(one, 0.5 / (1 - s),
+                        (ellipe_p(u) - (1 - u) * ellipk_p(u)) / (2 * u * (1 - u)))
+    return _series_where(m, 0.1, lambda u: _poly(u, _ELLIPK_SLOPE), direct)
+
+
+def _ellipe_slope(m):
+    """E'(m) = (E - K) / (2 m) (-inf at m = 1, where K is)."""
+    return _series_where(m, 0.1, lambda u: _poly(u, _ELLIPE_SLOPE),
+                         lambda s: (ellipe_p(s) - ellipk_p(s)) / (2 * s))
+
+
+ellipk_p = _ufunc("ellipk", sc.ellipk, ("m",), lambda t, out, m: t * _ellipk_slope(m),
+                  reads=((0,),))
+ellipe_p = _ufunc("ellipe", sc.ellipe, ("m",), lambda t, out, m: t * _ellipe_slope(m),
+                  reads=((0,),))
 
 
 def _ellipkm1_slope(p):
-    # ellipkm1(p) = K(1 - p), accurate near p = 0: derivative -K'(1 - p), -pi/8 at p = 1.
-    at_one = ew.equal(p, 1)
-    s = ew.where(at_one, 0.5, p)
-    return ew.where(at_one, -math.pi / 8,
-                    (s * ellipkm1_p(s) - ellipe_p(1 - s)) / (2 * s * (1 - s)))
+    """ellipkm1(p) = K(1 - p), accurate near p = 0: derivative -K'(1 - p), computed from p
+    itself (1 - p would round away small p). Near p = 1 K's series in 1 - p (exact there);
+    at p = 0 the singular part -1 / (2 p), -inf with the one-sided limits of every higher
+    derivative."""
+    near_one = ew.less(ew.abs(1 - p), 0.1)
+    zero = ew.equal(p, 0)
+    s = ew.where(ew.logical_or(near_one, zero), 0.5, p)
+    series = -_poly(1 - ew.where(near_one, p, 1.0), _ELLIPK_SLOPE)
+    direct = (s * ellipkm1_p(s) - ellipe_p(1 - s)) / (2 * s * (1 - s))
+    return ew.where(near_one, series, ew.where(zero, -0.5 / p, direct))
 
 
 ellipkm1_p = _ufunc("ellipkm1", sc.ellipkm1, ("p",),
@@ -989,19 +1129,29 @@ def _lambertw_impl(x, tol):
 def _lambertw_jvp(primals, tangents, tol):
     (x,), (t,) = primals, tangents
     out = lambertw_p(x, tol=tol)
-    return out, t * _lambertw_slope(out)
+    return out, _lambertw_times_slope(t, out, x)
 
 
-def _lambertw_slope(w):
-    # W' = W / (x (1 + W)) = e^-W / (1 + W): no 0/0 at x = 0.
-    return ew.exp(-w) / (1 + w)
+# The float nearest -1/e lies just below it, where SciPy's W is NaN; it stands for the
+# branch point, where W' is +inf.
+_BRANCH_POINT = -math.exp(-1.0)
 
 
+def _lambertw_slope(w, x):
+    """W' = W / (x (1 + W)) = e^-W / (1 + W): no 0/0 at x = 0. At the branch point x = -1/e
+    (W = -1) the singular part e / sqrt(2 e (x + 1/e)): +inf, and the one-sided limits of
+    every higher derivative."""
+    branch = ew.equal(x, _BRANCH_POINT)
+    safe = ew.where(branch, 0.0, w)
+    return ew.where(branch, math.e / ew.sqrt(2 * math.e * (x - _BRANCH_POINT)),
+                    ew.exp(-safe) / (1 + safe))
+
+
+_lambertw_times_slope = zero_safe(lambda t, w, x: t * _lambertw_slope(w, x))
 lambertw_p = Primitive("lambertw", _typed(_lambertw_impl), _lambertw_jvp,
-                       (lambda ct, out, x, tol: ct * _lambertw_slope(out),),
+                       (lambda ct, out, x, tol: _lambertw_times_slope(ct, out, x),),
                        lambda axis_size, values, batch_axes, tol: (
-                           lambertw_p(values[0], tol=tol), batch_axes[0]),
-                       vjp_ignores=(0,))
+                           lambertw_p(values[0], tol=tol), batch_axes[0]))
 wrightomega_p = _ufunc("wrightomega", sc.wrightomega, ("z",),
                        lambda t, out, z: t * (out / (1 + out)), reads=(("out",),))
 
