@@ -34,6 +34,7 @@ import inspect
 import numpy as np
 
 from . import api, tree_util
+from .api_checks import check_callable
 from .core.trace import Tracer, bind_custom
 from .core.zeros import Zero, dtype_of, shape_of
 from .errors import NoRuleError, ShapeMismatchError
@@ -71,7 +72,7 @@ class custom_jvp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, check_callable(fun, "custom_jvp"))
         self.fun = fun
         self.nondiff_argnums = _check_nondiff_argnums(fun, nondiff_argnums)
         self.jvp = None
@@ -79,7 +80,7 @@ class custom_jvp:
     def defjvp(self, jvp):
         """Set the JVP rule ``jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)``;
         returns it, so it can be used as a decorator."""
-        self.jvp = jvp
+        self.jvp = check_callable(jvp, f"{_name(self.fun)}.defjvp", "the JVP rule")
         return jvp
 
     def defjvps(self, *tangent_fns):
@@ -87,6 +88,9 @@ class custom_jvp:
         tangent contributed by that argument's tangent ``t`` (``None``: no contribution)."""
         if self.nondiff_argnums:
             raise TypeError("defjvps does not support nondiff_argnums; use defjvp")
+        for fn in tangent_fns:
+            if fn is not None:
+                check_callable(fn, f"{_name(self.fun)}.defjvps", "a tangent function")
 
         def jvp(primals, tangents):
             out = self(*primals)
@@ -140,7 +144,7 @@ class custom_vjp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, check_callable(fun, "custom_vjp"))
         self.fun = fun
         self.nondiff_argnums = _check_nondiff_argnums(fun, nondiff_argnums)
         self.fwd = self.bwd = None
@@ -148,7 +152,9 @@ class custom_vjp:
     def defvjp(self, fwd, bwd):
         """Set the rule: ``fwd(*args) -> (out, residuals)`` and
         ``bwd(*nondiff_args, residuals, g) -> tuple of cotangents``."""
-        self.fwd, self.bwd = fwd, bwd
+        name = f"{_name(self.fun)}.defvjp"
+        self.fwd = check_callable(fwd, name, "the fwd rule")
+        self.bwd = check_callable(bwd, name, "the bwd rule")
 
     def __call__(self, *args, **kwargs):
         name = _name(self.fun)
@@ -172,6 +178,7 @@ def checkpoint(fun, *, static_argnums=()):
     ``vmap`` are unaffected. ``static_argnums``: positional arguments that are not arrays
     (sizes, flags, callables).
     """
+    check_callable(fun, "checkpoint")
 
     @functools.wraps(fun)
     def checkpointed(*args, **kwargs):
