@@ -219,6 +219,7 @@ def linearize(fun, *primals):
                             if isinstance(o, JVPTracer) and o._trace is trace else None
                             for o in out_flat]
     tape, in_slots = recorder.tape, [p.slot for p in placeholders]
+    reverse.keep_call_values(tape, [*flat_primals, *primals_out])
 
     def jvp_fn(*tangents):
         flat = _matching_leaves(tangents, in_tree, flat_primals, "tangent")
@@ -241,14 +242,23 @@ def vjp(fun, *primals, has_aux=False):
     ``vjp_fn(cotangent)`` takes a cotangent with ``out``'s exact structure and shapes and
     returns a tuple with one cotangent per primal: ``cotangent @ J``. It may be called any
     number of times. This is PyTorch's ``y.backward(gradient=v)`` as a function.
+
+    ``vjp_fn`` uses the values of this call even if the caller later writes into its arrays
+    in place (``x[:] = ...`` on an input, a closed-over weight, the output or ``aux``): the
+    arrays the tape shares with the caller are copied when ``vjp`` returns. (Writing into
+    an array inside ``fun`` after using it is not covered: the operations that read it
+    record the array, not a copy.) ``linearize`` keeps its values the same way.
     """
-    return _vjp(check_callable(fun, "vjp"), primals, has_aux, retain=True)
+    return _vjp(check_callable(fun, "vjp"), primals, has_aux, retain=True, keep=True)
 
 
-def _vjp(fun, primals, has_aux, retain, name="vjp"):
+def _vjp(fun, primals, has_aux, retain, name="vjp", keep=False):
     """``vjp`` for the transformation ``name``; with ``retain=False`` the pullback may be
-    called only once, and frees the tape as it sweeps (what ``grad`` and ``jacrev`` use)."""
-    out_tree, primals_out, pull, aux = _vjp_flat(fun, primals, has_aux, retain, name)
+    called only once, and frees the tape as it sweeps (what ``grad`` and ``jacrev`` use).
+    ``keep``: the pullback is handed to the user, who may mutate arrays before calling it:
+    the tape keeps copies of the arrays it shares with them."""
+    out_tree, primals_out, pull, aux = _vjp_flat(fun, primals, has_aux, retain, name,
+                                                 keep=keep)
 
     def vjp_fn(cotangent):
         return pull(_matching_leaves(cotangent, out_tree, primals_out, "cotangent"))
@@ -257,7 +267,7 @@ def _vjp(fun, primals, has_aux, retain, name="vjp"):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def _vjp_flat(fun, primals, has_aux, retain, name, what=None):
+def _vjp_flat(fun, primals, has_aux, retain, name, what=None, keep=False):
     """The forward pass of ``_vjp``: ``(out_tree, out_leaves, pull, aux)`` where
     ``pull(cotangents)`` takes one checked cotangent per output leaf (``_matching_leaves``)
     and returns the cotangents of ``primals``, structured like them. ``name`` is the
@@ -277,6 +287,9 @@ def _vjp_flat(fun, primals, has_aux, retain, name, what=None):
                 out_slots.append(None)
         aux = _lower_aux(aux, trace, name)
     tape, in_slots = trace.tape, [x.slot for x in inputs]
+    if keep:
+        reverse.keep_call_values(tape, [*flat_primals, *primals_out,
+                                        *tree_util.tree_leaves(aux)])
 
     def pull(cts):
         seeds = [(s, ct) for s, ct in zip(out_slots, cts) if s is not None]

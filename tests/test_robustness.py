@@ -272,3 +272,112 @@ def test_vmap_axes_must_be_ints_or_none(name, kwargs):
         dk.vmap(lambda x, y=None: x, **kwargs)
     assert f"{name}=" in str(excinfo.value)
     assert "over axis" not in str(excinfo.value)
+
+
+# --- pullbacks and linearized functions use the values at the call ------------------------
+#
+# NumPy arrays are mutable; writing into the caller's arrays after vjp/linearize returned
+# must not change the derivative (the reference values below are those at the call).
+
+
+def fresh():
+    return np.array([1.0, 2.0, 3.0])
+
+
+def test_vjp_after_the_input_is_written_in_place():
+    x = fresh()
+    _, pullback = dk.vjp(lambda x: x * x, x)
+    x[:] = 10.0
+    assert_allclose(pullback(np.ones(3))[0], [2.0, 4.0, 6.0], rtol=RTOL)
+
+
+def test_vjp_after_a_closed_over_array_is_written_in_place():
+    x, w = fresh(), np.array([4.0, 5.0, 6.0])
+    _, pullback = dk.vjp(lambda x: x * w, x)
+    w[:] = 7.0
+    assert_allclose(pullback(np.ones(3))[0], [4.0, 5.0, 6.0], rtol=RTOL)
+
+
+def test_vjp_through_a_view_of_the_input():
+    x = fresh()
+    _, pullback = dk.vjp(lambda x: dnp.sin(x[1:]) + dnp.reshape(x, (3,))[:2] ** 2, x)
+    x[:] = 10.0
+    expected = np.array([0.0, np.cos(2.0), np.cos(3.0)]) + np.array([2.0, 4.0, 0.0])
+    assert_allclose(pullback(np.ones(2))[0], expected, rtol=RTOL)
+
+
+def test_vjp_after_the_output_is_written_in_place():
+    x = fresh()
+    y, pullback = dk.vjp(dnp.exp, x)   # exp's rule reads its output
+    y[:] = 0.0
+    assert_allclose(pullback(np.ones(3))[0], np.exp(fresh()), rtol=RTOL)
+
+
+def test_vjp_after_aux_is_written_in_place():
+    x = fresh()
+
+    def f(x):
+        t = dnp.exp(x)
+        return dnp.sin(t), t
+
+    _, pullback, aux = dk.vjp(f, x, has_aux=True)
+    aux[:] = 0.0
+    x0 = fresh()
+    assert_allclose(pullback(np.ones(3))[0], np.cos(np.exp(x0)) * np.exp(x0), rtol=RTOL)
+
+
+def test_vjp_after_an_index_array_is_written_in_place():
+    x, index = fresh(), np.array([0, 0, 2])
+    _, pullback = dk.vjp(lambda x: x[index] * x[index], x)
+    index[:] = 1
+    # d/dx sum(x[idx]^2) with idx = (0, 0, 2): (4 x0, 0, 2 x2)
+    assert_allclose(pullback(np.ones(3))[0], [4.0, 0.0, 6.0], rtol=RTOL)
+
+
+def test_vjp_of_a_pytree_of_parameters_in_an_optimiser_loop():
+    params = {"w": np.array([0.5, -1.0]), "b": np.array(0.25)}
+    data = np.array([1.0, 2.0])
+
+    def loss(p):
+        return dnp.sum(p["w"] * p["w"] * data) + p["b"] ** 2 * dnp.sum(p["w"])
+
+    pullbacks, expected = [], []
+    for _ in range(3):
+        w, b = params["w"].copy(), float(params["b"])
+        expected.append({"w": 2 * w * data + b ** 2, "b": 2 * b * np.sum(w)})
+        _, pullback = dk.vjp(loss, params)
+        pullbacks.append(pullback)
+        params["w"] -= 0.1      # in place, as optimisers do
+        params["b"] -= 0.1
+    for pullback, want in zip(pullbacks, expected):
+        (got,) = pullback(1.0)
+        assert_allclose(got["w"], want["w"], rtol=RTOL)
+        assert_allclose(got["b"], want["b"], rtol=RTOL)
+
+
+def test_custom_vjp_residual_that_is_the_input():
+    @dk.custom_vjp
+    def square(x):
+        return x * x
+
+    square.defvjp(lambda x: (x * x, x), lambda x, g: (2.0 * x * g,))
+    x = fresh()
+    _, pullback = dk.vjp(square, x)
+    x[:] = 10.0
+    assert_allclose(pullback(np.ones(3))[0], [2.0, 4.0, 6.0], rtol=RTOL)
+
+
+def test_linearize_after_the_input_is_written_in_place():
+    x = fresh()
+    _, jvp_fn = dk.linearize(lambda x: x * x, x)
+    x[:] = 10.0
+    assert_allclose(jvp_fn(np.ones(3)), [2.0, 4.0, 6.0], rtol=RTOL)
+
+
+def test_linearize_after_a_closed_over_array_is_written_in_place():
+    x, w = fresh(), np.array([4.0, 5.0, 6.0])
+    _, jvp_fn = dk.linearize(lambda x: dnp.sin(x) * w, x)
+    w[:] = 0.0
+    x[:] = 0.0
+    assert_allclose(jvp_fn(np.ones(3)), np.cos(fresh()) * [4.0, 5.0, 6.0], rtol=RTOL)
+
