@@ -34,7 +34,7 @@ import inspect
 import numpy as np
 
 from . import api, tree_util
-from .api_checks import check_callable
+from .api_checks import cast, check_callable, tangent_dtype
 from .core.trace import Tracer, bind_custom
 from .core.zeros import Zero, dtype_of, shape_of
 from .errors import NoRuleError, ShapeMismatchError
@@ -379,9 +379,11 @@ class _FlatCall:
                 raise TypeError(f"the JVP rule of {name!r} must return a pair "
                                 f"(primal_out, tangent_out), got {type(result).__name__}")
             outs = self.flat_output(result[0], f"the JVP rule of {name!r}")
-            tangents_out = _matching(result[1], self.out_tree, outs,
-                                     f"the tangent returned by the JVP rule of {name!r}")
-            return outs, tangents_out
+            what = f"the JVP rule of {name!r}"
+            tangents = _structured(result[1], self.out_tree, f"the tangent returned by {what}")
+            return outs, tuple(_derivative(t, o, f"{what} returned", "a tangent",
+                                           f"output leaf {k}", zero_ok=False)
+                               for k, (t, o) in enumerate(zip(tangents, outs)))
         return flat_rule
 
     def flat_fwd(self, fwd, name):
@@ -395,6 +397,10 @@ class _FlatCall:
 
     def flat_bwd(self, bwd, name):
         arg_trees = self.in_tree.children()
+        leaves = self.leaves  # the primals: each cotangent must match its leaf
+        positions = [i for i in range(self.num_args) if i not in self.static_argnums]
+        where = [f"argument {i}" + (f" (leaf {j} of its pytree)" if tree.num_leaves > 1 else "")
+                 for i, tree in zip(positions, arg_trees) for j in range(tree.num_leaves)]
 
         def flat_bwd(residuals, cotangents):
             in_cts = bwd(residuals, self.out_tree.unflatten(cotangents))
@@ -407,26 +413,48 @@ class _FlatCall:
                 if ct is None:
                     flat += [None] * tree.num_leaves
                 else:
-                    flat += _matching(ct, tree, None, f"cotangent {k} returned by the bwd "
-                                      f"rule of {name!r}")
-            return flat
+                    flat += _structured(ct, tree, f"cotangent {k} returned by the bwd rule of "
+                                        f"{name!r}")
+            return [_derivative(ct, p, f"the bwd rule of {name!r} returned", "a cotangent", w)
+                    for ct, p, w in zip(flat, leaves, where)]
         return flat_bwd
 
 
-def _matching(values, treedef, like, what):
-    """Flat leaves of ``values``, which must have structure ``treedef`` (and the shapes of
-    the arrays in ``like``, when given)."""
+def _structured(values, treedef, what):
+    """The leaves of ``values``, a rule's output that must have structure ``treedef``
+    (``None`` allowed at a leaf)."""
     try:
-        leaves = treedef.flatten_up_to(values)
+        return treedef.flatten_up_to(values)
     except ValueError as error:
         raise ShapeMismatchError(f"{what} does not match the structure {treedef}: "
                                  f"{error}") from None
-    leaves = [None if x is None else _as_array(x) for x in leaves]
-    for k, (x, ref) in enumerate(zip(leaves, like or ())):
-        if x is not None and shape_of(x) != shape_of(ref):
-            raise ShapeMismatchError(f"{what} has shape {shape_of(x)} at leaf {k}, but the "
-                                     f"value it belongs to has shape {shape_of(ref)}")
-    return tuple(leaves)
+
+
+def _derivative(value, ref, rule, kind, where, zero_ok=True):
+    """A rule's tangent or cotangent ``value`` for the primal ``ref`` (at ``where``), checked
+    as JAX does: an array of ``ref``'s shape, real for a real ``ref`` and complex allowed
+    only for a complex one, cast to ``ref``'s derivative dtype (float32 stays float32).
+    ``None`` (a zero) is allowed where ``zero_ok``."""
+    expected = f"{where}, which has shape {shape_of(ref)} and dtype {dtype_of(ref)}"
+    if value is None:
+        if zero_ok:
+            return None
+        raise ShapeMismatchError(f"{rule} None as {kind} for {expected}; return an array "
+                                 "(zeros for a zero derivative, e.g. dnp.zeros_like(out))")
+    try:
+        value = _as_array(value)
+    except (TypeError, ValueError) as error:
+        raise ShapeMismatchError(f"{rule} {kind} for {expected} that is not an array: "
+                                 f"{error}") from None
+    if shape_of(value) != shape_of(ref):
+        raise ShapeMismatchError(f"{rule} {kind} of shape {shape_of(value)} for {expected}")
+    want = tangent_dtype(ref)
+    if dtype_of(value).kind not in ("biufc" if want.kind == "c" else "biuf"):
+        what = "a real" if want.kind != "c" else "a numeric"
+        raise ShapeMismatchError(
+            f"{rule} {kind} of dtype {dtype_of(value)} for {expected}: the derivative of a "
+            f"{'complex' if want.kind == 'c' else 'real'} value is {what} array ({want})")
+    return cast(value, want)
 
 
 # --- small helpers -------------------------------------------------------------------------
