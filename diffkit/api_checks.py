@@ -95,7 +95,8 @@ def describe(value):
         return f"a scalar of type {type(value).__name__}"
     if isinstance(value, (tuple, list)):
         return f"a {type(value).__name__} of length {len(value)}"
-    return f"a {type(value).__name__}"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
 
 
 def as_array(x, where):
