@@ -47,6 +47,7 @@ from . import tree_util
 from .api_checks import (
     argnum_positions,
     as_array,
+    batch_input,
     batch_size,
     cast,
     check_argnums,
@@ -65,7 +66,7 @@ from .api_checks import (
 )
 from .core.trace import Tracer, check_not_escaped, new_trace
 from .core.zeros import dtype_of, shape_of
-from .errors import BatchingError, InputTypeError
+from .errors import BatchingError, InputTypeError, OptionError
 from .interpreters import reverse
 from .interpreters.batching import BatchTrace, BatchTracer
 from .interpreters.forward import JVPTrace, JVPTracer
@@ -206,7 +207,7 @@ def linearize(fun, *primals):
     """
     check_callable(fun, "linearize")
     flat_primals, in_tree = flat_inputs(primals, "linearize primal")
-    with new_trace(ReverseTrace) as recorder:
+    with new_trace(reverse.LinearRecorder) as recorder:
         placeholders = [recorder.new_input(_zeros_like(p)) for p in flat_primals]
         with new_trace(JVPTrace) as trace:
             inputs = [JVPTracer(trace, p, t) for p, t in zip(flat_primals, placeholders)]
@@ -456,7 +457,7 @@ def _jacfwd(fun, argnums, has_aux, holomorphic, name):
             return result[1], result[0], (result[2] if has_aux else None)
 
         bases = _unit_bases(leaves, doubled=doubled)
-        if bases and bases[0].shape[0] == 1:  # one input element: no vmap needed
+        if not bases or bases[0].shape[0] == 1:  # one input element (or none): no vmap
             tangents, out, aux = pushforward(*[b[0] for b in bases])
             tangents = tree_util.tree_map(lambda t: shape.expand_dims(t, -1), tangents)
         else:
@@ -515,6 +516,8 @@ def _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, name):
 
 def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size, doubled=False):
     out_leaves, out_tree = tree_util.tree_flatten(out)
+    if not out_leaves:  # an output with no arrays (None, ()): nothing to sweep
+        return _jacobian_tree(out_tree, in_tree, [])
 
     def pull(*basis):
         return tree_util.tree_leaves(pullback(out_tree.unflatten(basis))[0])
@@ -549,7 +552,7 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False):
     if mode == "rev":
         return _jacrev(fun, argnums, has_aux, None, holomorphic, "jacobian")
     if mode != "auto":
-        raise ValueError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
+        raise OptionError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
 
     @functools.wraps(fun)
     def jacobian_fun(*args, **kwargs):
@@ -640,7 +643,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             flat_axes = _broadcast_axes(in_axes, args, "in_axes", "arguments")
             flat_axes += [0] * (len(flat_args) - len(flat_axes))  # keyword arguments: axis 0
             flat_axes = _remember(in_axes_seen, structure, flat_axes)
-        flat_args = [as_array(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
+        flat_args = [batch_input(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
         flat_axes = [check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
         size = batch_size(flat_args, flat_axes, axis_size)
         with new_trace(BatchTrace, size) as trace:

@@ -17,6 +17,7 @@ from .errors import (
     BatchingError,
     InputTypeError,
     NonScalarOutputError,
+    OptionError,
     ShapeMismatchError,
 )
 from .ops import elementwise
@@ -77,8 +78,8 @@ def check_axis_size(axis_size):
 
 def check_chunk_size(chunk_size, name):
     if chunk_size is not None and (not _is_int(chunk_size) or chunk_size < 1):
-        raise ValueError(f"{name}: chunk_size must be a positive int or None, got "
-                         f"{chunk_size!r}")
+        raise OptionError(f"{name}: chunk_size must be a positive int or None, got "
+                          f"{chunk_size!r}")
     return chunk_size
 
 
@@ -108,6 +109,17 @@ def as_array(x, where):
     raise InputTypeError(f"{where} is {describe(x)}, not an array, a scalar or a pytree "
                          "of them. Pass NumPy arrays (or register the type with "
                          "diffkit.tree_util.register_pytree_node).")
+
+
+def batch_input(x, where):
+    """``x`` as an array or tracer of numbers (what ``vmap`` can map), or a clear error."""
+    if type(x) is not np.ndarray:
+        x = as_array(x, where)
+    if dtype_of(x).kind not in "biufc":
+        raise InputTypeError(f"{where} has dtype {dtype_of(x)}; vmap maps arrays of numbers "
+                             "(bool, int, float or complex). Pass other values through a "
+                             "closure or as a static argument instead.")
+    return x
 
 
 def differentiable_input(x, where):
@@ -154,9 +166,13 @@ def argnum_positions(argnums, is_tuple, num_args, name):
 def output_leaf(o, name):
     """An output leaf of the user's function as an array or tracer; an error if it is not
     array-like or is a traced value of a transformation that has finished."""
-    if type(o) is np.ndarray:
-        return o
-    return check_not_escaped(as_array(o, f"{name}: an output of the function"), name)
+    if type(o) is not np.ndarray:
+        o = check_not_escaped(as_array(o, f"{name}: an output of the function"), name)
+    if dtype_of(o).kind not in "biufc":
+        raise InputTypeError(f"{name}: an output of the function has dtype {dtype_of(o)}; "
+                             "transformed functions return arrays of numbers (return other "
+                             "values through has_aux=True where the transformation has it)")
+    return o
 
 
 def split_aux(result, has_aux, name):

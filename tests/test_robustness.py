@@ -381,3 +381,33 @@ def test_linearize_after_a_closed_over_array_is_written_in_place():
     x[:] = 0.0
     assert_allclose(jvp_fn(np.ones(3)), np.cos(fresh()) * [4.0, 5.0, 6.0], rtol=RTOL)
 
+
+
+# --- linearize replays what jvp computes, at singular points too -----------------------------
+
+
+SINGULAR = [
+    ("sqrt at 0", dnp.sqrt, np.array([0.0, 4.0])),
+    ("log at 0", dnp.log, np.array([0.0, 2.0])),
+    ("x * sqrt(x) at 0", lambda x: x * dnp.sqrt(x), np.array([0.0, 1.0])),
+    ("untaken branch", lambda x: dnp.where(x > 0, dnp.sqrt(dnp.abs(x)), 0.0),
+     np.array([0.0, 2.0])),
+]
+
+
+@pytest.mark.parametrize("fun,x", [case[1:] for case in SINGULAR],
+                         ids=[case[0] for case in SINGULAR])
+@pytest.mark.parametrize("tangent", [[1.0, 1.0], [0.0, 1.0], [2.0, 0.0]])
+def test_linearize_equals_jvp_at_singular_points(fun, x, tangent):
+    # the recorded tangent map must not keep masks computed from the placeholder tangent
+    tangent = np.array(tangent)
+    with np.errstate(all="ignore"):
+        expected = dk.jvp(fun, (x,), (tangent,))[1]
+        got = dk.linearize(fun, x)[1](tangent)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_linearize_of_sqrt_at_zero_is_infinite():
+    with np.errstate(all="ignore"):
+        slope = dk.linearize(dnp.sqrt, np.array([0.0, 4.0]))[1](np.ones(2))
+    np.testing.assert_array_equal(slope, [np.inf, 0.25])   # d sqrt(x) = 1 / (2 sqrt(x))

@@ -33,6 +33,7 @@ class ReverseTracer(PrimalTracer):
 class ReverseTrace(Trace):
     __slots__ = ("tape", "num_slots")
     name = "reverse-mode (grad/vjp/jacrev)"
+    records_nondiff = False  # see ``LinearRecorder``
 
     def __init__(self, level):
         super().__init__(level)
@@ -57,8 +58,9 @@ class ReverseTrace(Trace):
                 slots.append(None)
         out = prim(*primals, **params)
         if prim.nondiff:
-            return out
-        if prim.vjp is None:
+            if not self.records_nondiff:
+                return out
+        elif prim.vjp is None:
             raise NoRuleError(f"primitive {prim.name!r} has no reverse-mode (vjp) rule")
         first = self.num_slots
         if prim.multiple_results:
@@ -98,6 +100,19 @@ class ReverseTrace(Trace):
         self.tape.append((custom_call_p, slots, primals, tuple(map(placeholder, outs)),
                           {"call": call, "saved": saved}, out_slots))
         return result
+
+
+class LinearRecorder(ReverseTrace):
+    """The tape of ``linearize``: records the tangent computation once, for ``replay``.
+
+    Unlike a backward sweep, a replay recomputes every value from the new tangents, so the
+    tape also keeps the nondifferentiable operations on its tracers: a rule may compute a
+    mask from its tangent (the 0 x inf rule's "where the tangent is 0"), and that mask must
+    be computed from the tangent of each replay, not from the placeholder recorded."""
+
+    __slots__ = ()
+    name = "linearize"
+    records_nondiff = True
 
 
 def _holds_big_array(out, primals):

@@ -82,7 +82,10 @@ def _real_leaf(x, i, name):
     except Exception as e:
         raise InputTypeError(f"{name}: x0 leaf {i} cannot be converted to an array: {e}. "
                              "x0 must be a pytree of arrays or numbers.") from None
-    if x.dtype.kind in "biu":
+    if x.dtype.kind == "b":
+        raise InputTypeError(f"{name}: x0 leaf {i} is boolean; x0 must be a pytree of float "
+                             "arrays or numbers (e.g. x.astype(float)).")
+    if x.dtype.kind in "iu":
         return x.astype(np.float64)
     if x.dtype.kind == "c":
         raise InputTypeError(f"{name}: x0 leaf {i} is complex ({x.dtype}); SciPy optimizes "
