@@ -401,3 +401,37 @@ def test_adapters_solve_or_name_the_problem_with_x0(name, x0):
         np.testing.assert_allclose(ours(x0).x, expected.x, rtol=1e-9, atol=1e-12)
     else:
         assert_diffkit_error(lambda: ours(x0), "x0")
+
+
+# --- what custom rules return -------------------------------------------------------------------
+
+
+@settings(**SETTINGS)
+@given(x=float_arrays(np.float64), returned=DERIVATIVE_VALUES)
+def test_custom_rule_outputs(x, returned):
+    """A JVP rule's tangent and a bwd rule's cotangent: the right value when they match the
+    primal (shape, real dtype), a DiffkitError naming the rule otherwise."""
+    @dk.custom_jvp
+    def f(x):
+        return dnp.sin(x)
+
+    f.defjvp(lambda primals, tangents: (f(primals[0]), returned))
+
+    @dk.custom_vjp
+    def g(x):
+        return dnp.sin(x)
+
+    g.defvjp(lambda x: (g(x), None), lambda residuals, ct: (returned,))
+
+    kind = np.asarray(returned).dtype.kind if isinstance(
+        returned, (np.ndarray, np.generic, float, int, bool)) else None
+    matches = kind in ("f", "i", "u", "b") and np.shape(returned) == x.shape
+    runs = {"JVP rule of 'f'": lambda: dk.jvp(f, (x,), (np.ones_like(x),))[1],
+            "bwd rule of 'g'": lambda: dk.vjp(g, x)[1](np.ones_like(x))[0]}
+    for rule, run in runs.items():
+        if matches:
+            assert_same(run(), np.asarray(returned, np.float64), np.float64)
+        elif returned is None and rule.startswith("bwd"):
+            assert_same(run(), np.zeros_like(x), np.float64)   # None: a zero cotangent
+        else:
+            assert_diffkit_error(run, rule)
