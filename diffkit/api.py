@@ -1,4 +1,5 @@
-"""The functional transformations: what each computes, and the checks users rely on.
+"""The functional transformations: what each computes, and the checks users rely on (their
+messages live in ``diffkit.api_checks``).
 
 Conventions shared by every function here:
 

@@ -358,13 +358,24 @@ class _FlatCall:
                 for i in range(self.num_args)]
 
     def flat_output(self, out, what):
+        """The leaves of ``out``, returned by ``what`` (the function or a rule), which must
+        match the first output seen in structure, shapes and real or complex kind: the
+        function and its rules give the same primal output (engines use either)."""
         leaves, treedef = tree_util.tree_flatten(out)
+        leaves = tuple(_as_array(x) for x in leaves)
         if self.out_tree is None:
-            self.out_tree = treedef
-        elif treedef != self.out_tree:
+            self.out_tree, self.out_types = treedef, [_type(x) for x in leaves]
+            return leaves
+        if treedef != self.out_tree:
             raise ShapeMismatchError(f"{what} returned an output of structure {treedef}, but "
                                      f"the function's output has structure {self.out_tree}")
-        return tuple(_as_array(x) for x in leaves)
+        for k, (x, first) in enumerate(zip(leaves, self.out_types)):
+            if _type(x)[:2] != first[:2]:
+                raise ShapeMismatchError(
+                    f"{what} returned an output of shape {shape_of(x)} and dtype {dtype_of(x)} "
+                    f"at leaf {k}, but the function's output there has shape {first[0]} and "
+                    f"dtype {first[2]}: the function and its rules must agree")
+        return leaves
 
     def unflatten(self, outs):
         return self.out_tree.unflatten(outs)
@@ -495,6 +506,13 @@ def _describe(value):
 
 def _as_array(x):
     return x if isinstance(x, (np.ndarray, Tracer)) else np.asarray(x)
+
+
+def _type(x):
+    """What a primal output must keep between the function and its rules: its shape and
+    whether it is complex (precision may differ; the derivative keeps the primal's)."""
+    dtype = dtype_of(x)
+    return shape_of(x), dtype.kind == "c", dtype
 
 
 def _differentiable(values):

@@ -601,3 +601,29 @@ def test_rules_that_restate_the_derivative_agree_with_the_plain_program(case, wr
           rtol=1e-9, atol=1e-12)
     batched = tuple(np.stack([x, 0.5 * x]) for x in args)
     close(dk.vmap(custom)(*batched), dk.vmap(program)(*batched), rtol=1e-12, atol=1e-15)
+
+
+# --- the function and its rules agree on the primal output -----------------------------------
+
+
+def test_a_jvp_rule_whose_primal_output_differs_from_the_function_is_named():
+    @dk.custom_jvp
+    def f(x):
+        return dnp.sum(x)
+
+    # the rule's primal output is x itself (shape (3,)), not the function's scalar
+    f.defjvp(lambda primals, tangents: (primals[0], tangents[0]))
+    with pytest.raises(ShapeMismatchError) as excinfo:
+        dk.grad(f)(np.ones(3))   # reverse mode evaluates f, then transposes the rule
+    text = str(excinfo.value)
+    assert "JVP rule of 'f'" in text and "shape (3,)" in text and "shape ()" in text
+
+
+def test_a_fwd_rule_whose_output_is_complex_for_a_real_function_is_named():
+    @dk.custom_vjp
+    def g(x):
+        return x * 2.0
+
+    g.defvjp(lambda x: (x * (2.0 + 0j), None), lambda res, ct: (2.0 * ct,))
+    with pytest.raises(ShapeMismatchError, match=r"fwd rule of 'g'.*complex128.*float64"):
+        dk.vmap(dk.grad(lambda x: dnp.real(g(x))))(np.ones(3))
