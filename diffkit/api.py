@@ -209,7 +209,10 @@ def linearize(fun, *primals):
     check_callable(fun, "linearize")
     flat_primals, in_tree = flat_inputs(primals, "linearize primal")
     with new_trace(reverse.LinearRecorder) as recorder:
-        placeholders = [recorder.new_input(_zeros_like(p)) for p in flat_primals]
+        # NaN placeholders: a rule's data-dependent shortcut (no mask where no product is
+        # NaN) is never taken while recording, so the tape holds the general computation
+        placeholders = [recorder.new_input(np.full(shape_of(p), np.nan, tangent_dtype(p)))
+                        for p in flat_primals]
         with new_trace(JVPTrace) as trace:
             inputs = [JVPTracer(trace, p, t) for p, t in zip(flat_primals, placeholders)]
             out = fun(*tree_util.tree_unflatten(in_tree, inputs))

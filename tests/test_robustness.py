@@ -411,3 +411,5 @@ def test_linearize_of_sqrt_at_zero_is_infinite():
     with np.errstate(all="ignore"):
         slope = dk.linearize(dnp.sqrt, np.array([0.0, 4.0]))[1](np.ones(2))
     np.testing.assert_array_equal(slope, [np.inf, 0.25])   # d sqrt(x) = 1 / (2 sqrt(x))
+
+
