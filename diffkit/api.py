@@ -631,6 +631,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     in_axes, out_axes = check_axes_spec(in_axes, "in_axes"), check_axes_spec(out_axes,
                                                                               "out_axes")
     axis_size = check_axis_size(axis_size)
+    if isinstance(in_axes, list):  # the positional arguments are a tuple
+        in_axes = tuple(in_axes)
 
     # The axes of every leaf depend on the arguments (outputs) only through their structure,
     # and working them out walks both trees: they are remembered per structure.

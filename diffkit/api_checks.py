@@ -65,7 +65,7 @@ def check_axes_spec(axes, name):
             f"of the {'arguments' if name == 'in_axes' else 'outputs'}), but {name}={axes!r} "
             f"holds {bad[0]!r} ({type(bad[0]).__name__}). Give the axis number to map over, "
             "or None for an argument that is not mapped.")
-    return tuple(axes) if isinstance(axes, list) else axes
+    return axes
 
 
 def check_axis_size(axis_size):
