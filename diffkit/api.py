@@ -1,4 +1,5 @@
-"""The functional transformations: what each computes, and the checks users rely on.
+"""The functional transformations: what each computes, and the checks users rely on (their
+messages live in ``diffkit.api_checks``).
 
 Conventions shared by every function here:
 
@@ -44,15 +45,29 @@ import math
 import numpy as np
 
 from . import tree_util
-from .core.trace import Tracer, new_trace
-from .core.zeros import dtype_of, shape_of
-from .errors import (
-    ArgnumsError,
-    BatchingError,
-    InputTypeError,
-    NonScalarOutputError,
-    ShapeMismatchError,
+from .api_checks import (
+    argnum_positions,
+    as_array,
+    batch_input,
+    batch_size,
+    cast,
+    check_argnums,
+    check_axes_spec,
+    check_axis,
+    check_axis_size,
+    check_callable,
+    check_chunk_size,
+    check_scalar,
+    flat_inputs,
+    matching_leaves as _matching_leaves,
+    output_leaf,
+    require_complex,
+    split_aux,
+    tangent_dtype,
 )
+from .core.trace import Tracer, check_not_escaped, new_trace
+from .core.zeros import dtype_of, shape_of
+from .errors import BatchingError, InputTypeError, OptionError
 from .interpreters import reverse
 from .interpreters.batching import BatchTrace, BatchTracer
 from .interpreters.forward import JVPTrace, JVPTracer
@@ -63,42 +78,6 @@ from .ops.indexing import getitem
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "hvp", "vmap", "stop_gradient"]
-
-_SCALAR_TYPES = (float, int, complex, bool, np.generic)
-
-# --- checking inputs -------------------------------------------------------------------
-
-
-def _as_array(x, where):
-    """``x`` as an array or tracer, or a clear error if it is not array-like."""
-    if isinstance(x, (np.ndarray, Tracer)):
-        return x
-    if isinstance(x, _SCALAR_TYPES):
-        return np.asarray(x)
-    raise InputTypeError(f"{where} is a {type(x).__name__}, not an array, a scalar or a pytree "
-                         "of them. Pass NumPy arrays (or register the type with "
-                         "diffkit.tree_util.register_pytree_node).")
-
-
-def _differentiable_input(x, where):
-    x = _as_array(x, where)
-    dtype = dtype_of(x)
-    if dtype.kind not in "fc":
-        raise InputTypeError(
-            f"{where} has dtype {dtype}; derivatives are defined only for float or complex "
-            f"inputs. Convert it (e.g. x.astype(float)) or leave it out of argnums.")
-    return x
-
-
-def _flat_inputs(tree, what):
-    leaves, treedef = tree_util.tree_flatten(tree)
-    checked = []
-    for i, x in enumerate(leaves):
-        if type(x) is not np.ndarray or x.dtype.kind not in "fc":  # the common case is cheap
-            x = _differentiable_input(
-                x, f"{what} leaf {i} of {treedef}" if treedef.num_leaves > 1 else what)
-        checked.append(x)
-    return checked, treedef
 
 
 def _select_args(fun, args, kwargs, argnums, name, seen=None):
@@ -112,7 +91,7 @@ def _select_args(fun, args, kwargs, argnums, name, seen=None):
     is_tuple = isinstance(argnums, (tuple, list))
     nums = None if seen is None else seen.get(len(args))
     if nums is None:
-        nums = _argnum_positions(argnums, is_tuple, len(args), name)
+        nums = argnum_positions(argnums, is_tuple, len(args), name)
         if seen is not None:
             seen[len(args)] = nums
 
@@ -126,39 +105,14 @@ def _select_args(fun, args, kwargs, argnums, name, seen=None):
     return f, dyn, is_tuple
 
 
-def _argnum_positions(argnums, is_tuple, num_args, name):
-    """The positions ``argnums`` names among ``num_args`` arguments (a tuple of ints), or
-    an ArgnumsError."""
-    nums = tuple(argnums) if is_tuple else (argnums,)
-    for n in nums:
-        if not isinstance(n, (int, np.integer)) or not -num_args <= n < num_args:
-            raise ArgnumsError(
-                f"{name}: argnums={argnums!r} names argument {n}, but the function was called "
-                f"with {num_args} positional argument(s). argnums counts positional "
-                "arguments from 0.")
-    nums = tuple(int(n) % num_args for n in nums)
-    if len(set(nums)) != len(nums):
-        raise ArgnumsError(f"{name}: argnums={argnums!r} repeats an argument")
-    return nums
-
-
 def _jacobian_inputs(fun, args, kwargs, argnums, holomorphic, name):
     """``(f, dyn, leaves, in_tree)``: the function of the differentiated arguments, those
     arguments, their checked leaves and their structure."""
     f, dyn, _ = _select_args(fun, args, kwargs, argnums, name)
-    leaves, in_tree = _flat_inputs(dyn, f"{name} argument")
+    leaves, in_tree = flat_inputs(dyn, f"{name} argument")
     if holomorphic:
-        _require_complex(leaves, name, "inputs")
+        require_complex(leaves, name, "inputs")
     return f, dyn, leaves, in_tree
-
-
-def _split_aux(result, has_aux, name):
-    if not has_aux:
-        return result, None
-    if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        raise InputTypeError(f"{name} with has_aux=True expects the function to return a pair "
-                             f"(output, aux), got {type(result).__name__}")
-    return result[0], result[1]
 
 
 def _lower(x, trace, attr):
@@ -169,53 +123,21 @@ def _lower(x, trace, attr):
     return x
 
 
-def _matching_leaves(values, treedef, like, what):
-    """Flatten ``values``, checking structure, shapes and dtype kinds against ``like``."""
-    leaves, got = tree_util.tree_flatten(values)
-    if got != treedef:
-        raise ShapeMismatchError(f"the {what} has structure {got}, expected {treedef} "
-                                 "(the structure of the value it stands for)")
-    checked = []
-    for i, (leaf, ref) in enumerate(zip(leaves, like)):
-        leaf = _as_array(leaf, f"{what} leaf {i}")
-        if shape_of(leaf) != shape_of(ref):
-            raise ShapeMismatchError(
-                f"{what} leaf {i} has shape {shape_of(leaf)}, expected {shape_of(ref)}")
-        ref_dtype = _tangent_dtype(ref)
-        if dtype_of(leaf).kind != ref_dtype.kind:
-            kind = "complex" if ref_dtype.kind == "c" else "float"
-            raise ShapeMismatchError(
-                f"{what} leaf {i} has dtype {dtype_of(leaf)}, expected {ref_dtype} (the "
-                f"derivative of a {kind} value is a {kind} array of the same precision)")
-        checked.append(_cast(leaf, ref_dtype))
-    return checked
-
-
-def _tangent_dtype(x):
-    dtype = dtype_of(x)
-    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
-
-
-def _cast(x, dtype):
-    return x if dtype_of(x) == dtype else elementwise.astype(x, dtype)
+def _lower_aux(aux, trace, name):
+    """``aux`` with ``trace``'s tracers replaced by their primals; an error for a traced
+    value of a transformation that has finished (it would escape to the caller)."""
+    if aux is None:  # the usual aux (none at all): nothing to unwrap
+        return aux
+    return tree_util.tree_map(
+        lambda x: check_not_escaped(_lower(x, trace, "primal"), name), aux)
 
 
 def _zeros_like(x):
-    return np.zeros(shape_of(x), _tangent_dtype(x))
+    return np.zeros(shape_of(x), tangent_dtype(x))
 
 
 def _is_complex(x):
     return dtype_of(x).kind == "c"
-
-
-def _require_complex(leaves, name, what):
-    """With ``holomorphic=True`` every input and output must be complex (as in JAX)."""
-    for x in leaves:
-        if not _is_complex(x):
-            raise InputTypeError(
-                f"{name} with holomorphic=True requires {what} with complex dtype, but got "
-                f"{dtype_of(x)}. Convert real {what} to complex (e.g. x.astype(complex)), or "
-                "drop holomorphic=True for a function between real values.")
 
 
 def _doubled_side(in_leaves, out_leaves, holomorphic, name):
@@ -226,7 +148,7 @@ def _doubled_side(in_leaves, out_leaves, holomorphic, name):
     directly and the other from two sweeps; complex on both sides has none.
     """
     if holomorphic:
-        _require_complex(out_leaves, name, "outputs")
+        require_complex(out_leaves, name, "outputs")
         return False
     complex_in = any(_is_complex(x) for x in in_leaves)
     complex_out = any(_is_complex(o) for o in out_leaves)
@@ -249,26 +171,30 @@ def jvp(fun, primals, tangents, has_aux=False):
     Returns ``(out, tangent_out)``, or ``(out, tangent_out, aux)`` with ``has_aux``.
     Uses the forward engine: one pass, cost a small multiple of ``fun``'s.
     """
+    return _jvp(check_callable(fun, "jvp"), primals, tangents, has_aux, "jvp")
+
+
+def _jvp(fun, primals, tangents, has_aux, name):
+    """``jvp``, for the transformation ``name`` (named in its errors)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise InputTypeError("jvp expects primals and tangents as tuples (or lists), e.g. "
-                             "jvp(f, (x,), (v,))")
-    flat_primals, in_tree = _flat_inputs(tuple(primals), "jvp primal")
+        raise InputTypeError(f"{name} expects primals and tangents as tuples (or lists), "
+                             "e.g. jvp(f, (x,), (v,))")
+    flat_primals, in_tree = flat_inputs(tuple(primals), f"{name} primal")
     flat_tangents = _matching_leaves(tuple(tangents), in_tree, flat_primals, "tangent")
     with new_trace(JVPTrace) as trace:
         inputs = [JVPTracer(trace, p, t) for p, t in zip(flat_primals, flat_tangents)]
-        out, aux = _split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, "jvp")
+        out, aux = split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, name)
         out_flat, out_tree = tree_util.tree_flatten(out)
         primals_out, tangents_out = [], []
         for o in out_flat:
-            o = _as_array(o, "an output of the function")
             if type(o) is JVPTracer and o._trace is trace:
                 primals_out.append(o.primal)
                 tangents_out.append(o.tangent)
             else:  # does not depend on the primals: a zero tangent
+                o = output_leaf(o, name)
                 primals_out.append(o)
                 tangents_out.append(_zeros_like(o))
-        if aux is not None:  # None is the usual aux (none at all): nothing to unwrap
-            aux = tree_util.tree_map(lambda x: _lower(x, trace, "primal"), aux)
+        aux = _lower_aux(aux, trace, name)
     result = (out_tree.unflatten(primals_out), out_tree.unflatten(tangents_out))
     return result + (aux,) if has_aux else result
 
@@ -280,19 +206,25 @@ def linearize(fun, *primals):
     The linear part of the forward pass is recorded once; each call of ``jvp_fn`` replays
     only that recording (no evaluation of ``fun``).
     """
-    flat_primals, in_tree = _flat_inputs(primals, "linearize primal")
-    with new_trace(ReverseTrace) as recorder:
-        placeholders = [recorder.new_input(_zeros_like(p)) for p in flat_primals]
+    check_callable(fun, "linearize")
+    flat_primals, in_tree = flat_inputs(primals, "linearize primal")
+    with new_trace(reverse.LinearRecorder) as recorder:
+        # NaN placeholders: a rule's data-dependent shortcut (no mask where no product is
+        # NaN) is never taken while recording, so the tape holds the general computation
+        placeholders = [recorder.new_input(np.full(shape_of(p), np.nan, tangent_dtype(p)))
+                        for p in flat_primals]
         with new_trace(JVPTrace) as trace:
             inputs = [JVPTracer(trace, p, t) for p, t in zip(flat_primals, placeholders)]
             out = fun(*tree_util.tree_unflatten(in_tree, inputs))
             out_flat, out_tree = tree_util.tree_flatten(out)
-            out_flat = [_as_array(o, "an output of the function") for o in out_flat]
+            out_flat = [o if type(o) is JVPTracer and o._trace is trace else
+                        output_leaf(o, "linearize") for o in out_flat]
             primals_out = [_lower(o, trace, "primal") for o in out_flat]
             tangents_out = [_lower(o.tangent, recorder, "slot")
                             if isinstance(o, JVPTracer) and o._trace is trace else None
                             for o in out_flat]
     tape, in_slots = recorder.tape, [p.slot for p in placeholders]
+    reverse.keep_call_values(tape, [*flat_primals, *primals_out])
 
     def jvp_fn(*tangents):
         flat = _matching_leaves(tangents, in_tree, flat_primals, "tangent")
@@ -315,14 +247,23 @@ def vjp(fun, *primals, has_aux=False):
     ``vjp_fn(cotangent)`` takes a cotangent with ``out``'s exact structure and shapes and
     returns a tuple with one cotangent per primal: ``cotangent @ J``. It may be called any
     number of times. This is PyTorch's ``y.backward(gradient=v)`` as a function.
+
+    ``vjp_fn`` uses the values of this call even if the caller later writes into its arrays
+    in place (``x[:] = ...`` on an input, a closed-over weight, the output or ``aux``): the
+    arrays the tape shares with the caller are copied when ``vjp`` returns. (Writing into
+    an array inside ``fun`` after using it is not covered: the operations that read it
+    record the array, not a copy.) ``linearize`` keeps its values the same way.
     """
-    return _vjp(fun, primals, has_aux, retain=True)
+    return _vjp(check_callable(fun, "vjp"), primals, has_aux, retain=True, keep=True)
 
 
-def _vjp(fun, primals, has_aux, retain, what="vjp primal"):
-    """``vjp``; with ``retain=False`` the pullback may be called only once, and frees the
-    tape as it sweeps (what ``grad`` and ``jacrev`` use)."""
-    out_tree, primals_out, pull, aux = _vjp_flat(fun, primals, has_aux, retain, what)
+def _vjp(fun, primals, has_aux, retain, name="vjp", keep=False):
+    """``vjp`` for the transformation ``name``; with ``retain=False`` the pullback may be
+    called only once, and frees the tape as it sweeps (what ``grad`` and ``jacrev`` use).
+    ``keep``: the pullback is handed to the user, who may mutate arrays before calling it:
+    the tape keeps copies of the arrays it shares with them."""
+    out_tree, primals_out, pull, aux = _vjp_flat(fun, primals, has_aux, retain, name,
+                                                 keep=keep)
 
     def vjp_fn(cotangent):
         return pull(_matching_leaves(cotangent, out_tree, primals_out, "cotangent"))
@@ -331,29 +272,34 @@ def _vjp(fun, primals, has_aux, retain, what="vjp primal"):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def _vjp_flat(fun, primals, has_aux, retain, what):
+def _vjp_flat(fun, primals, has_aux, retain, name, what=None, keep=False):
     """The forward pass of ``_vjp``: ``(out_tree, out_leaves, pull, aux)`` where
     ``pull(cotangents)`` takes one checked cotangent per output leaf (``_matching_leaves``)
-    and returns the cotangents of ``primals``, structured like them."""
-    flat_primals, in_tree = _flat_inputs(primals, what)
+    and returns the cotangents of ``primals``, structured like them. ``name`` is the
+    transformation the user called; ``what`` names the primals in errors."""
+    flat_primals, in_tree = flat_inputs(primals, what or f"{name} primal")
     with new_trace(ReverseTrace) as trace:
         inputs = [trace.new_input(p) for p in flat_primals]
-        out, aux = _split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, "vjp")
+        out, aux = split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, name)
         out_flat, out_tree = tree_util.tree_flatten(out)
         primals_out, out_slots = [], []  # the value of each output; its slot if it is traced
         for o in out_flat:
-            o = _as_array(o, "an output of the function")
-            traced = type(o) is ReverseTracer and o._trace is trace
-            primals_out.append(o.primal if traced else o)
-            out_slots.append(o.slot if traced else None)
-        if aux is not None:  # None is the usual aux (none at all): nothing to unwrap
-            aux = tree_util.tree_map(lambda x: _lower(x, trace, "primal"), aux)
+            if type(o) is ReverseTracer and o._trace is trace:
+                primals_out.append(o.primal)
+                out_slots.append(o.slot)
+            else:
+                primals_out.append(output_leaf(o, name))
+                out_slots.append(None)
+        aux = _lower_aux(aux, trace, name)
     tape, in_slots = trace.tape, [x.slot for x in inputs]
+    if keep:
+        reverse.keep_call_values(tape, [*flat_primals, *primals_out,
+                                        *tree_util.tree_leaves(aux)])
 
     def pull(cts):
         seeds = [(s, ct) for s, ct in zip(out_slots, cts) if s is not None]
         in_cts = reverse.backward_pass(tape, seeds, in_slots, consume=not retain)
-        in_cts = [_zeros_like(p) if ct is None else _cast(ct, _tangent_dtype(p))
+        in_cts = [_zeros_like(p) if ct is None else cast(ct, tangent_dtype(p))
                   for ct, p in zip(in_cts, flat_primals)]
         return tree_util.tree_unflatten(in_tree, in_cts)
 
@@ -364,18 +310,24 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
     """A function returning ``(fun(*args), gradient)``; ``((value, aux), gradient)`` with
     ``has_aux``. The gradient has the structure, shapes and dtypes of the arguments named
     by ``argnums``. ``holomorphic`` as in ``grad``."""
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, "value_and_grad")
 
+
+def _value_and_grad(fun, argnums, has_aux, holomorphic, name):
+    check_callable(fun, name)
+    check_argnums(argnums, name)
     # argnums checked per number of arguments (not for a list, which the caller may change)
     positions = None if isinstance(argnums, list) else {}
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
-        f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, "grad", positions)
+        f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, name, positions)
         if holomorphic:
-            _require_complex(tree_util.tree_leaves(dyn), "grad", "inputs")
-        out_tree, out_leaves, pull, aux = _vjp_flat(f, (dyn,), has_aux, False, "grad argument")
+            require_complex(tree_util.tree_leaves(dyn), name, "inputs")
+        out_tree, out_leaves, pull, aux = _vjp_flat(f, (dyn,), has_aux, False, name,
+                                                    f"{name} argument")
         out = out_tree.unflatten(out_leaves)
-        _check_scalar(out, holomorphic)
+        check_scalar(out, name, holomorphic)
         seed = np.ones((), dtype_of(out))
         if out_tree.node is None:
             # one array, just checked to be a scalar of a float (or complex) dtype: the
@@ -402,7 +354,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False):
     complex scalar output, and the result is its complex derivative ``f'(z)``
     (``grad(dnp.sin, holomorphic=True)(z) == cos(z)``). Without it, a complex output is an
     error."""
-    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic)
+    value_and_grad_fun = _value_and_grad(fun, argnums, has_aux, holomorphic, "grad")
 
     @functools.wraps(fun)
     def grad_fun(*args, **kwargs):
@@ -411,32 +363,6 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False):
         return (gradient, aux) if has_aux else gradient
 
     return grad_fun
-
-
-def _check_scalar(out, holomorphic=False):
-    if isinstance(out, (tuple, list, dict)) or shape_of(out) != ():
-        got = f"shape {shape_of(out)}" if not isinstance(out, (tuple, list, dict)) \
-            else f"a {type(out).__name__}"
-        raise NonScalarOutputError(
-            f"grad needs a function with a scalar output, but it returned {got}. For a "
-            "non-scalar output, use vjp(fun, x)[1](v) to get v @ J for a chosen cotangent v "
-            "(PyTorch's backward(gradient=v)), or jacobian(fun) for the whole Jacobian; or "
-            "reduce the output to a scalar (e.g. with .sum()).")
-    kind = dtype_of(out).kind
-    if holomorphic:
-        if kind != "c":
-            raise NonScalarOutputError(
-                f"grad with holomorphic=True requires a complex output, but it returned dtype "
-                f"{dtype_of(out)}. Drop holomorphic=True for a real-valued function.")
-    elif kind == "c":
-        raise NonScalarOutputError(
-            f"grad needs a real-valued output, but it returned dtype {dtype_of(out)}. For a "
-            "holomorphic function pass holomorphic=True (the result is then f'(z)); otherwise "
-            "differentiate a real function of the output (e.g. dnp.abs(f(z)) ** 2, "
-            "dnp.real(f(z))) or use vjp directly.")
-    elif kind != "f":
-        raise NonScalarOutputError(
-            f"grad needs a real floating-point output, but it returned dtype {dtype_of(out)}.")
 
 
 # --- Jacobians -------------------------------------------------------------------------
@@ -462,7 +388,7 @@ def _unit_bases(leaves, first=0, stop=None, doubled=False):
     rows = np.arange(first, stop)
     bases, start, imaginary = [], 0, total
     for x, size in zip(leaves, sizes):
-        basis = np.zeros((stop - first, size), _tangent_dtype(x))
+        basis = np.zeros((stop - first, size), tangent_dtype(x))
         hit = (rows >= start) & (rows < start + size)
         basis[hit, rows[hit] - start] = 1
         if doubled and _is_complex(x):
@@ -517,25 +443,31 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     ``holomorphic=True``: complex inputs and outputs, and the result is ``f'(z)``. Without
     it, complex inputs need real outputs (and get ``d/dx - i d/dy``, see the module notes)."""
+    return _jacfwd(fun, argnums, has_aux, holomorphic, "jacfwd")
+
+
+def _jacfwd(fun, argnums, has_aux, holomorphic, name):
+    check_callable(fun, name)
+    check_argnums(argnums, name)
 
     @functools.wraps(fun)
     def jacfwd_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
-                                                   "jacfwd")
+                                                   name)
         doubled = not holomorphic and any(_is_complex(x) for x in leaves)
 
         def pushforward(*basis):
-            result = jvp(f, (dyn,), (in_tree.unflatten(basis),), has_aux=has_aux)
+            result = _jvp(f, (dyn,), (in_tree.unflatten(basis),), has_aux, name)
             return result[1], result[0], (result[2] if has_aux else None)
 
         bases = _unit_bases(leaves, doubled=doubled)
-        if bases and bases[0].shape[0] == 1:  # one input element: no vmap needed
+        if not bases or bases[0].shape[0] == 1:  # one input element (or none): no vmap
             tangents, out, aux = pushforward(*[b[0] for b in bases])
             tangents = tree_util.tree_map(lambda t: shape.expand_dims(t, -1), tangents)
         else:
             tangents, out, aux = vmap(pushforward, out_axes=(-1, None, None))(*bases)
         out_leaves, out_tree = tree_util.tree_flatten(out)
-        _doubled_side(leaves, out_leaves, holomorphic, "jacfwd")
+        _doubled_side(leaves, out_leaves, holomorphic, name)
         blocks = [_split_rows_last(t, leaves, o, doubled)
                   for t, o in zip(tree_util.tree_leaves(tangents), out_leaves)]
         jac = _jacobian_tree(out_tree, in_tree, blocks)
@@ -564,16 +496,20 @@ def jacrev(fun, argnums=0, has_aux=False, chunk_size=None, holomorphic=False):
 
     ``holomorphic=True``: complex inputs and outputs, and the result is ``f'(z)``. Without
     it, complex outputs need real inputs (and get ``df/dx``, see the module notes)."""
-    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
-        raise ValueError(f"chunk_size must be a positive int or None, got {chunk_size!r}")
+    return _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, "jacrev")
+
+
+def _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, name):
+    check_callable(fun, name)
+    check_argnums(argnums, name)
+    check_chunk_size(chunk_size, name)
 
     @functools.wraps(fun)
     def jacrev_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
-                                                   "jacrev")
-        result = _vjp(f, (dyn,), has_aux, retain=chunk_size is not None)
-        doubled = _doubled_side(leaves, tree_util.tree_leaves(result[0]), holomorphic,
-                                "jacrev")
+                                                   name)
+        result = _vjp(f, (dyn,), has_aux, chunk_size is not None, name)
+        doubled = _doubled_side(leaves, tree_util.tree_leaves(result[0]), holomorphic, name)
         doubled = doubled and not any(_is_complex(x) for x in leaves)
         jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, chunk_size,
                                       doubled)
@@ -584,6 +520,8 @@ def jacrev(fun, argnums=0, has_aux=False, chunk_size=None, holomorphic=False):
 
 def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size, doubled=False):
     out_leaves, out_tree = tree_util.tree_flatten(out)
+    if not out_leaves:  # an output with no arrays (None, ()): nothing to sweep
+        return _jacobian_tree(out_tree, in_tree, [])
 
     def pull(*basis):
         return tree_util.tree_leaves(pullback(out_tree.unflatten(basis))[0])
@@ -611,24 +549,26 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False):
     """``jacfwd`` (``mode="fwd"``) or ``jacrev`` (``mode="rev"``); ``"auto"`` picks forward
     mode when the input has fewer elements than the output, else reverse mode.
     ``holomorphic`` as in ``jacfwd`` and ``jacrev``."""
+    check_callable(fun, "jacobian")
+    check_argnums(argnums, "jacobian")
     if mode == "fwd":
-        return jacfwd(fun, argnums, has_aux, holomorphic=holomorphic)
+        return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian")
     if mode == "rev":
-        return jacrev(fun, argnums, has_aux, holomorphic=holomorphic)
+        return _jacrev(fun, argnums, has_aux, None, holomorphic, "jacobian")
     if mode != "auto":
-        raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
+        raise OptionError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
 
     @functools.wraps(fun)
     def jacobian_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    "jacobian")
-        result = _vjp(f, (dyn,), has_aux, retain=False)
+        result = _vjp(f, (dyn,), has_aux, False, "jacobian")
         out_leaves = tree_util.tree_leaves(result[0])
         doubled = _doubled_side(leaves, out_leaves, holomorphic, "jacobian")
         in_size = _basis_size(leaves, doubled)
         out_size = _basis_size(out_leaves, doubled)
         if in_size < out_size:
-            return jacfwd(fun, argnums, has_aux, holomorphic=holomorphic)(*args, **kwargs)
+            return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian")(*args, **kwargs)
         doubled = doubled and not any(_is_complex(x) for x in leaves)
         jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, None, doubled)
         return (jac, result[2]) if has_aux else jac
@@ -644,15 +584,15 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     complex output, and the result is ``f''(z)``. A real-valued function of complex
     arguments has no complex Hessian (its gradient is not holomorphic): that is an error;
     take the Hessian in the real and imaginary parts instead."""
-    inner = jacrev(fun, argnums, has_aux, holomorphic=holomorphic)
-    outer = jacfwd(inner, argnums, has_aux, holomorphic=holomorphic)
+    inner = _jacrev(fun, argnums, has_aux, None, holomorphic, "hessian")
+    outer = _jacfwd(inner, argnums, has_aux, holomorphic, "hessian")
     if holomorphic:
         return outer
 
     @functools.wraps(fun)
     def hessian_fun(*args, **kwargs):
         _, dyn, _ = _select_args(fun, args, kwargs, argnums, "hessian")
-        if any(_is_complex(_as_array(x, "hessian argument"))
+        if any(_is_complex(as_array(x, "hessian argument"))
                for x in tree_util.tree_leaves(dyn)):
             raise InputTypeError(
                 "hessian of a function of complex arguments needs holomorphic=True (for a "
@@ -667,12 +607,13 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
 def hvp(fun, primals, tangents):
     """The Hessian of the scalar ``fun`` at ``primals`` times ``tangents``, a tuple with one
     entry per primal, by forward over reverse; the Hessian is never formed."""
+    check_callable(fun, "hvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise InputTypeError("hvp expects primals and tangents as tuples (or lists), e.g. "
                              "hvp(f, (x,), (v,))")
     primals, tangents = tuple(primals), tuple(tangents)
-    gradient = grad(fun, argnums=tuple(range(len(primals))))
-    return jvp(gradient, primals, tangents)[1]
+    gradient = _value_and_grad(fun, tuple(range(len(primals))), False, False, "hvp")
+    return _jvp(lambda *xs: gradient(*xs)[1], primals, tangents, False, "hvp")[1]
 
 
 # --- batching --------------------------------------------------------------------------
@@ -686,7 +627,11 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     axis 0, as in JAX. ``out_axes``: where the batch axis goes in each output.
     ``axis_size`` is needed only when no argument is mapped.
     """
-    if isinstance(in_axes, list):
+    check_callable(fun, "vmap")
+    in_axes, out_axes = check_axes_spec(in_axes, "in_axes"), check_axes_spec(out_axes,
+                                                                              "out_axes")
+    axis_size = check_axis_size(axis_size)
+    if isinstance(in_axes, list):  # the positional arguments are a tuple
         in_axes = tuple(in_axes)
 
     # The axes of every leaf depend on the arguments (outputs) only through their structure,
@@ -704,9 +649,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             flat_axes = _broadcast_axes(in_axes, args, "in_axes", "arguments")
             flat_axes += [0] * (len(flat_args) - len(flat_axes))  # keyword arguments: axis 0
             flat_axes = _remember(in_axes_seen, structure, flat_axes)
-        flat_args = [_as_array(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
-        flat_axes = [_check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
-        size = _batch_size(flat_args, flat_axes, axis_size)
+        flat_args = [batch_input(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
+        flat_axes = [check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
+        size = batch_size(flat_args, flat_axes, axis_size)
         with new_trace(BatchTrace, size) as trace:
             inputs = [x if a is None else
                       BatchTracer(trace, x if a == 0 else shape.moveaxis(x, a, 0))
@@ -748,40 +693,10 @@ def _broadcast_axes(axes, tree, name, what):
         raise BatchingError(f"vmap {name}={axes!r} do not match the {what}: {error}") from None
 
 
-def _check_axis(x, axis, i):
-    if axis is None:
-        return None
-    if not isinstance(axis, (int, np.integer)):
-        raise BatchingError(f"vmap in_axes entries must be ints or None, got {axis!r}")
-    ndim = len(shape_of(x))
-    if not -ndim <= axis < ndim:
-        raise BatchingError(f"vmap was asked to map argument leaf {i} (shape {shape_of(x)}) "
-                            f"over axis {axis}, but it has only {ndim} axes")
-    return int(axis) % ndim
-
-
-def _batch_size(args, axes, axis_size):
-    sizes = {shape_of(x)[a] for x, a in zip(args, axes) if a is not None}
-    if len(sizes) > 1:
-        found = ", ".join(f"leaf {i}: axis {a} of shape {shape_of(x)}"
-                          for i, (x, a) in enumerate(zip(args, axes)) if a is not None)
-        raise BatchingError(f"vmap got different batch sizes {sorted(sizes)} ({found}); "
-                            "every mapped axis must have the same size")
-    if sizes:
-        size = sizes.pop()
-        if axis_size is not None and axis_size != size:
-            raise BatchingError(f"vmap axis_size={axis_size} but the mapped axes have size "
-                                f"{size}")
-        return size
-    if axis_size is None:
-        raise BatchingError("vmap needs at least one mapped argument (in_axes not None), or "
-                            "axis_size to say how many copies to make")
-    return axis_size
-
-
 def _unbatch(out, axis, trace, size):
-    out = _as_array(out, "an output of the vmapped function")
-    batched = isinstance(out, BatchTracer) and out._trace is trace
+    batched = type(out) is BatchTracer and out._trace is trace
+    if not batched:
+        out = output_leaf(out, "vmap")
     if axis is None:
         if batched:
             raise BatchingError("vmap out_axes is None for an output that depends on the "

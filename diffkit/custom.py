@@ -34,6 +34,7 @@ import inspect
 import numpy as np
 
 from . import api, tree_util
+from .api_checks import cast, check_callable, tangent_dtype
 from .core.trace import Tracer, bind_custom
 from .core.zeros import Zero, dtype_of, shape_of
 from .errors import NoRuleError, ShapeMismatchError
@@ -71,7 +72,7 @@ class custom_jvp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, check_callable(fun, "custom_jvp"))
         self.fun = fun
         self.nondiff_argnums = _check_nondiff_argnums(fun, nondiff_argnums)
         self.jvp = None
@@ -79,7 +80,7 @@ class custom_jvp:
     def defjvp(self, jvp):
         """Set the JVP rule ``jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)``;
         returns it, so it can be used as a decorator."""
-        self.jvp = jvp
+        self.jvp = check_callable(jvp, f"{_name(self.fun)}.defjvp", "the JVP rule")
         return jvp
 
     def defjvps(self, *tangent_fns):
@@ -87,6 +88,9 @@ class custom_jvp:
         tangent contributed by that argument's tangent ``t`` (``None``: no contribution)."""
         if self.nondiff_argnums:
             raise TypeError("defjvps does not support nondiff_argnums; use defjvp")
+        for fn in tangent_fns:
+            if fn is not None:
+                check_callable(fn, f"{_name(self.fun)}.defjvps", "a tangent function")
 
         def jvp(primals, tangents):
             out = self(*primals)
@@ -140,7 +144,7 @@ class custom_vjp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, check_callable(fun, "custom_vjp"))
         self.fun = fun
         self.nondiff_argnums = _check_nondiff_argnums(fun, nondiff_argnums)
         self.fwd = self.bwd = None
@@ -148,7 +152,9 @@ class custom_vjp:
     def defvjp(self, fwd, bwd):
         """Set the rule: ``fwd(*args) -> (out, residuals)`` and
         ``bwd(*nondiff_args, residuals, g) -> tuple of cotangents``."""
-        self.fwd, self.bwd = fwd, bwd
+        name = f"{_name(self.fun)}.defvjp"
+        self.fwd = check_callable(fwd, name, "the fwd rule")
+        self.bwd = check_callable(bwd, name, "the bwd rule")
 
     def __call__(self, *args, **kwargs):
         name = _name(self.fun)
@@ -172,6 +178,7 @@ def checkpoint(fun, *, static_argnums=()):
     ``vmap`` are unaffected. ``static_argnums``: positional arguments that are not arrays
     (sizes, flags, callables).
     """
+    check_callable(fun, "checkpoint")
 
     @functools.wraps(fun)
     def checkpointed(*args, **kwargs):
@@ -351,13 +358,24 @@ class _FlatCall:
                 for i in range(self.num_args)]
 
     def flat_output(self, out, what):
+        """The leaves of ``out``, returned by ``what`` (the function or a rule), which must
+        match the first output seen in structure, shapes and real or complex kind: the
+        function and its rules give the same primal output (engines use either)."""
         leaves, treedef = tree_util.tree_flatten(out)
+        leaves = tuple(_as_array(x) for x in leaves)
         if self.out_tree is None:
-            self.out_tree = treedef
-        elif treedef != self.out_tree:
+            self.out_tree, self.out_types = treedef, [_type(x) for x in leaves]
+            return leaves
+        if treedef != self.out_tree:
             raise ShapeMismatchError(f"{what} returned an output of structure {treedef}, but "
                                      f"the function's output has structure {self.out_tree}")
-        return tuple(_as_array(x) for x in leaves)
+        for k, (x, first) in enumerate(zip(leaves, self.out_types)):
+            if _type(x)[:2] != first[:2]:
+                raise ShapeMismatchError(
+                    f"{what} returned an output of shape {shape_of(x)} and dtype {dtype_of(x)} "
+                    f"at leaf {k}, but the function's output there has shape {first[0]} and "
+                    f"dtype {first[2]}: the function and its rules must agree")
+        return leaves
 
     def unflatten(self, outs):
         return self.out_tree.unflatten(outs)
@@ -372,9 +390,11 @@ class _FlatCall:
                 raise TypeError(f"the JVP rule of {name!r} must return a pair "
                                 f"(primal_out, tangent_out), got {type(result).__name__}")
             outs = self.flat_output(result[0], f"the JVP rule of {name!r}")
-            tangents_out = _matching(result[1], self.out_tree, outs,
-                                     f"the tangent returned by the JVP rule of {name!r}")
-            return outs, tangents_out
+            what = f"the JVP rule of {name!r}"
+            tangents = _structured(result[1], self.out_tree, f"the tangent returned by {what}")
+            return outs, tuple(_derivative(t, o, f"{what} returned", "a tangent",
+                                           f"output leaf {k}", zero_ok=False)
+                               for k, (t, o) in enumerate(zip(tangents, outs)))
         return flat_rule
 
     def flat_fwd(self, fwd, name):
@@ -388,6 +408,10 @@ class _FlatCall:
 
     def flat_bwd(self, bwd, name):
         arg_trees = self.in_tree.children()
+        leaves = self.leaves  # the primals: each cotangent must match its leaf
+        positions = [i for i in range(self.num_args) if i not in self.static_argnums]
+        where = [f"argument {i}" + (f" (leaf {j} of its pytree)" if tree.num_leaves > 1 else "")
+                 for i, tree in zip(positions, arg_trees) for j in range(tree.num_leaves)]
 
         def flat_bwd(residuals, cotangents):
             in_cts = bwd(residuals, self.out_tree.unflatten(cotangents))
@@ -400,26 +424,48 @@ class _FlatCall:
                 if ct is None:
                     flat += [None] * tree.num_leaves
                 else:
-                    flat += _matching(ct, tree, None, f"cotangent {k} returned by the bwd "
-                                      f"rule of {name!r}")
-            return flat
+                    flat += _structured(ct, tree, f"cotangent {k} returned by the bwd rule of "
+                                        f"{name!r}")
+            return [_derivative(ct, p, f"the bwd rule of {name!r} returned", "a cotangent", w)
+                    for ct, p, w in zip(flat, leaves, where)]
         return flat_bwd
 
 
-def _matching(values, treedef, like, what):
-    """Flat leaves of ``values``, which must have structure ``treedef`` (and the shapes of
-    the arrays in ``like``, when given)."""
+def _structured(values, treedef, what):
+    """The leaves of ``values``, a rule's output that must have structure ``treedef``
+    (``None`` allowed at a leaf)."""
     try:
-        leaves = treedef.flatten_up_to(values)
+        return treedef.flatten_up_to(values)
     except ValueError as error:
         raise ShapeMismatchError(f"{what} does not match the structure {treedef}: "
                                  f"{error}") from None
-    leaves = [None if x is None else _as_array(x) for x in leaves]
-    for k, (x, ref) in enumerate(zip(leaves, like or ())):
-        if x is not None and shape_of(x) != shape_of(ref):
-            raise ShapeMismatchError(f"{what} has shape {shape_of(x)} at leaf {k}, but the "
-                                     f"value it belongs to has shape {shape_of(ref)}")
-    return tuple(leaves)
+
+
+def _derivative(value, ref, rule, kind, where, zero_ok=True):
+    """A rule's tangent or cotangent ``value`` for the primal ``ref`` (at ``where``), checked
+    as JAX does: an array of ``ref``'s shape, real for a real ``ref`` and complex allowed
+    only for a complex one, cast to ``ref``'s derivative dtype (float32 stays float32).
+    ``None`` (a zero) is allowed where ``zero_ok``."""
+    expected = f"{where}, which has shape {shape_of(ref)} and dtype {dtype_of(ref)}"
+    if value is None:
+        if zero_ok:
+            return None
+        raise ShapeMismatchError(f"{rule} None as {kind} for {expected}; return an array "
+                                 "(zeros for a zero derivative, e.g. dnp.zeros_like(out))")
+    try:
+        value = _as_array(value)
+    except (TypeError, ValueError) as error:
+        raise ShapeMismatchError(f"{rule} {kind} for {expected} that is not an array: "
+                                 f"{error}") from None
+    if shape_of(value) != shape_of(ref):
+        raise ShapeMismatchError(f"{rule} {kind} of shape {shape_of(value)} for {expected}")
+    want = tangent_dtype(ref)
+    if dtype_of(value).kind not in ("biufc" if want.kind == "c" else "biuf"):
+        what = "a real" if want.kind != "c" else "a numeric"
+        raise ShapeMismatchError(
+            f"{rule} {kind} of dtype {dtype_of(value)} for {expected}: the derivative of a "
+            f"{'complex' if want.kind == 'c' else 'real'} value is {what} array ({want})")
+    return cast(value, want)
 
 
 # --- small helpers -------------------------------------------------------------------------
@@ -460,6 +506,13 @@ def _describe(value):
 
 def _as_array(x):
     return x if isinstance(x, (np.ndarray, Tracer)) else np.asarray(x)
+
+
+def _type(x):
+    """What a primal output must keep between the function and its rules: its shape and
+    whether it is complex (precision may differ; the derivative keeps the primal's)."""
+    dtype = dtype_of(x)
+    return shape_of(x), dtype.kind == "c", dtype
 
 
 def _differentiable(values):

@@ -30,6 +30,11 @@ class BatchingError(DiffkitError, ValueError):
     """``vmap`` axes do not match the arguments, or the batch sizes differ."""
 
 
+class OptionError(DiffkitError, ValueError):
+    """An option of a transformation (``chunk_size``, ``mode``...) has a value it does not
+    accept."""
+
+
 class EscapedTracerError(DiffkitError, RuntimeError):
     """A traced value was used outside the transformation that made it."""
 

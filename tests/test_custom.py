@@ -388,8 +388,91 @@ def test_a_cotangent_of_the_wrong_shape_is_named():
         return dnp.sum(x)
 
     f.defvjp(lambda x: (dnp.sum(x), None), lambda res, g: (g,))   # should broadcast g
-    with pytest.raises(ShapeMismatchError, match=r"shape \(\) for \(flat\) argument 0.*\(3,\)"):
+    with pytest.raises(ShapeMismatchError, match=r"shape \(\) for argument 0, .*\(3,\)"):
         dk.grad(f)(np.ones(3))
+
+
+# --- rule outputs are checked against the primal (structure, shape, dtype kind) ------------
+
+
+def doubling_jvp(tangent_out):
+    """``2 x`` with a JVP rule whose tangent is ``tangent_out(t)``."""
+    @dk.custom_jvp
+    def f(x):
+        return 2.0 * x
+
+    f.defjvp(lambda primals, tangents: (f(primals[0]), tangent_out(tangents[0])))
+    return f
+
+
+@pytest.mark.parametrize("run", [
+    lambda f: dk.jvp(f, (1.0,), (1.0,)),
+    lambda f: dk.grad(f)(1.0),            # reverse mode transposes the rule: checked too
+    lambda f: dk.jacfwd(f)(np.ones(2)),
+], ids=["jvp", "grad", "jacfwd"])
+def test_a_complex_tangent_for_a_real_output_is_refused(run):
+    f = doubling_jvp(lambda t: t * (2 + 1j))
+    with pytest.raises(ShapeMismatchError) as excinfo:
+        run(f)
+    text = str(excinfo.value)
+    assert "JVP rule of 'f'" in text and "output leaf 0" in text
+    assert "complex128" in text and "float64" in text and "real" in text
+
+
+def test_none_as_a_tangent_is_refused():
+    f = doubling_jvp(lambda t: None)
+    with pytest.raises(ShapeMismatchError, match=r"JVP rule of 'f' returned None as a tangent "
+                                                 r"for output leaf 0.*zeros"):
+        dk.jvp(f, (1.0,), (1.0,))
+
+
+def test_a_non_numeric_tangent_is_refused():
+    f = doubling_jvp(lambda t: "2t")
+    with pytest.raises(ShapeMismatchError, match=r"JVP rule of 'f'.*dtype <U2"):
+        dk.jvp(f, (1.0,), (1.0,))
+
+
+def test_a_rule_tangent_keeps_the_primal_precision():
+    f = doubling_jvp(lambda t: np.float64(2.0) * np.asarray(t, np.float64))
+    x = np.array([1.5, -0.5], np.float32)
+    out, tangent = dk.jvp(f, (x,), (np.ones(2, np.float32),))
+    assert tangent.dtype == np.float32
+    close(tangent, [2.0, 2.0])
+
+
+def real_square_vjp(cotangent):
+    """``x ** 2`` with a bwd rule returning ``cotangent(x, g)``."""
+    @dk.custom_vjp
+    def g(x):
+        return x * x
+
+    g.defvjp(lambda x: (x * x, x), lambda x, ct: (cotangent(x, ct),))
+    return g
+
+
+@pytest.mark.parametrize("run", [
+    lambda g: dk.grad(g)(1.5),
+    lambda g: dk.jvp(g, (1.5,), (1.0,)),   # forward mode transposes bwd: checked too
+    lambda g: dk.vmap(dk.grad(g))(np.ones(3)),
+], ids=["grad", "jvp", "vmap-grad"])
+def test_a_complex_cotangent_for_a_real_input_is_refused_not_truncated(run):
+    g = real_square_vjp(lambda x, ct: 2.0 * x * ct * (1 + 1j))
+    with pytest.raises(ShapeMismatchError) as excinfo:
+        run(g)
+    text = str(excinfo.value)
+    assert "bwd rule of 'g'" in text and "argument 0" in text
+    assert "complex128" in text and "real" in text
+
+
+def test_a_bwd_cotangent_is_checked_per_pytree_leaf():
+    @dk.custom_vjp
+    def h(p):
+        return p["a"] * p["b"]
+
+    h.defvjp(lambda p: (p["a"] * p["b"], p),
+             lambda p, g: ({"a": g * p["b"], "b": g * p["a"] * 1j},))
+    with pytest.raises(ShapeMismatchError, match=r"argument 0 \(leaf 1 of its pytree\)"):
+        dk.grad(h)({"a": 2.0, "b": 3.0})
 
 
 def test_closing_over_a_traced_value_is_an_error_that_says_to_pass_it():
@@ -518,3 +601,29 @@ def test_rules_that_restate_the_derivative_agree_with_the_plain_program(case, wr
           rtol=1e-9, atol=1e-12)
     batched = tuple(np.stack([x, 0.5 * x]) for x in args)
     close(dk.vmap(custom)(*batched), dk.vmap(program)(*batched), rtol=1e-12, atol=1e-15)
+
+
+# --- the function and its rules agree on the primal output -----------------------------------
+
+
+def test_a_jvp_rule_whose_primal_output_differs_from_the_function_is_named():
+    @dk.custom_jvp
+    def f(x):
+        return dnp.sum(x)
+
+    # the rule's primal output is x itself (shape (3,)), not the function's scalar
+    f.defjvp(lambda primals, tangents: (primals[0], tangents[0]))
+    with pytest.raises(ShapeMismatchError) as excinfo:
+        dk.grad(f)(np.ones(3))   # reverse mode evaluates f, then transposes the rule
+    text = str(excinfo.value)
+    assert "JVP rule of 'f'" in text and "shape (3,)" in text and "shape ()" in text
+
+
+def test_a_fwd_rule_whose_output_is_complex_for_a_real_function_is_named():
+    @dk.custom_vjp
+    def g(x):
+        return x * 2.0
+
+    g.defvjp(lambda x: (x * (2.0 + 0j), None), lambda res, ct: (2.0 * ct,))
+    with pytest.raises(ShapeMismatchError, match=r"fwd rule of 'g'.*complex128.*float64"):
+        dk.vmap(dk.grad(lambda x: dnp.real(g(x))))(np.ones(3))

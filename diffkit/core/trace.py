@@ -17,7 +17,7 @@ a constant (a lower-level value it does not own), so the inner derivative is ``x
 
 import threading
 
-from ..errors import EscapedTracerError
+from ..errors import EscapedTracerError, TracerConversionError
 from .zeros import dtype_of, shape_of
 
 
@@ -115,6 +115,42 @@ class Tracer:
     def __repr__(self):
         return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, {self._trace})"
 
+    # ``copy.copy``/``copy.deepcopy`` keep the derivative: the copy is a new tracer of the
+    # same trace holding the same (never mutated) value. The default protocol would copy
+    # the trace too, leaving a tracer of a transformation nobody runs.
+    def __copy__(self):
+        new = object.__new__(type(self))
+        for name in _slot_names(type(self)):
+            object.__setattr__(new, name, getattr(self, name))
+        if hasattr(self, "__dict__"):  # a subclass without __slots__
+            new.__dict__.update(self.__dict__)
+        return new
+
+    def __deepcopy__(self, memo):
+        new = memo[id(self)] = self.__copy__()
+        return new
+
+    def __reduce_ex__(self, protocol):
+        raise TracerConversionError(
+            f"A traced value (shape {self.shape}, dtype {self.dtype}, inside a "
+            f"{self._trace.name} transformation) cannot be pickled: it stands for a value "
+            "that exists only while the transformed function runs. Return it from the "
+            "function and pickle the result (a NumPy array) instead.")
+
+    __reduce__ = __reduce_ex__
+
+
+def _slot_names(cls):
+    """Every slot of ``cls`` and its bases (what a tracer's state is made of)."""
+    names = _SLOTS.get(cls)
+    if names is None:
+        names = _SLOTS[cls] = tuple(
+            name for klass in cls.__mro__ for name in klass.__dict__.get("__slots__", ()))
+    return names
+
+
+_SLOTS = {}
+
 
 class PrimalTracer(Tracer):
     """A tracer that holds its value as ``primal`` (forward and reverse mode): its shape and
@@ -129,6 +165,19 @@ class PrimalTracer(Tracer):
     @property
     def dtype(self):
         return dtype_of(self.primal)
+
+
+def check_not_escaped(value, transformation):
+    """Raise if ``value``, a result leaving ``transformation`` (its name), is a tracer of a
+    transformation that has finished: a transformation never returns a diffkit object.
+    (Tracers of enclosing transformations still running are ordinary values to it.)"""
+    if isinstance(value, Tracer) and not value._trace.active:
+        raise EscapedTracerError(
+            f"{transformation} would return a traced value (shape {value.shape}) of a "
+            f"{value._trace.name} transformation that has already returned. A traced value "
+            "was kept from an earlier call (in an outside variable, a cache or a copy) and "
+            "returned now; return values computed from this call's arguments instead.")
+    return value
 
 
 def _escaped(tracer):

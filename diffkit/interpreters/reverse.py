@@ -18,6 +18,7 @@ from ..core.primitive import Primitive
 from ..core.trace import PrimalTracer, Trace, bind_custom, check_custom_outputs
 from ..core.zeros import Zero, dtype_of, placeholder, shape_of
 from ..errors import NoRuleError
+from ..tree_util import tree_map
 
 
 class ReverseTracer(PrimalTracer):
@@ -32,6 +33,7 @@ class ReverseTracer(PrimalTracer):
 class ReverseTrace(Trace):
     __slots__ = ("tape", "num_slots")
     name = "reverse-mode (grad/vjp/jacrev)"
+    records_nondiff = False  # see ``LinearRecorder``
 
     def __init__(self, level):
         super().__init__(level)
@@ -56,8 +58,9 @@ class ReverseTrace(Trace):
                 slots.append(None)
         out = prim(*primals, **params)
         if prim.nondiff:
-            return out
-        if prim.vjp is None:
+            if not self.records_nondiff:
+                return out
+        elif prim.vjp is None:
             raise NoRuleError(f"primitive {prim.name!r} has no reverse-mode (vjp) rule")
         first = self.num_slots
         if prim.multiple_results:
@@ -97,6 +100,19 @@ class ReverseTrace(Trace):
         self.tape.append((custom_call_p, slots, primals, tuple(map(placeholder, outs)),
                           {"call": call, "saved": saved}, out_slots))
         return result
+
+
+class LinearRecorder(ReverseTrace):
+    """The tape of ``linearize``: records the tangent computation once, for ``replay``.
+
+    Unlike a backward sweep, a replay recomputes every value from the new tangents, so the
+    tape also keeps the nondifferentiable operations on its tracers: a rule may compute a
+    mask from its tangent (the 0 x inf rule's "where the tangent is 0"), and that mask must
+    be computed from the tangent of each replay, not from the placeholder recorded."""
+
+    __slots__ = ()
+    name = "linearize"
+    records_nondiff = True
 
 
 def _holds_big_array(out, primals):
@@ -216,6 +232,79 @@ def _pull_freeing(prim, in_slots, primals, out, params, ct, cotangents, owned):
 def _popped(tape):
     while tape:
         yield tape.pop()
+
+
+def keep_call_values(tape, caller_values):
+    """Make a retained ``tape`` independent of arrays its caller can still write into.
+
+    NumPy arrays are mutable: after ``y, pullback = vjp(f, x)`` an optimiser loop may update
+    ``x`` (or a weight ``f`` closes over) in place, and a pullback reading the tape would
+    then differentiate at the new values. Every array on the tape that shares memory with
+    what the caller can reach is replaced by a copy taken now (one copy per array): the
+    ``caller_values`` (the inputs, the outputs and aux handed back), the constants the
+    function used (closed-over or global arrays, which the tape cannot tell from arrays the
+    function made from them), arrays among the primitives' parameters (index arrays), and
+    views of any of them, found by following ``.base`` to the array that owns the memory.
+    Arrays the recorded operations allocated, and views of them, are kept as they are.
+    The entries are replaced in place; the tape's operations are unchanged.
+    """
+    external = {id(_memory_owner(v)) for v in caller_values if isinstance(v, np.ndarray)}
+    copies = {}
+
+    def kept(value, constant=False):
+        if not isinstance(value, np.ndarray):
+            return value
+        if value.base is None and not constant:  # the common case: owns its memory
+            if id(value) not in external:
+                return value
+        else:
+            owner = _memory_owner(value)
+            if constant:
+                # the tape runs in order, so a constant is seen before any view made of it
+                external.add(id(owner))
+            elif id(owner) not in external and owner.flags.owndata:
+                return value
+        pair = copies.get(id(value))
+        if pair is None:  # the original is kept alive with its copy, so ids stay unique
+            pair = copies[id(value)] = (value, value.copy())
+        return pair[1]
+
+    for i, (prim, slots, primals, out, params, out_slot) in enumerate(tape):
+        for k, value in enumerate(primals):  # the entry's own list: updated in place
+            if type(value) is np.ndarray:
+                primals[k] = kept(value, slots[k] is None)
+        new_out = tuple(map(kept, out)) if prim.multiple_results else kept(out)
+        new_params = _kept_params(params, kept) if params else params
+        if new_out is not out or new_params is not params:
+            tape[i] = (prim, slots, primals, new_out, new_params, out_slot)
+
+
+def _memory_owner(array):
+    """The array at the end of ``array``'s chain of ``.base`` views (itself if it owns its
+    memory), seen through non-array bases such as ``as_strided``'s."""
+    owner, base = array, array.base
+    while base is not None:
+        if isinstance(base, np.ndarray):
+            owner = base
+        base = getattr(base, "base", None)
+    return owner
+
+
+def _kept_params(params, kept):
+    """``params`` with its arrays (also inside tuples, lists and a custom call's residual
+    pytree) passed through ``kept``, copied only when something changes."""
+    changed = {}
+    for name, value in params.items():
+        if name == "saved":
+            new = tree_map(kept, value)
+        elif isinstance(value, np.ndarray):
+            new = value.copy()  # a parameter array (an index) is the caller's: keep it now
+        elif isinstance(value, (tuple, list)) and any(isinstance(v, np.ndarray) for v in value):
+            new = type(value)(v.copy() if isinstance(v, np.ndarray) else v for v in value)
+        else:
+            continue
+        changed[name] = new
+    return {**params, **changed} if changed else params
 
 
 def replay(tape, env, out_slots):

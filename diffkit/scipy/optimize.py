@@ -32,6 +32,9 @@ import scipy.optimize as _so
 
 from .. import api, tree_util
 from .. import numpy as dnp
+from ..api_checks import check_callable, describe
+from ..core.trace import Tracer
+from ..core.zeros import dtype_of, shape_of
 from ..errors import InputTypeError, NonScalarOutputError, ShapeMismatchError
 from ..flatten_util import ravel_pytree
 
@@ -79,7 +82,10 @@ def _real_leaf(x, i, name):
     except Exception as e:
         raise InputTypeError(f"{name}: x0 leaf {i} cannot be converted to an array: {e}. "
                              "x0 must be a pytree of arrays or numbers.") from None
-    if x.dtype.kind in "biu":
+    if x.dtype.kind == "b":
+        raise InputTypeError(f"{name}: x0 leaf {i} is boolean; x0 must be a pytree of float "
+                             "arrays or numbers (e.g. x.astype(float)).")
+    if x.dtype.kind in "iu":
         return x.astype(np.float64)
     if x.dtype.kind == "c":
         raise InputTypeError(f"{name}: x0 leaf {i} is complex ({x.dtype}); SciPy optimizes "
@@ -91,9 +97,36 @@ def _real_leaf(x, i, name):
     return x
 
 
-def _flat_output(out):
-    """An output pytree (traced or not) as one 1-D vector, differentiably."""
-    return ravel_pytree(out)[0]
+def _flat_output(out, name, what="fun"):
+    """An output pytree (traced or not) as one 1-D vector, differentiably, after checking
+    that it holds real numbers (``name`` is the adapter, ``what`` the user's function)."""
+    return ravel_pytree(_real_output(out, name, what))[0]
+
+
+_NUMBERS = (np.ndarray, Tracer, np.generic, int, float, complex)
+
+
+def _real_output(out, name, what="fun"):
+    """``out``, the value the user's ``what`` returned, checked to be real numbers: None, a
+    value that is not a number or an array (a string, an object), a complex value and a
+    boolean are errors that say so."""
+    if out is None:
+        raise InputTypeError(f"{name}: {what} returned None; it must return its value (check "
+                             "that it ends with a return statement).")
+    for leaf in tree_util.tree_leaves(out):
+        if not isinstance(leaf, _NUMBERS) or isinstance(leaf, bool):
+            within = "" if leaf is out else f" (in {describe(out)})"
+            raise InputTypeError(f"{name}: {what} returned {describe(leaf)}{within}; it must "
+                                 "return real numbers or arrays.")
+        dtype = dtype_of(leaf)
+        if dtype.kind == "c":
+            raise InputTypeError(
+                f"{name}: {what} returned a complex value ({dtype}); SciPy's optimizers work "
+                "with real values. Return abs(z) ** 2 or split the real and imaginary parts.")
+        if dtype.kind not in "iuf":
+            raise InputTypeError(f"{name}: {what} returned an array of dtype {dtype}; it "
+                                 "must return real numbers.")
+    return out
 
 
 class _Cache:
@@ -122,28 +155,12 @@ class _Objective:
         self.cache = _Cache()
 
     def of_flat(self, x):
-        return self.fun(self.params.tree(x), *self.args)
-
-    def _checked(self, value):
-        shape = np.shape(value)
-        if isinstance(value, (tuple, list, dict)) or shape != ():
-            got = f"a {type(value).__name__}" if isinstance(value, (tuple, list, dict)) \
-                else f"an array of shape {shape}"
-            raise NonScalarOutputError(
-                f"minimize needs fun to return a real scalar, but it returned {got}. To fit "
-                "a vector of residuals use diffkit.scipy.optimize.least_squares(fun, x0); to "
-                "solve fun(x) = 0 use diffkit.scipy.optimize.root(fun, x0).")
-        return float(value)
+        """fun at the flat point ``x`` (traced or not), checked to be a real scalar."""
+        return _real_scalar(self.fun(self.params.tree(x), *self.args), "fun")
 
     def _value_and_grad(self, x):
-        try:
-            value, gradient = api.value_and_grad(self.of_flat)(x)
-        except NonScalarOutputError as e:
-            raise NonScalarOutputError(
-                f"minimize needs fun to return a real scalar. To fit a vector of residuals use "
-                "diffkit.scipy.optimize.least_squares(fun, x0); to solve fun(x) = 0 use "
-                f"diffkit.scipy.optimize.root(fun, x0). ({e})") from None
-        return {"value": self._checked(value), "grad": np.asarray(gradient, np.float64)}
+        value, gradient = api.value_and_grad(self.of_flat)(x)
+        return {"value": float(value), "grad": np.asarray(gradient, np.float64)}
 
     def value(self, x):
         """fun at the flat point ``x``, as a float (with its gradient, computed alongside)."""
@@ -151,7 +168,7 @@ class _Objective:
 
     def value_only(self, x):
         """fun at ``x`` without derivatives (for the methods that never use them)."""
-        return self.cache.get(x, "value", lambda: {"value": self._checked(self.of_flat(x))})
+        return self.cache.get(x, "value", lambda: {"value": float(self.of_flat(x))})
 
     def grad(self, x):
         """The gradient at ``x``, shape ``(n,)``."""
@@ -172,6 +189,19 @@ class _Objective:
             x, "hess", lambda: {"hess": np.asarray(api.hessian(self.of_flat)(x), np.float64)})
 
 
+def _real_scalar(value, what):
+    """``value``, returned by the user's ``what``, checked to be a real scalar."""
+    _real_output(value, "minimize", what)
+    if isinstance(value, (tuple, list, dict)) or shape_of(value) != ():
+        got = f"a {type(value).__name__}" if isinstance(value, (tuple, list, dict)) \
+            else f"an array of shape {shape_of(value)}"
+        raise NonScalarOutputError(
+            f"minimize needs {what} to return a real scalar, but it returned {got}. To fit "
+            "a vector of residuals use diffkit.scipy.optimize.least_squares(fun, x0); to "
+            "solve fun(x) = 0 use diffkit.scipy.optimize.root(fun, x0).")
+    return value
+
+
 def _user_jac(jac, params, args):
     """A user's gradient function of the pytree as SciPy's ``jac(x)``."""
     return lambda x: params.flat(jac(params.tree(x), *args), "the gradient returned by jac")
@@ -181,7 +211,7 @@ def _user_value_and_jac(fun, params, args):
     """``jac=True``: ``fun`` returns ``(value, gradient)``; SciPy gets a flat gradient."""
     def fun_and_grad(x):
         value, gradient = fun(params.tree(x), *args)
-        return float(value), params.flat(gradient, "the gradient returned by fun (jac=True)")
+        return float(_real_scalar(value, "fun (jac=True)")), params.flat(gradient, "the gradient returned by fun (jac=True)")
     return fun_and_grad
 
 
@@ -243,7 +273,8 @@ class _ConstraintFunction:
         self.size = None
 
     def traced(self, x):
-        return _flat_output(self.fun(self.params.tree(x), *self.args))
+        return _flat_output(self.fun(self.params.tree(x), *self.args), "minimize",
+                            "a constraint's fun")
 
     def __call__(self, x):
         values = np.asarray(self.traced(x), np.float64)
@@ -459,6 +490,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     with its shape and dtype. ``hess_inv`` and the other fields are as SciPy gives them, on
     the flat vector.
     """
+    check_callable(fun, "minimize")
     params = _Params(x0, "minimize")
     method = _default_method(method, _constraint_list(constraints), bounds)
     args = args if isinstance(args, tuple) else (args,)
@@ -482,12 +514,22 @@ class _Residuals:
     """``fun(tree, *args, **kwargs)`` (any output pytree) on the flat vector: values
     ``(m,)`` and the exact Jacobian ``(m, n)``, forward mode when ``n <= m`` else reverse."""
 
-    def __init__(self, fun, params, args, kwargs):
+    def __init__(self, fun, params, args, kwargs, name, square=False):
         self.fun, self.params, self.args, self.kwargs = fun, params, args, kwargs
         self.cache, self.size = _Cache(), None
+        self.name = name
+        self.square = square  # n equations in n unknowns (root, except method 'lm')
 
     def _traced(self, x):
-        return _flat_output(self.fun(self.params.tree(x), *self.args, **self.kwargs))
+        values = _flat_output(self.fun(self.params.tree(x), *self.args, **self.kwargs),
+                              self.name)
+        size = shape_of(values)[0]
+        if size == 0 or (self.square and size != self.params.n):
+            wanted = f"as many values as parameters ({self.params.n})" if self.square \
+                else "at least one residual"
+            raise ShapeMismatchError(f"{self.name}: fun returned {size} values in all, but it "
+                                     f"must return {wanted}.")
+        return values
 
     def _values(self, x):
         values = np.asarray(self._traced(x), np.float64)
@@ -565,9 +607,10 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
     Returns SciPy's ``OptimizeResult`` with ``x`` and ``grad`` as pytrees like ``x0``;
     ``fun`` (residuals, ``(m,)``), ``jac`` (``(m, n)``) and ``active_mask`` are flat.
     """
+    check_callable(fun, "least_squares")
     params = _Params(x0, "least_squares")
     args = args if isinstance(args, tuple) else (args,)
-    residuals = _Residuals(fun, params, args, kwargs or {})
+    residuals = _Residuals(fun, params, args, kwargs or {}, "least_squares")
     if jac is None:
         scipy_jac = residuals.jac
     elif callable(jac):
@@ -595,9 +638,11 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     Returns SciPy's ``OptimizeResult`` with ``x`` as a pytree like ``x0``; ``fun`` and the
     Jacobian fields are flat, as SciPy gives them.
     """
+    check_callable(fun, "root")
     params = _Params(x0, "root")
     args = args if isinstance(args, tuple) else (args,)
-    residuals = _Residuals(fun, params, args, {})
+    square = not (isinstance(method, str) and method.lower() == "lm")  # lm: least squares
+    residuals = _Residuals(fun, params, args, {}, "root", square)
     if callable(jac):
         scipy_jac = lambda x: jac(params.tree(x), *args)  # noqa: E731
     elif jac is not None:

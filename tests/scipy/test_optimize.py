@@ -6,7 +6,7 @@ import pytest
 import scipy.optimize as so
 
 import diffkit.numpy as dnp
-from diffkit.errors import NonScalarOutputError
+from diffkit.errors import InputTypeError, NonScalarOutputError, ShapeMismatchError
 from diffkit.scipy import optimize as dko
 
 
@@ -309,6 +309,69 @@ def test_bad_bounds_and_constraints_are_clear_errors():
                                                                           "fun": lambda x: x})
     with pytest.raises(TypeError, match="complex"):
         dko.minimize(lambda x: dnp.sum(dnp.abs(x) ** 2), np.ones(2, complex))
+
+
+# --- what fun returns is checked, in every adapter -------------------------------------
+
+X0 = np.array([0.5, 1.5])
+ADAPTERS = {
+    "minimize BFGS": (dko.minimize, {"method": "BFGS"}),
+    "minimize Nelder-Mead": (dko.minimize, {"method": "Nelder-Mead"}),
+    "minimize trust-exact": (dko.minimize, {"method": "trust-exact"}),
+    "least_squares": (dko.least_squares, {}),
+    "root hybr": (dko.root, {"method": "hybr"}),
+    "root broyden1": (dko.root, {"method": "broyden1"}),
+}
+BAD_RETURNS = {
+    "None": (lambda p: None, "returned None"),
+    "a string": (lambda p: "residual", "returned a str"),
+    "an object": (lambda p: object(), "returned an object"),
+    "a boolean": (lambda p: True, "type bool"),
+    "a complex value": (lambda p: dnp.sum(p) * (1 + 1j), "complex"),
+    "complex residuals": (lambda p: p * 1j, "complex"),
+}
+
+
+@pytest.mark.parametrize("returned", list(BAD_RETURNS))
+@pytest.mark.parametrize("adapter", list(ADAPTERS))
+def test_a_bad_return_value_of_fun_is_a_clear_error(adapter, returned):
+    solve, options = ADAPTERS[adapter]
+    fun, words = BAD_RETURNS[returned]
+    with pytest.raises(InputTypeError) as excinfo:
+        solve(fun, X0, **options)
+    text = str(excinfo.value)
+    assert text.startswith(f"{solve.__name__}: fun returned")
+    assert words in text
+
+
+def test_least_squares_needs_at_least_one_residual():
+    with pytest.raises(ShapeMismatchError, match="least_squares: fun returned 0 values"):
+        dko.least_squares(lambda p: p[:0], X0)
+
+
+@pytest.mark.parametrize("method", ["hybr", "krylov"])
+def test_root_needs_as_many_equations_as_unknowns_except_with_lm(method):
+    # x0 - 1 = 0, x1 - 2 = 0, x0 + x1 - 3 = 0: consistent, solution (1, 2)
+    def equations(p):
+        return dnp.stack([p[0] - 1, p[1] - 2, p[0] + p[1] - 3])
+
+    with pytest.raises(ShapeMismatchError, match=r"root: fun returned 3 values.*parameters \(2\)"):
+        dko.root(equations, X0, method=method)
+    # 'lm' solves an overdetermined system in the least-squares sense: no error
+    np.testing.assert_allclose(dko.root(equations, X0, method="lm").x, [1.0, 2.0], rtol=1e-7)
+
+
+def test_a_constraint_returning_none_is_named():
+    with pytest.raises(InputTypeError, match="minimize: a constraint's fun returned None"):
+        dko.minimize(lambda p: dnp.sum(p ** 2), X0,
+                     constraints={"type": "eq", "fun": lambda p: None})
+
+
+@pytest.mark.parametrize("solve", [dko.minimize, dko.least_squares, dko.root],
+                         ids=lambda f: f.__name__)
+def test_fun_must_be_callable(solve):
+    with pytest.raises(InputTypeError, match=f"{solve.__name__} expects a callable as fun"):
+        solve(np.sum(X0), X0)
 
 
 # --- least_squares and root ------------------------------------------------------------
