@@ -3,7 +3,8 @@ carries values.
 
 Compositions of ``numpy.linalg``'s primitives (``diffkit/ops/decompositions.py``): ``solve``,
 ``inv``, ``det``, ``cholesky``, ``cho_factor``, ``cho_solve``, ``eigh``, ``eigvalsh``,
-``svd``, ``qr``, ``lstsq``, ``pinv``, ``norm``, ``block_diag``, ``expm_frechet``. New
+``svd``, ``qr``, ``lstsq``, ``pinv``, ``norm``, ``block_diag``, ``expm_frechet``, ``cosm``,
+``sinm``, ``tanm``, ``fractional_matrix_power``. New
 primitives (``diffkit/ops/scipy_linalg.py``): ``solve_triangular``, ``solve_sylvester``,
 ``expm``, ``logm``, ``sqrtm``, ``lu_factor`` (``lu_solve`` is a composition).
 
@@ -13,8 +14,11 @@ Conventions (beyond those of ``numpy.linalg``):
   ``assume_a='sym'/'her'/'pos'``, ``solve_triangular``, ``cho_solve``, ``cholesky``,
   ``eigh``) read the same triangle here. ``solve``/``solve_triangular``/``cho_solve``
   differentiate the function of that triangle exactly (the other triangle has derivative
-  0); ``cholesky`` and ``eigh`` follow ``numpy.linalg``'s convention (the perturbation is
-  symmetrised; gradients are symmetric).
+  0), and so do ``eigh``/``eigvalsh`` (``lower``); ``cholesky`` follows ``numpy.linalg``'s
+  convention (the perturbation is symmetrised; gradients are symmetric).
+- Functions of symmetric (Hermitian) matrices: ``funm`` (Daleckii-Krein, every order,
+  exact at repeated eigenvalues; ``diffkit/ops/matrix_functions.py``); ``cosm``, ``sinm``,
+  ``tanm`` through ``expm``, ``fractional_matrix_power`` through ``expm``/``logm``.
 - ``cho_factor`` returns ``(c, lower)`` with zeros in the unused triangle of ``c`` (SciPy
   leaves arbitrary values there); ``cho_solve((c, lower), b)`` reads only ``c``'s triangle
   and is differentiable in ``c`` as a triangular factor and in ``b``.
@@ -551,10 +555,16 @@ def fractional_matrix_power(A, t):
     """``A`` to the real power ``t``, as ``scipy.linalg.fractional_matrix_power``: an
     integer ``t`` by ``matrix_power``, otherwise ``expm(t * logm(A))`` (principal branch;
     ``A`` without eigenvalues on the closed negative real axis), differentiable in ``A``
-    (and in a traced ``t``) through ``expm`` and ``logm``, exact at repeated eigenvalues."""
+    (and in a traced ``t``) through ``expm`` and ``logm``, exact at repeated eigenvalues.
+    A real result is returned as a real array (SciPy may give it an imaginary part of
+    rounding size)."""
     A = _matrix_argument(A)
     if not isinstance(A, Tracer) and not isinstance(t, Tracer):
-        return scipy.linalg.fractional_matrix_power(A, t)
+        out = scipy.linalg.fractional_matrix_power(A, t)
+        if np.isrealobj(A) and np.iscomplexobj(out) and np.all(
+                np.abs(np.imag(out)) <= 1e3 * np.finfo(float).eps * np.max(np.abs(out))):
+            out = np.real(out)   # a real matrix's real power is real (traced too)
+        return out
     if not isinstance(t, Tracer) and float(t) == int(t):
         return _dec.matrix_power(A, int(t))
     return expm_p(_ew.multiply(logm_p(A), t))
