@@ -50,6 +50,7 @@ Where a derivative is undefined the conventions are:
   ``det``/``slogdet``/``inv``/``solve``: for a nonsingular matrix.
 """
 
+import functools
 import math
 import operator
 from collections import namedtuple
@@ -172,6 +173,7 @@ def _safe_reciprocal(x):
 TIE_RTOL_EPS = 512
 
 
+@functools.lru_cache(maxsize=None)
 def tie_tolerance(dtype):
     """The relative tie tolerance for values of ``dtype`` (``TIE_RTOL_EPS`` eps)."""
     return TIE_RTOL_EPS * float(np.finfo(np.empty((), dtype).real.dtype).eps)
@@ -203,9 +205,36 @@ def _pairwise_ties(w):
 
 def _tied(groups):
     """``(..., n, n)`` booleans: ``i != j`` in the same tie group."""
-    n = shape_of(groups)[-1]
-    same = ew.equal(sh.expand_dims(groups, -1), sh.expand_dims(groups, -2))
-    return ew.logical_and(same, ~np.eye(n, dtype=bool))
+    return tie_mask_p(groups, diagonal=False)
+
+
+def _tie_mask_impl(groups, diagonal):
+    same = groups[..., :, None] == groups[..., None, :]
+    if not diagonal:
+        same &= ~np.eye(groups.shape[-1], dtype=bool)
+    return same
+
+
+tie_mask_p = Primitive("tie_mask", _tie_mask_impl, nondiff=True)
+tie_mask_p.batch = lambda axis_size, values, batch_axes, diagonal: (
+    tie_mask_p(values[0], diagonal=diagonal), 0)
+
+
+def _unknown_impl(tied, x):
+    return np.any(tied, axis=(-2, -1), keepdims=True) & np.any(x != 0, axis=(-2, -1),
+                                                                 keepdims=True)
+
+
+def _unknown_batch(axis_size, values, batch_axes):
+    tied, x = (v if ax is not None else sh.broadcast_to(v, (axis_size,) + shape_of(v))
+               for v, ax in zip(values, batch_axes))
+    return unknown_at_ties_p(tied, x), 0
+
+
+# whether the coupling is needed at a tie: some pair is tied and ``x`` (the tangent or
+# cotangent reaching the vectors) is nonzero, per matrix of the stack: (..., 1, 1)
+unknown_at_ties_p = Primitive("unknown_at_ties", _unknown_impl, batch=_unknown_batch,
+                              nondiff=True)
 
 
 def _any_matrix(mask):
@@ -275,10 +304,13 @@ def _rotated_diagonal(m, groups):
 def _inverse_gaps(w, groups):
     """``F[..., i, j] = 1 / (w_j - w_i)`` for untied ``w_i``, ``w_j``, else 0 (the diagonal
     too). ``groups``: tie labels (``tie_groups_p(w)``) of a sorted ``w``, or a ready
-    ``(..., n, n)`` tie mask."""
+    ``(..., n, n)`` tie mask (without the diagonal)."""
     gaps = ew.subtract(sh.expand_dims(w, -2), sh.expand_dims(w, -1))
-    tied = _tied(groups) if len(shape_of(groups)) == len(shape_of(w)) else groups
-    return ew.where(tied, 0.0, _safe_reciprocal(gaps))
+    if len(shape_of(groups)) == len(shape_of(w)):
+        skip = tie_mask_p(groups, diagonal=True)
+    else:
+        skip = ew.logical_or(groups, np.eye(shape_of(w)[-1], dtype=bool))
+    return ew.where(skip, 0.0, ew.divide(1.0, ew.where(skip, 1.0, gaps)))
 
 
 def _nan_where(flag, x):
@@ -699,6 +731,10 @@ def _from_triangle(x, UPLO):
     strict triangle, its conjugate transpose and the real part of the diagonal."""
     n = shape_of(x)[-1]
     real = _real_dtype(x)
+    if not _is_complex(x):   # x M + (x M)^T, M the strict triangle and half the diagonal
+        half = _mask(n, -1, real) + 0.5 * np.eye(n, dtype=real)
+        part = ew.multiply(x, half if UPLO == "L" else half.T)
+        return ew.add(part, _T(part))
     strict = ew.multiply(x, _mask(n, -1, real) if UPLO == "L" else _mask(n, -1, real).T)
     diagonal = ew.multiply(_real(x), np.eye(n, dtype=real))
     return ew.add(ew.add(strict, _H(strict)), _cast(diagonal, dtype_of(x)) if
@@ -711,6 +747,11 @@ def _triangle_adjoint(g, UPLO, dtype):
     n = shape_of(g)[-1]
     real = _real_dtype(g)
     both = ew.add(g, _H(g))
+    if not _is_complex(g):   # (g + g^T) M on the read triangle, by where, not a product:
+        half = _mask(n, -1, real) + 0.5 * np.eye(n, dtype=real)   # it stays 0 when g is NaN
+        half = half if UPLO == "L" else half.T
+        out = ew.where(half > 0, ew.multiply(both, half), 0.0)
+        return out if np.dtype(dtype).kind != "c" else _cast(out, dtype)
     read = np.tril(np.ones((n, n), bool), -1)   # where, not a product: the unread
     read = read if UPLO == "L" else read.T       # triangle stays 0 when g is NaN
     strict = ew.where(read, both, 0.0)
@@ -732,27 +773,64 @@ def _eigh_jvp(primals, tangents, UPLO):
     dw = _real(_rotated_diagonal(m, groups))
     dv = _mm(v, ew.multiply(_inverse_gaps(w, groups), m))
     # at a tie the eigenvectors have no derivative the rule can know (a 0/0 coupling)
-    unknown = ew.logical_and(_any_matrix(_tied(groups)), _any_matrix(ew.not_equal(ta, 0)))
+    unknown = unknown_at_ties_p(_tied(groups), ta)
     return (w, v), (dw, _nan_where(unknown, dv))
+
+
+@functools.lru_cache(maxsize=64)
+def _half_triangle(n, UPLO, dtype):
+    """The read strict triangle with ones, the diagonal with 1/2 (a constant)."""
+    half = _mask(n, -1, dtype) + 0.5 * np.eye(n, dtype=dtype)
+    return half if UPLO == "L" else half.T
+
+
+def _plain_without_ties(w, *values):
+    """Whether every value is a plain array (a first-order rule: nothing differentiates
+    it again) and ``w`` has no tie: the rule may then skip the tie bookkeeping."""
+    if type(w) is not np.ndarray or any(type(x) is not np.ndarray for x in values):
+        return False
+    if w.shape[-1] < 2:
+        return True
+    scale = tie_tolerance(w.dtype) * np.max(np.abs(w), axis=-1, keepdims=True)
+    return not np.any(np.abs(w[..., 1:] - w[..., :-1]) <= scale)   # w is sorted
 
 
 def _eigh_vjp(cts, out, a, UPLO):
     w_bar, v_bar = cts
     w, v = out
+    if _plain_without_ties(w, v, *(c for c in cts if type(c) is not Zero)):
+        return _eigh_vjp_plain(w_bar, v_bar, w, v, a, UPLO)
     g = None
     if type(v_bar) is not Zero:
         groups = tie_groups_p(w)
+        tied = _tied(groups)
         v_bar = _cast(v_bar, dtype_of(v))
-        inner = ew.multiply(_inverse_gaps(w, groups), _mm(_T(v), v_bar))
+        inner = ew.multiply(_inverse_gaps(w, tied), _mm(_T(v), v_bar))
         g = _mm(_conj(v), _mm(inner, _T(v)))
-        unknown = ew.logical_and(_any_matrix(_tied(groups)),
-                                 _any_matrix(ew.not_equal(v_bar, 0)))
-        g = _nan_where(unknown, g)
+        g = _nan_where(unknown_at_ties_p(tied, v_bar), g)
     if type(w_bar) is not Zero:
         gw = _conj(eigh_spectral_p(a, w, v, _cast(w_bar, dtype_of(w)), UPLO=UPLO))
         g = gw if g is None else ew.add(g, gw)
     # the transpose of dA -> V^H T(dA) V, T the Hermitian matrix of the UPLO triangle
     return _triangle_adjoint(g, UPLO, dtype_of(a))
+
+
+def _eigh_vjp_plain(w_bar, v_bar, w, v, a, UPLO):
+    """The same VJP on plain arrays without ties, in NumPy (first order only)."""
+    n = w.shape[-1]
+    diagonal = (Ellipsis, np.arange(n), np.arange(n))
+    if type(v_bar) is not Zero:
+        gaps = w[..., None, :] - w[..., :, None]
+        gaps[diagonal] = np.inf                           # 1 / inf = 0 on the diagonal
+        inner = (np.swapaxes(v, -1, -2) @ np.asarray(v_bar, v.dtype)) / gaps
+    else:
+        inner = np.zeros(v.shape, v.dtype)
+    if type(w_bar) is not Zero:
+        inner[diagonal] += w_bar
+    g = v.conj() @ inner @ np.swapaxes(v, -1, -2)
+    if np.iscomplexobj(g):
+        return _triangle_adjoint(g, UPLO, dtype_of(a))
+    return (g + np.swapaxes(g, -1, -2)) * _half_triangle(n, UPLO, g.dtype)
 
 
 eigh_p = Primitive("eigh", _eigh_impl, _eigh_jvp, (_eigh_vjp,), multiple_results=True)
@@ -901,7 +979,7 @@ def _eig_jvp(primals, tangents):
     # keep unit norm and fix the phase: Re(v^H dv) = 0 and Im(v^H dv) = 0 column by column
     along = _real(rd.sum(ew.multiply(_conj(v), dv), axis=-2))
     dv = ew.subtract(dv, ew.multiply(v, sh.expand_dims(along, -2)))
-    unknown = ew.logical_and(_any_matrix(tied), _any_matrix(ew.not_equal(ta, 0)))
+    unknown = unknown_at_ties_p(tied, ta)
     return (w, v), (dw, _nan_where(unknown, dv))
 
 
@@ -915,7 +993,7 @@ def _eig_vjp(cts, out, a):
         v_bar = ew.subtract(v_bar, ew.multiply(_conj(v), sh.expand_dims(along, -2)))
         tied = _pairwise_ties(w)
         inner = ew.multiply(_inverse_gaps(w, tied), _mm(_T(v), v_bar))
-        unknown = ew.logical_and(_any_matrix(tied), _any_matrix(ew.not_equal(v_bar, 0)))
+        unknown = unknown_at_ties_p(tied, v_bar)
         parts.append(_nan_where(unknown, inner))
     if type(w_bar) is not Zero:
         parts.append(_diag_embed(_cast(w_bar, dtype_of(v))))
@@ -1001,8 +1079,14 @@ def _svd_jvp(primals, tangents, full_matrices, hermitian):
     if v2h is not None:
         dv = sh.concatenate([dv, ew.negative(_mm(v1, _mm(_H(dv), _H(v2h))))], axis=-1)
     # at a tie the singular vectors have no derivative the rule can know (a 0/0 coupling)
-    unknown = ew.logical_and(_any_matrix(_tied(groups)), _any_matrix(ew.not_equal(ta, 0)))
+    unknown = unknown_at_ties_p(_tied(groups), ta)
     return (u, s, vh), (_nan_where(unknown, du), ds, _nan_where(unknown, _H(dv)))
+
+
+def _gram(x):
+    """``|x|^T |x|`` (k, k): nonzero exactly where a column of ``x`` is, for any row count."""
+    ax = ew.abs(x)
+    return _mm(_T(ax), ax)
 
 
 def _svd_vjp(cts, out, a, full_matrices, hermitian):
@@ -1039,7 +1123,7 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
     outer = []          # the parts outside span U / span V
     moving = None       # whether a cotangent reaches the singular vectors
     if type(u_bar) is not Zero:
-        moving = _any_matrix(ew.not_equal(u_bar, 0))
+        moving = u_bar
         g0 = _mm(_T(u1), u_bar)
         g = ew.multiply(f, g0)
         inner.append(ew.multiply(ew.add(g, _H(g)), s_row))
@@ -1050,8 +1134,7 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
             proj = ew.subtract(u_bar, _mm(_conj(u1), g0))
             outer.append(_mm(ew.multiply(proj, sh.expand_dims(s_inv, -2)), _T(v1)))
     if type(v_bar) is not Zero:
-        nonzero = _any_matrix(ew.not_equal(v_bar, 0))
-        moving = nonzero if moving is None else ew.logical_or(moving, nonzero)
+        moving = v_bar if moving is None else ew.add(_gram(moving), _gram(v_bar))
         h = ew.multiply(f, _mm(_T(v1), v_bar))
         inner.append(ew.multiply(s_col, ew.add(h, _H(h))))
         if n > k:   # conj(U) S^-1 (Vbar^H - Vbar^H conj(V) V^T)
@@ -1064,7 +1147,7 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
     g = _mm(_conj(u1), _mm(total, _T(v1)))
     for part in outer:
         g = ew.add(g, part)
-    g = _nan_where(ew.logical_and(_any_matrix(_tied(groups)), moving), g)
+    g = _nan_where(unknown_at_ties_p(_tied(groups), moving), g)
     if hermitian:
         g = _sym(g)
     g = g if _is_complex(a) else _real(g)
