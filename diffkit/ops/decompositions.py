@@ -237,12 +237,6 @@ unknown_at_ties_p = Primitive("unknown_at_ties", _unknown_impl, batch=_unknown_b
                               nondiff=True)
 
 
-def _any_matrix(mask):
-    """``(..., 1, 1)``: whether any entry of each ``(n, n)`` matrix of ``mask`` is true."""
-    count = rd.sum(ew.astype(mask, np.float64), axis=(-2, -1), keepdims=True)
-    return ew.greater(count, 0)
-
-
 def _fixed_rotation(m):
     """A fixed orthogonal ``(m, m)`` matrix without structure (Q of a QR factorisation of
     ``cos(1 + 2.1 i + 3.7 j + 0.61 i j)``): tied eigenvectors are rotated by it, so that no
