@@ -17,10 +17,19 @@ Derivatives are the standard matrix-calculus results, written as transposes of t
 (for complex values under the pairing ``Re(sum(cotangent * tangent))``, JAX's convention).
 Where a derivative is undefined the conventions are:
 
-- eigen- and singular vectors: the derivative exists for distinct eigen/singular values; at
-  an exact tie the coupling between the tied vectors (``1 / (w_j - w_i)``) is taken as 0,
-  which is exact for functions of the eigen/singular values and of the projectors onto
-  whole eigenspaces, and keeps both modes finite and equal;
+- repeated eigen- and singular values ("ties": equal to ``TIE_RTOL_EPS`` eps relative to
+  the largest one, the one tolerance of eigh, eig and svd) make the vector coupling
+  ``1 / (w_j - w_i)`` a 0/0 limit that a rule cannot know: it depends on what the caller does
+  with the vectors (``sin`` of the matrix needs ``cos(w)``, a projector onto the whole
+  eigenspace needs 0, and neither the tangent nor the cotangent of the vectors says which).
+  So at a tie the vectors' tangent is NaN (for any nonzero input tangent) and so is the
+  cotangent of the input that any nonzero vector cotangent produces, in both modes alike.
+  The eigen/singular values' own rules go through ``eigh_spectral_p``/``svd_spectral_p``
+  (``W diag(c) W^H``, Daleckii-Krein), exact at ties for functions symmetric in the tied
+  values, Hessians (forward over reverse) included: the limit there is read off the tangent
+  of the cotangent (see ``_tie_limits``). Reverse-over-reverse and forward-over-forward
+  second derivatives across a tie are NaN (the limit is not in what those rules see). For
+  functions of a symmetric matrix use ``diffkit.scipy.linalg.funm``;
 - phases and signs of eigen/singular vectors are only defined up to a choice (a "gauge"):
   the derivatives keep unit norm and set the derivative's component along the vector
   itself to zero (``Re``/``Im(v^H dv) = 0``; for a complex SVD the phase change of
@@ -30,12 +39,13 @@ Where a derivative is undefined the conventions are:
   (``svd(full_matrices=True)``) of a non-square matrix span the orthogonal complement, which
   is defined but whose basis is not: their derivative moves them with the complement
   (it is exact for functions of the projector ``Q2 @ Q2.T``);
-- ``eigh`` and ``eigvalsh`` read one triangle of their input, which is assumed
-  symmetric (Hermitian): their derivatives are those of the function of ``(a + a^H)/2``,
-  i.e. the perturbation is symmetrised and gradients are symmetric;
-- ``cholesky`` and ``pinv(hermitian=True)`` are differentiated as NumPy computes them: as
-  functions of the Hermitian matrix that one triangle defines (``triangles.py``), so the
-  entries not read have derivative 0 and Hessians are those of a real function (symmetric);
+- ``eigh`` and ``eigvalsh`` read the ``UPLO`` triangle (and the real diagonal) of their
+  input, as NumPy: the derivative is that of this function, so the other triangle has
+  derivative 0 and the read off-diagonal entries count for both;
+- ``cholesky``, ``pinv(hermitian=True)`` and ``svd(hermitian=True)`` are differentiated as
+  NumPy computes them: as functions of the Hermitian matrix that one triangle defines
+  (``triangles.py``), so the entries not read have derivative 0 and Hessians are those of a
+  real function (symmetric);
 - ``norm`` has derivative 0 at the zero vector (matrix), and ``ord=inf`` shares the
   derivative equally between tied entries (as ``max``); ``1/s`` factors of zero singular
   values (rank-deficient non-square ``svd``) are taken as 0;
@@ -47,6 +57,7 @@ Where a derivative is undefined the conventions are:
   ``LinAlgError`` at a singular matrix, as NumPy's.
 """
 
+import functools
 import math
 import operator
 from collections import namedtuple
@@ -161,9 +172,154 @@ def _safe_reciprocal(x):
     return ew.where(ok, ew.divide(1.0, ew.where(ok, x, 1.0)), 0.0)
 
 
-def _inverse_gaps(w):
-    """``F[..., i, j] = 1 / (w_j - w_i)`` for ``w_i != w_j``, else 0 (the diagonal too)."""
-    return _safe_reciprocal(ew.subtract(sh.expand_dims(w, -2), sh.expand_dims(w, -1)))
+# --- ties: repeated eigenvalues and singular values ----------------------------------------
+# Two eigenvalues (singular values) of one matrix are tied when
+#     |w_i - w_j| <= TIE_RTOL_EPS * eps(dtype) * max_k |w_k|,
+# the one relative tolerance of eigh, eigvalsh, eig and svd. LAPACK returns a repeated
+# eigenvalue split by a few eps, so exact ties and computed ones are the same here. At a tie
+# the eigenvector coupling 1 / (w_j - w_i) is a 0/0 limit that the rules cannot know (it
+# depends on what the caller does with the vectors): see the eigh and svd rules.
+
+TIE_RTOL_EPS = 512
+
+
+@functools.lru_cache(maxsize=None)
+def tie_tolerance(dtype):
+    """The relative tie tolerance for values of ``dtype`` (``TIE_RTOL_EPS`` eps)."""
+    return TIE_RTOL_EPS * float(np.finfo(np.empty((), dtype).real.dtype).eps)
+
+
+def _tie_groups_impl(w):
+    """Labels ``(..., n)``: entries of a sorted (ascending or descending) ``w`` get the same
+    label when they form a chain of ties."""
+    w = np.asarray(w)
+    scale = np.max(np.abs(w), axis=-1, keepdims=True) if w.shape[-1] else 0
+    gaps = np.abs(np.diff(w, axis=-1)) > tie_tolerance(w.dtype) * scale
+    first = np.zeros(w.shape[:-1] + (1,), np.int64)
+    return np.concatenate([first, np.cumsum(gaps, axis=-1)], axis=-1)
+
+
+tie_groups_p = Primitive("tie_groups", _tie_groups_impl, nondiff=True)
+tie_groups_p.batch = lambda axis_size, values, batch_axes: (tie_groups_p(values[0]), 0)
+
+
+def _pairwise_ties(w):
+    """``(..., n, n)`` booleans: ``i != j`` with ``|w_i - w_j|`` within the tie tolerance
+    (for unsorted, possibly complex ``w``: ``eig``)."""
+    n = shape_of(w)[-1]
+    gaps = ew.abs(ew.subtract(sh.expand_dims(w, -2), sh.expand_dims(w, -1)))
+    scale = ew.multiply(rd.max(ew.abs(w), axis=-1, keepdims=True), tie_tolerance(dtype_of(w)))
+    return ew.logical_and(ew.less_equal(gaps, sh.expand_dims(scale, -1)),
+                          ~np.eye(n, dtype=bool))
+
+
+def _tied(groups):
+    """``(..., n, n)`` booleans: ``i != j`` in the same tie group."""
+    return tie_mask_p(groups, diagonal=False)
+
+
+def _tie_mask_impl(groups, diagonal):
+    same = groups[..., :, None] == groups[..., None, :]
+    if not diagonal:
+        same &= ~np.eye(groups.shape[-1], dtype=bool)
+    return same
+
+
+tie_mask_p = Primitive("tie_mask", _tie_mask_impl, nondiff=True)
+tie_mask_p.batch = lambda axis_size, values, batch_axes, diagonal: (
+    tie_mask_p(values[0], diagonal=diagonal), 0)
+
+
+def _unknown_impl(tied, x):
+    return np.any(tied, axis=(-2, -1), keepdims=True) & np.any(x != 0, axis=(-2, -1),
+                                                                 keepdims=True)
+
+
+def _unknown_batch(axis_size, values, batch_axes):
+    tied, x = (v if ax is not None else sh.broadcast_to(v, (axis_size,) + shape_of(v))
+               for v, ax in zip(values, batch_axes))
+    return unknown_at_ties_p(tied, x), 0
+
+
+# whether the coupling is needed at a tie: some pair is tied and ``x`` (the tangent or
+# cotangent reaching the vectors) is nonzero, per matrix of the stack: (..., 1, 1)
+unknown_at_ties_p = Primitive("unknown_at_ties", _unknown_impl, batch=_unknown_batch,
+                              nondiff=True)
+
+
+def _fixed_rotation(m):
+    """A fixed orthogonal ``(m, m)`` matrix without structure (Q of a QR factorisation of
+    ``cos(1 + 2.1 i + 3.7 j + 0.61 i j)``): tied eigenvectors are rotated by it, so that no
+    coordinate direction of the input keeps the diagonal of a tied block constant (see
+    ``_tie_limits``; for m <= 8 every pair of diagonal entries differs by > 4e-5)."""
+    i, j = np.arange(m)[:, None], np.arange(m)[None, :]
+    q, r = np.linalg.qr(np.cos(1 + 2.1 * i + 3.7 * j + 0.61 * i * j))
+    return q * np.sign(np.diag(r))
+
+
+def _rotation_of_ties(groups, dtype):
+    """Block-diagonal ``R`` (``(..., n, n)``): the fixed rotation on each tie group,
+    identity elsewhere; ``None`` when nothing is tied."""
+    groups = np.asarray(groups)
+    n = groups.shape[-1]
+    if n < 2 or not np.any(groups[..., 1:] == groups[..., :-1]):
+        return None
+    rot = np.broadcast_to(np.eye(n, dtype=dtype), groups.shape + (n,)).copy()
+    for index in np.ndindex(groups.shape[:-1]):
+        labels = groups[index]
+        for label in np.unique(labels):
+            members = np.flatnonzero(labels == label)
+            if len(members) > 1:
+                rot[index + np.ix_(members, members)] = _fixed_rotation(len(members))
+    return rot
+
+
+def _rotate_ties_impl(x, groups, inverse):
+    """``x @ R`` (``x @ R.T`` with ``inverse``), ``R`` the fixed rotation of each tie group
+    of ``groups`` (``x`` itself without ties); linear in ``x``."""
+    rot = _rotation_of_ties(groups, np.empty((), x.dtype).real.dtype)
+    if rot is None:
+        return x
+    return x @ (np.swapaxes(rot, -1, -2) if inverse else rot)
+
+
+def _rotate_ties_batch(axis_size, values, batch_axes, inverse):
+    x, groups = (v if ax is not None else sh.broadcast_to(v, (axis_size,) + shape_of(v))
+                 for v, ax in zip(values, batch_axes))
+    return rotate_ties_p(x, groups, inverse=inverse), 0
+
+
+rotate_ties_p = Primitive(
+    "rotate_ties", _rotate_ties_impl,
+    lambda primals, tangents, inverse: (rotate_ties_p(*primals, inverse=inverse),
+                                        rotate_ties_p(tangents[0], primals[1],
+                                                      inverse=inverse)),
+    (lambda ct, out, x, groups, inverse: rotate_ties_p(ct, groups, inverse=not inverse),),
+    _rotate_ties_batch, vjp_ignores=(0, "out"))
+
+
+def _rotated_diagonal(m, groups):
+    """The diagonal of ``R^T m R``: the perturbation of tied eigenvalues in the rotated
+    basis of their eigenspace."""
+    return _diag(_T(rotate_ties_p(_T(rotate_ties_p(m, groups, inverse=False)), groups,
+                                  inverse=False)))
+
+
+def _inverse_gaps(w, groups):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` for untied ``w_i``, ``w_j``, else 0 (the diagonal
+    too). ``groups``: tie labels (``tie_groups_p(w)``) of a sorted ``w``, or a ready
+    ``(..., n, n)`` tie mask (without the diagonal)."""
+    gaps = ew.subtract(sh.expand_dims(w, -2), sh.expand_dims(w, -1))
+    if len(shape_of(groups)) == len(shape_of(w)):
+        skip = tie_mask_p(groups, diagonal=True)
+    else:
+        skip = ew.logical_or(groups, np.eye(shape_of(w)[-1], dtype=bool))
+    return ew.where(skip, 0.0, ew.divide(1.0, ew.where(skip, 1.0, gaps)))
+
+
+def _nan_where(flag, x):
+    """``x``, NaN in every matrix of the stack where ``flag`` (``(..., 1, 1)``) is true."""
+    return ew.where(flag, np.nan, x)
 
 
 def _mask(n, k, dtype):
@@ -622,31 +778,211 @@ def _eigh_impl(a, UPLO):
     return w, v
 
 
+def _from_triangle(x, UPLO):
+    """The Hermitian matrix that ``eigh`` reads from the ``UPLO`` triangle of ``x``: the
+    strict triangle, its conjugate transpose and the real part of the diagonal."""
+    n = shape_of(x)[-1]
+    real = _real_dtype(x)
+    if not _is_complex(x):   # x M + (x M)^T, M the strict triangle and half the diagonal
+        half = _mask(n, -1, real) + 0.5 * np.eye(n, dtype=real)
+        part = ew.multiply(x, half if UPLO == "L" else half.T)
+        return ew.add(part, _T(part))
+    strict = ew.multiply(x, _mask(n, -1, real) if UPLO == "L" else _mask(n, -1, real).T)
+    diagonal = ew.multiply(_real(x), np.eye(n, dtype=real))
+    return ew.add(ew.add(strict, _H(strict)), _cast(diagonal, dtype_of(x)) if
+                  _is_complex(x) else diagonal)
+
+
+def _triangle_adjoint(g, UPLO, dtype):
+    """The transpose of ``_from_triangle`` (pairing ``Re(sum(ct * t))``): the strict
+    triangle of ``g + g^H`` and the real part of ``g``'s diagonal, as ``dtype``."""
+    n = shape_of(g)[-1]
+    real = _real_dtype(g)
+    both = ew.add(g, _H(g))
+    if not _is_complex(g):   # (g + g^T) M on the read triangle, by where, not a product:
+        half = _mask(n, -1, real) + 0.5 * np.eye(n, dtype=real)   # it stays 0 when g is NaN
+        half = half if UPLO == "L" else half.T
+        out = ew.where(half > 0, ew.multiply(both, half), 0.0)
+        return out if np.dtype(dtype).kind != "c" else _cast(out, dtype)
+    read = np.tril(np.ones((n, n), bool), -1)   # where, not a product: the unread
+    read = read if UPLO == "L" else read.T       # triangle stays 0 when g is NaN
+    strict = ew.where(read, both, 0.0)
+    diagonal = ew.where(np.eye(n, dtype=bool), _real(g), 0.0)
+    out = ew.add(strict, _cast(diagonal, dtype_of(g)) if _is_complex(g) else diagonal)
+    return out if np.dtype(dtype).kind == "c" else _real(out)
+
+
+def _rotated(v, groups):
+    return rotate_ties_p(v, groups, inverse=False)
+
+
 def _eigh_jvp(primals, tangents, UPLO):
     (a,), (ta,) = primals, tangents
     w, v = eigh_p(a, UPLO=UPLO)
-    m = _mm(_H(v), _mm(_sym(ta), v))                 # V^H sym(dA) V
-    dw = _real(_diag(m))
-    dv = _mm(v, ew.multiply(_inverse_gaps(w), m))
-    return (w, v), (dw, dv)
+    groups = tie_groups_p(w)
+    ta = _from_triangle(_cast(ta, dtype_of(v)), UPLO)
+    m = _mm(_H(v), _mm(ta, v))                       # V^H dA V
+    dw = _real(_rotated_diagonal(m, groups))
+    dv = _mm(v, ew.multiply(_inverse_gaps(w, groups), m))
+    # at a tie the eigenvectors have no derivative the rule can know (a 0/0 coupling)
+    unknown = unknown_at_ties_p(_tied(groups), ta)
+    return (w, v), (dw, _nan_where(unknown, dv))
+
+
+@functools.lru_cache(maxsize=64)
+def _half_triangle(n, UPLO, dtype):
+    """The read strict triangle with ones, the diagonal with 1/2 (a constant)."""
+    half = _mask(n, -1, dtype) + 0.5 * np.eye(n, dtype=dtype)
+    return half if UPLO == "L" else half.T
+
+
+def _plain_without_ties(w, *values):
+    """Whether every value is a plain array (a first-order rule: nothing differentiates
+    it again) and ``w`` has no tie: the rule may then skip the tie bookkeeping."""
+    if type(w) is not np.ndarray or any(type(x) is not np.ndarray for x in values):
+        return False
+    if w.shape[-1] < 2:
+        return True
+    scale = tie_tolerance(w.dtype) * np.max(np.abs(w), axis=-1, keepdims=True)
+    return not np.any(np.abs(w[..., 1:] - w[..., :-1]) <= scale)   # w is sorted
 
 
 def _eigh_vjp(cts, out, a, UPLO):
     w_bar, v_bar = cts
     w, v = out
-    parts = []
+    if _plain_without_ties(w, v, *(c for c in cts if type(c) is not Zero)):
+        return _eigh_vjp_plain(w_bar, v_bar, w, v, a, UPLO)
+    g = None
     if type(v_bar) is not Zero:
-        parts.append(ew.multiply(_inverse_gaps(w), _mm(_T(v), v_bar)))
+        groups = tie_groups_p(w)
+        tied = _tied(groups)
+        v_bar = _cast(v_bar, dtype_of(v))
+        inner = ew.multiply(_inverse_gaps(w, tied), _mm(_T(v), v_bar))
+        g = _mm(_conj(v), _mm(inner, _T(v)))
+        g = _nan_where(unknown_at_ties_p(tied, v_bar), g)
     if type(w_bar) is not Zero:
-        parts.append(_diag_embed(_cast(w_bar, dtype_of(v))))
-    inner = parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
-    # the transpose of dA -> V^H sym(dA) V under the pairing Re(sum(ct * t))
-    return _sym(_mm(_conj(v), _mm(inner, _T(v))))
+        gw = _conj(eigh_spectral_p(a, w, v, _cast(w_bar, dtype_of(w)), UPLO=UPLO))
+        g = gw if g is None else ew.add(g, gw)
+    # the transpose of dA -> V^H T(dA) V, T the Hermitian matrix of the UPLO triangle
+    return _triangle_adjoint(g, UPLO, dtype_of(a))
 
 
-eigh_p = Primitive("eigh", _eigh_impl, _eigh_jvp, (_eigh_vjp,), multiple_results=True,
-                   vjp_ignores=(0,))
+def _eigh_vjp_plain(w_bar, v_bar, w, v, a, UPLO):
+    """The same VJP on plain arrays without ties, in NumPy (first order only)."""
+    n = w.shape[-1]
+    diagonal = (Ellipsis, np.arange(n), np.arange(n))
+    if type(v_bar) is not Zero:
+        gaps = w[..., None, :] - w[..., :, None]
+        gaps[diagonal] = np.inf                           # 1 / inf = 0 on the diagonal
+        inner = (np.swapaxes(v, -1, -2) @ np.asarray(v_bar, v.dtype)) / gaps
+    else:
+        inner = np.zeros(v.shape, v.dtype)
+    if type(w_bar) is not Zero:
+        inner[diagonal] += w_bar
+    g = v.conj() @ inner @ np.swapaxes(v, -1, -2)
+    if np.iscomplexobj(g):
+        return _triangle_adjoint(g, UPLO, dtype_of(a))
+    return (g + np.swapaxes(g, -1, -2)) * _half_triangle(n, UPLO, g.dtype)
+
+
+eigh_p = Primitive("eigh", _eigh_impl, _eigh_jvp, (_eigh_vjp,), multiple_results=True)
 eigh_p.batch = _single_batch(eigh_p)
+
+
+# eigh_spectral_p(a, w, v, c): G = W diag(c) W^H with (w, v) = eigh(a) and W = v rotated
+# within tie groups: eigh's VJP for the eigenvalues (c = w_bar). Its derivative in a is
+# Daleckii-Krein's, W (K o W^H dA W + diag(dc)) W^H with K_ij = (c_j - c_i) / (w_j - w_i);
+# at a tie K_ij is the limit f'' of the c = f'(w) that produced c, which the JVP reads off
+# the tangent of c (see _tie_limits). w and v are eigh(a), passed in so that no rule
+# decomposes a again; their tangents are ignored (all of G's derivative is through a).
+
+
+def _tie_limits(w, c, groups, m, dc):
+    """``K`` of the Daleckii-Krein formula for ``c`` given at ``w``: off ties the divided
+    differences ``(c_j - c_i) / (w_j - w_i)``; on a tie the limit, read from the tangents:
+    for ``c`` the gradient of a function symmetric in the tied values, ``dc_j - dc_i =
+    K_ij (m_jj - m_ii)`` in the rotated basis (``m`` the perturbation ``W^H dA W``). NaN
+    where that is ``0 / 0`` or where ``c`` differs across the tie (the gradient then
+    depends on the basis of the eigenspace); 0 on the diagonal."""
+    tied = _tied(groups)
+    gaps = ew.subtract(sh.expand_dims(w, -2), sh.expand_dims(w, -1))
+    cdiff = ew.subtract(sh.expand_dims(c, -2), sh.expand_dims(c, -1))
+    regular = ew.multiply(cdiff, _safe_reciprocal(ew.where(tied, 1.0, gaps)))
+    tol = tie_tolerance(dtype_of(w))
+    dm = _real(_diag(m))
+    dmdiff = ew.subtract(sh.expand_dims(dm, -2), sh.expand_dims(dm, -1))
+    scale = rd.max(ew.abs(m), axis=(-2, -1), keepdims=True)
+    resolved = ew.greater(ew.abs(dmdiff), ew.multiply(scale, math.sqrt(tol)))
+    if dc is None:
+        limit = ew.where(resolved, 0.0, np.nan)
+    else:
+        dcdiff = ew.subtract(sh.expand_dims(dc, -2), sh.expand_dims(dc, -1))
+        limit = ew.where(resolved, ew.divide(dcdiff, ew.where(resolved, dmdiff, 1.0)), np.nan)
+    cscale = rd.max(ew.abs(c), axis=-1, keepdims=True)
+    agrees = ew.less_equal(ew.abs(cdiff), ew.multiply(sh.expand_dims(cscale, -1), tol))
+    return ew.where(tied, ew.where(agrees, limit, np.nan), regular)
+
+
+def _times_nonzero(k, m):
+    """``k * m``, 0 where ``m`` is exactly 0 (an unknown tie limit times no perturbation)."""
+    return ew.where(ew.equal(m, 0), 0.0, ew.multiply(k, m))
+
+
+def _basis_for(v, groups, c):
+    """``v`` rotated within tie groups, or ``v`` itself when ``c`` is constant on every
+    group (the product ``v diag(c) v^H`` is then the same, and exactly so)."""
+    same = groups[..., 1:] == groups[..., :-1]
+    if not np.any(same[c[..., 1:] != c[..., :-1]]):
+        return v
+    return _rotate_ties_impl(v, groups, False)
+
+
+def _eigh_spectral_impl(a, w, v, c, UPLO):
+    rotated = _basis_for(v, _tie_groups_impl(w), c)
+    return (rotated * c[..., None, :]) @ np.swapaxes(rotated.conj(), -1, -2)
+
+
+def _eigh_spectral_jvp(primals, tangents, UPLO):
+    a, w, v, c = primals
+    ta, _, _, tc = tangents
+    out = eigh_spectral_p(a, w, v, c, UPLO=UPLO)
+    groups = tie_groups_p(w)
+    rot = _rotated(v, groups)
+    dc = None if type(tc) is Zero else tc
+    x = None if dc is None else _diag_embed(_cast(dc, dtype_of(v)))
+    if type(ta) is not Zero:
+        m = _mm(_H(rot), _mm(_from_triangle(_cast(ta, dtype_of(v)), UPLO), rot))
+        term = _times_nonzero(_tie_limits(w, c, groups, m, dc), m)
+        x = term if x is None else ew.add(x, term)
+    return out, _mm(rot, _mm(x, _H(rot)))
+
+
+def _eigh_spectral_vjp_a(ct, out, a, w, v, c, UPLO):
+    groups = tie_groups_p(w)
+    rot = _rotated(v, groups)
+    n_bar = _mm(_T(rot), _mm(_cast(ct, dtype_of(v)), _conj(rot)))
+    # the tie limits need the tangent of c, which a cotangent does not carry
+    k = _tie_limits(w, c, groups, ew.multiply(n_bar, 0.0), None)
+    m_bar = _times_nonzero(k, ew.add(n_bar, _H(n_bar)))
+    m_bar = ew.multiply(m_bar, 0.5)
+    return _triangle_adjoint(_mm(_conj(rot), _mm(m_bar, _T(rot))), UPLO, dtype_of(a))
+
+
+def _eigh_spectral_vjp_c(ct, out, a, w, v, c, UPLO):
+    rot = _rotated(v, tie_groups_p(w))
+    return _real(_diag(_mm(_T(rot), _mm(_cast(ct, dtype_of(v)), _conj(rot)))))
+
+
+def _eigh_spectral_batch(axis_size, values, batch_axes, UPLO):
+    values = [v if ax is not None else sh.broadcast_to(v, (axis_size,) + shape_of(v))
+              for v, ax in zip(values, batch_axes)]
+    return eigh_spectral_p(*values, UPLO=UPLO), 0
+
+
+eigh_spectral_p = Primitive(
+    "eigh_spectral", _eigh_spectral_impl, _eigh_spectral_jvp,
+    (_eigh_spectral_vjp_a, None, None, _eigh_spectral_vjp_c), _eigh_spectral_batch,
+    vjp_ignores=(0, "out"))
 
 
 def _check_uplo(UPLO):
@@ -657,15 +993,18 @@ def _check_uplo(UPLO):
 def eigh(a, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of a (stack of) symmetric (Hermitian)
     matrices, as ``np.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)``. Only the
-    ``UPLO`` triangle is read; ``a`` is assumed symmetric, so the derivative is that of the
-    decomposition of ``(a + a^H) / 2``. Eigenvector derivatives need distinct eigenvalues."""
+    ``UPLO`` triangle (and the real part of the diagonal) is read, and the derivative is
+    that of this function: the other triangle has derivative 0. At repeated eigenvalues
+    (``TIE_RTOL_EPS``) the eigenvectors' derivative is NaN; functions of the eigenvalues
+    symmetric in the tied ones are exact (see the module docstring)."""
     _check_uplo(UPLO)
     return EighResult(*eigh_p(_square_stack(a), UPLO=UPLO))
 
 
 def eigvalsh(a, UPLO="L"):
-    """Eigenvalues (ascending) of a symmetric (Hermitian) matrix, as ``np.linalg.eigvalsh``;
-    the derivative ``V^T da V`` (diagonal) is defined at ties too."""
+    """Eigenvalues (ascending) of a symmetric (Hermitian) matrix, as ``np.linalg.eigvalsh``
+    (read from the ``UPLO`` triangle). Symmetric functions of them are exact at ties, the
+    Hessian (forward over reverse) included."""
     _check_uplo(UPLO)
     a = _square_stack(a)
     if not _traced(a):
@@ -687,11 +1026,13 @@ def _eig_jvp(primals, tangents):
     ta = _cast(ta, dtype_of(v))
     m = solve_p(v, _mm(ta, v))                       # V^-1 dA V
     dw = _diag(m)
-    dv = _mm(v, ew.multiply(_inverse_gaps(w), m))
+    tied = _pairwise_ties(w)
+    dv = _mm(v, ew.multiply(_inverse_gaps(w, tied), m))
     # keep unit norm and fix the phase: Re(v^H dv) = 0 and Im(v^H dv) = 0 column by column
     along = _real(rd.sum(ew.multiply(_conj(v), dv), axis=-2))
     dv = ew.subtract(dv, ew.multiply(v, sh.expand_dims(along, -2)))
-    return (w, v), (dw, dv)
+    unknown = unknown_at_ties_p(tied, ta)
+    return (w, v), (dw, _nan_where(unknown, dv))
 
 
 def _eig_vjp(cts, out, a):
@@ -702,7 +1043,10 @@ def _eig_vjp(cts, out, a):
         v_bar = _cast(v_bar, dtype_of(v))
         along = _real(rd.sum(ew.multiply(v_bar, v), axis=-2))
         v_bar = ew.subtract(v_bar, ew.multiply(_conj(v), sh.expand_dims(along, -2)))
-        parts.append(ew.multiply(_inverse_gaps(w), _mm(_T(v), v_bar)))
+        tied = _pairwise_ties(w)
+        inner = ew.multiply(_inverse_gaps(w, tied), _mm(_T(v), v_bar))
+        unknown = unknown_at_ties_p(tied, v_bar)
+        parts.append(_nan_where(unknown, inner))
     if type(w_bar) is not Zero:
         parts.append(_diag_embed(_cast(w_bar, dtype_of(v))))
     inner = parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
@@ -764,8 +1108,9 @@ def _svd_jvp(primals, tangents, full_matrices, hermitian):
     u1, u2, v1h, v2h = _svd_split(u, vh, m, n, full_matrices)
     v1 = _H(v1h)
     dp = _mm(_H(u1), _mm(ta, v1))                    # U^H dA V  (k, k)
-    ds = _real(_diag(dp))
-    f = _inverse_gaps(ew.square(s))                  # 1 / (s_j^2 - s_i^2)
+    groups = tie_groups_p(s)
+    ds = _real(_rotated_diagonal(dp, groups))
+    f = _inverse_gaps(ew.square(s), groups)          # 1 / (s_j^2 - s_i^2)
     s_row, s_col = sh.expand_dims(s, -2), sh.expand_dims(s, -1)
     dph = _H(dp)
     omega_u = ew.multiply(f, ew.add(ew.multiply(dp, s_row), ew.multiply(s_col, dph)))
@@ -785,7 +1130,15 @@ def _svd_jvp(primals, tangents, full_matrices, hermitian):
         du = sh.concatenate([du, ew.negative(_mm(u1, _mm(_H(du), u2)))], axis=-1)
     if v2h is not None:
         dv = sh.concatenate([dv, ew.negative(_mm(v1, _mm(_H(dv), _H(v2h))))], axis=-1)
-    return (u, s, vh), (du, ds, _H(dv))
+    # at a tie the singular vectors have no derivative the rule can know (a 0/0 coupling)
+    unknown = unknown_at_ties_p(_tied(groups), ta)
+    return (u, s, vh), (_nan_where(unknown, du), ds, _nan_where(unknown, _H(dv)))
+
+
+def _gram(x):
+    """``|x|^T |x|`` (k, k): nonzero exactly where a column of ``x`` is, for any row count."""
+    ax = ew.abs(x)
+    return _mm(_T(ax), ax)
 
 
 def _svd_vjp(cts, out, a, full_matrices, hermitian):
@@ -807,14 +1160,22 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
         v2_bar = getitem(v_bar, (Ellipsis, slice(None), slice(k, None)))
         v_bar = ew.subtract(getitem(v_bar, (Ellipsis, slice(None), slice(0, k))),
                             _conj(_mm(v2, _mm(_T(v2_bar), v1))))
-    f = _inverse_gaps(ew.square(s))
+    spectral = None
+    if type(s_bar) is not Zero:
+        spectral = _conj(svd_spectral_p(a, u, s, vh, _cast(s_bar, dtype_of(s)),
+                                        full_matrices=full_matrices, hermitian=hermitian))
+        spectral = spectral if _is_complex(a) else _real(spectral)
+        if type(u_bar) is Zero and type(v_bar) is Zero:
+            return spectral
+    groups = tie_groups_p(s)
+    f = _inverse_gaps(ew.square(s), groups)
     s_row, s_col = sh.expand_dims(s, -2), sh.expand_dims(s, -1)
     s_inv = _safe_reciprocal(s)
     inner = []          # the cotangent of dP = U^H dA V
     outer = []          # the parts outside span U / span V
-    if type(s_bar) is not Zero:
-        inner.append(_diag_embed(_cast(s_bar, dtype_of(u))))
+    moving = None       # whether a cotangent reaches the singular vectors
     if type(u_bar) is not Zero:
+        moving = u_bar
         g0 = _mm(_T(u1), u_bar)
         g = ew.multiply(f, g0)
         inner.append(ew.multiply(ew.add(g, _H(g)), s_row))
@@ -825,6 +1186,7 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
             proj = ew.subtract(u_bar, _mm(_conj(u1), g0))
             outer.append(_mm(ew.multiply(proj, sh.expand_dims(s_inv, -2)), _T(v1)))
     if type(v_bar) is not Zero:
+        moving = v_bar if moving is None else ew.add(_gram(moving), _gram(v_bar))
         h = ew.multiply(f, _mm(_T(v1), v_bar))
         inner.append(ew.multiply(s_col, ew.add(h, _H(h))))
         if n > k:   # conj(U) S^-1 (Vbar^H - Vbar^H conj(V) V^T)
@@ -837,14 +1199,113 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
     g = _mm(_conj(u1), _mm(total, _T(v1)))
     for part in outer:
         g = ew.add(g, part)
+    g = _nan_where(unknown_at_ties_p(_tied(groups), moving), g)
+    if hermitian:
+        g = _sym(g)
+    g = g if _is_complex(a) else _real(g)
+    return g if spectral is None else ew.add(g, spectral)
+
+
+svd_p = Primitive("svd", _svd_impl, _svd_jvp, (_svd_vjp,), multiple_results=True)
+svd_p.batch = _single_batch(svd_p)
+
+
+# svd_spectral_p(a, u, s, vh, c): G = U diag(c) V^H over the leading k = min(m, n) singular
+# vectors, rotated within tie groups: svd's VJP for the singular values (c = s_bar). With
+# P = U^H dA V, H and A its Hermitian and skew-Hermitian parts, its derivative is
+#     U (H o K + A o L + diag(dc)) V^H + (I - U U^H) dA V diag(c / s) V^H
+#                                      + U diag(c / s) U^H dA (I - V V^H),
+# K_ij = (c_j - c_i) / (s_j - s_i) (at ties the limit read off dc, as for eigh) and
+# L_ij = (c_j + c_i) / (s_j + s_i), which needs no tie rule: the nuclear norm (c = 1) and
+# sum(s**2) (c = 2 s) are exact at repeated singular values. u, s, vh are svd(a); their
+# tangents are ignored.
+
+
+def _svd_leading(u, s, vh, full_matrices):
+    m, n = shape_of(u)[-2], shape_of(vh)[-1]
+    u1, _, v1h, _ = _svd_split(u, vh, m, n, full_matrices)
+    groups = tie_groups_p(s)
+    return _rotated(u1, groups), _rotated(_H(v1h), groups), groups, m, n
+
+
+def _svd_spectral_impl(a, u, s, vh, c, full_matrices, hermitian):
+    k = s.shape[-1]
+    groups = _tie_groups_impl(s)
+    u1 = _basis_for(u[..., :, :k], groups, c)
+    v1 = _basis_for(np.swapaxes(vh[..., :k, :], -1, -2).conj(), groups, c)
+    return (u1 * c[..., None, :]) @ np.swapaxes(v1, -1, -2).conj()
+
+
+def _sum_ratio(s, c):
+    """``(c_i + c_j) / (s_i + s_j)`` (0 where both singular values are 0)."""
+    return ew.multiply(ew.add(sh.expand_dims(c, -2), sh.expand_dims(c, -1)),
+                       _safe_reciprocal(ew.add(sh.expand_dims(s, -2), sh.expand_dims(s, -1))))
+
+
+def _svd_spectral_jvp(primals, tangents, full_matrices, hermitian):
+    a, u, s, vh, c = primals
+    ta, _, _, _, tc = tangents
+    out = svd_spectral_p(a, u, s, vh, c, full_matrices=full_matrices, hermitian=hermitian)
+    u1, v1, groups, m, n = _svd_leading(u, s, vh, full_matrices)
+    dc = None if type(tc) is Zero else tc
+    x = None if dc is None else _diag_embed(_cast(dc, dtype_of(u)))
+    if type(ta) is Zero:
+        return out, _mm(u1, _mm(x, _H(v1)))
+    ta = _cast(_sym(ta) if hermitian else ta, dtype_of(u))
+    p = _mm(_H(u1), _mm(ta, v1))
+    herm, skew = ew.multiply(ew.add(p, _H(p)), 0.5), ew.multiply(ew.subtract(p, _H(p)), 0.5)
+    term = ew.add(_times_nonzero(_tie_limits(s, c, groups, p, dc), herm),
+                  ew.multiply(_sum_ratio(s, c), skew))
+    x = term if x is None else ew.add(x, term)
+    g = _mm(u1, _mm(x, _H(v1)))
+    scale = sh.expand_dims(ew.multiply(c, _safe_reciprocal(s)), -2)
+    k = min(m, n)
+    if m > k:
+        outside = ew.subtract(_mm(ta, v1), _mm(u1, p))
+        g = ew.add(g, _mm(ew.multiply(outside, scale), _H(v1)))
+    if n > k:
+        outside = ew.subtract(_mm(_H(u1), ta), _mm(p, _H(v1)))
+        g = ew.add(g, _mm(ew.multiply(u1, scale), outside))
+    return out, g
+
+
+def _svd_spectral_vjp_a(ct, out, a, u, s, vh, c, full_matrices, hermitian):
+    u1, v1, groups, m, n = _svd_leading(u, s, vh, full_matrices)
+    ct = _cast(ct, dtype_of(u))
+    n_bar = _mm(_T(u1), _mm(ct, _conj(v1)))
+    # the tie limits need the tangent of c, which a cotangent does not carry
+    k_tie = _tie_limits(s, c, groups, ew.multiply(n_bar, 0.0), None)
+    herm_bar = _times_nonzero(k_tie, ew.multiply(ew.add(n_bar, _H(n_bar)), 0.5))
+    skew_bar = ew.multiply(_sum_ratio(s, c), ew.multiply(ew.subtract(n_bar, _H(n_bar)), 0.5))
+    g = _mm(_conj(u1), _mm(ew.add(herm_bar, skew_bar), _T(v1)))
+    scale = sh.expand_dims(ew.multiply(c, _safe_reciprocal(s)), -2)
+    k = min(m, n)
+    if m > k:   # (I - conj(U) U^T) ct conj(V) diag(c / s) V^T
+        y = ew.multiply(_mm(ct, _conj(v1)), scale)
+        g = ew.add(g, _mm(ew.subtract(y, _mm(_conj(u1), _mm(_T(u1), y))), _T(v1)))
+    if n > k:   # conj(U) diag(c / s) U^T ct (I - conj(V) V^T)
+        y = _mm(_T(ew.multiply(u1, scale)), ct)
+        g = ew.add(g, _mm(_conj(u1), ew.subtract(y, _mm(_mm(y, _conj(v1)), _T(v1)))))
     if hermitian:
         g = _sym(g)
     return g if _is_complex(a) else _real(g)
 
 
-svd_p = Primitive("svd", _svd_impl, _svd_jvp, (_svd_vjp,), multiple_results=True,
-                  vjp_ignores=(0,))
-svd_p.batch = _single_batch(svd_p)
+def _svd_spectral_vjp_c(ct, out, a, u, s, vh, c, full_matrices, hermitian):
+    u1, v1, _, _, _ = _svd_leading(u, s, vh, full_matrices)
+    return _real(_diag(_mm(_T(u1), _mm(_cast(ct, dtype_of(u)), _conj(v1)))))
+
+
+def _svd_spectral_batch(axis_size, values, batch_axes, full_matrices, hermitian):
+    values = [v if ax is not None else sh.broadcast_to(v, (axis_size,) + shape_of(v))
+              for v, ax in zip(values, batch_axes)]
+    return svd_spectral_p(*values, full_matrices=full_matrices, hermitian=hermitian), 0
+
+
+svd_spectral_p = Primitive(
+    "svd_spectral", _svd_spectral_impl, _svd_spectral_jvp,
+    (_svd_spectral_vjp_a, None, None, None, _svd_spectral_vjp_c), _svd_spectral_batch,
+    vjp_ignores=(0, "out"))
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -853,10 +1314,14 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     values alone (descending) with ``compute_uv=False``. Singular vectors are differentiable
     for distinct nonzero singular values, through sign-invariant functions (e.g. ``U @ Vh``
     or ``u u^T``); singular values everywhere they are distinct (and at ties, through
-    symmetric functions of them). With ``hermitian=True`` the input is assumed symmetric
-    and the perturbation is symmetrised."""
+    symmetric functions of them). With ``hermitian=True`` NumPy reads the lower triangle
+    (``eigh``): the derivative is that of the Hermitian matrix this triangle defines, so the
+    upper triangle has derivative 0."""
     a = _inexact(a)
     _assert_stacked_2d(a)
+    if hermitian and _traced(a):
+        _assert_stacked_square(a)
+        a = hermitian_from_triangle(a)
     if not compute_uv:
         if not _traced(a):
             return np.linalg.svd(a, compute_uv=False, hermitian=hermitian)

@@ -3,7 +3,8 @@ carries values.
 
 Compositions of ``numpy.linalg``'s primitives (``diffkit/ops/decompositions.py``): ``solve``,
 ``inv``, ``det``, ``cholesky``, ``cho_factor``, ``cho_solve``, ``eigh``, ``eigvalsh``,
-``svd``, ``qr``, ``lstsq``, ``pinv``, ``norm``, ``block_diag``, ``expm_frechet``. New
+``svd``, ``qr``, ``lstsq``, ``pinv``, ``norm``, ``block_diag``, ``expm_frechet``, ``cosm``,
+``sinm``, ``tanm``, ``fractional_matrix_power``. New
 primitives (``diffkit/ops/scipy_linalg.py``): ``solve_triangular``, ``solve_sylvester``,
 ``expm``, ``logm``, ``sqrtm``, ``lu_factor`` (``lu_solve`` is a composition).
 
@@ -13,8 +14,10 @@ Conventions (beyond those of ``numpy.linalg``):
   ``assume_a='sym'/'her'/'pos'``, ``solve_triangular``, ``cho_solve``, ``cholesky``,
   ``eigh``) read the same triangle here. ``solve``/``solve_triangular``/``cho_solve``
   differentiate the function of that triangle exactly (the other triangle has derivative
-  0), and so does ``cholesky`` (and ``cho_factor``); ``eigh`` follows ``numpy.linalg``'s
-  convention (the perturbation is symmetrised; gradients are symmetric).
+  0), and so do ``eigh``/``eigvalsh`` (``lower``), ``cholesky`` and ``cho_factor``.
+- Functions of symmetric (Hermitian) matrices: ``funm`` (Daleckii-Krein, every order,
+  exact at repeated eigenvalues; ``diffkit/ops/matrix_functions.py``); ``cosm``, ``sinm``,
+  ``tanm`` through ``expm``, ``fractional_matrix_power`` through ``expm``/``logm``.
 - ``cho_factor`` returns ``(c, lower)`` with zeros in the unused triangle of ``c`` (SciPy
   leaves arbitrary values there); ``cho_solve((c, lower), b)`` reads only ``c``'s triangle
   and is differentiable in ``c`` as a triangular factor and in ``b``.
@@ -29,12 +32,17 @@ Conventions (beyond those of ``numpy.linalg``):
 import operator
 
 import numpy as np
+import scipy.linalg
 
-from ..core.zeros import dtype_of, shape_of
+from ..core.trace import Tracer, new_trace
+from ..core.zeros import Zero, dtype_of, shape_of
+from ..interpreters.forward import JVPTrace, JVPTracer
+from ..ops import complex as _cx
 from ..ops import decompositions as _dec
 from ..ops import elementwise as _ew
 from ..ops import shape as _sh
 from ..ops.decompositions import _H, _T, _common, _operand
+from ..ops.matrix_functions import spectral_function_p
 from ..ops.scipy_linalg import (
     expm_p,
     frechet_block,
@@ -52,6 +60,7 @@ __all__ = [
     "LinAlgError", "solve", "solve_triangular", "cho_factor", "cho_solve", "inv", "det",
     "cholesky", "eigh", "eigvalsh", "svd", "qr", "lstsq", "pinv", "norm", "block_diag",
     "solve_sylvester", "expm", "expm_frechet", "sqrtm", "logm", "lu_factor", "lu_solve",
+    "funm", "cosm", "sinm", "tanm", "fractional_matrix_power",
 ]
 
 LinAlgError = np.linalg.LinAlgError
@@ -447,3 +456,110 @@ def logm(A, disp=None):
     """The principal logarithm (of a stack), as ``scipy.linalg.logm``. Derivative: the
     Fréchet derivative from ``logm([[A, E], [0, A]])``."""
     return logm_p(_matrix_argument(A))
+
+
+# --- functions of symmetric (Hermitian) matrices -------------------------------------------
+
+
+class _ScalarDerivatives:
+    """``f^(m)(x)`` of a vectorized ``f``, by ``m`` nested forward-mode derivatives (so
+    the derivatives of ``funm`` use diffkit's own derivative of ``f``, at every order)."""
+
+    __slots__ = ("func",)
+
+    def __init__(self, func):
+        self.func = func
+
+    def __call__(self, order, x):
+        return np.asarray(self._nth(order, np.asarray(x)))
+
+    def _nth(self, order, x):
+        if order == 0:
+            return self.func(x)
+        with new_trace(JVPTrace) as trace:
+            dual = JVPTracer(trace, x, np.ones(shape_of(x), dtype_of(x)))
+            out = self._nth(order - 1, dual)
+            tangent = out.tangent if type(out) is JVPTracer and out._trace is trace else None
+        if tangent is None or type(tangent) is Zero:
+            return np.zeros(shape_of(x), np.result_type(dtype_of(x), np.float64))
+        return tangent
+
+    def __repr__(self):
+        return f"derivatives of {getattr(self.func, '__name__', self.func)!r}"
+
+
+def funm(A, func, disp=True):
+    """``func(A)`` for a vectorized scalar function ``func``, as ``scipy.linalg.funm``
+    (``(F, errest)`` with ``disp=False``). Plain inputs go to SciPy (any square matrix).
+    Traced inputs must be symmetric (Hermitian): ``F = V diag(func(w)) V^H`` from ``eigh``,
+    differentiable at every order by the Daleckii-Krein formula with divided differences
+    of ``func`` (``func^(m)`` at repeated eigenvalues, from diffkit's derivatives of
+    ``func``), exact at ties. For a general matrix use ``expm``/``logm``/``sqrtm`` or
+    ``cosm``/``sinm``/``tanm``. ``errest`` of a traced input is ``eps * n`` (the accuracy
+    of the symmetric eigendecomposition; SciPy's estimate is for Schur-Parlett)."""
+    A = _matrix_argument(A)
+    if not isinstance(A, Tracer):
+        return scipy.linalg.funm(A, func, disp=disp)
+    out = spectral_function_p(A, derivative=_ScalarDerivatives(func))
+    if disp:
+        return out
+    n = shape_of(A)[-1]
+    return out, float(np.finfo(np.empty((), dtype_of(A)).real.dtype).eps * n)
+
+
+def _expm_of_i(A):
+    """``(expm(iA), expm(-iA))``."""
+    iA = _ew.multiply(_ew.astype(A, np.result_type(dtype_of(A), np.complex64)), 1j)
+    return expm_p(iA), expm_p(_ew.negative(iA))
+
+
+def cosm(A):
+    """The matrix cosine, as ``scipy.linalg.cosm``: ``(expm(iA) + expm(-iA)) / 2`` (the
+    real part of ``expm(iA)`` for real ``A``), so every derivative is ``expm``'s (exact
+    at repeated eigenvalues, any square matrix)."""
+    A = _matrix_argument(A)
+    if not isinstance(A, Tracer):
+        return scipy.linalg.cosm(A)
+    plus, minus = _expm_of_i(A)
+    if not _is_complex(A):
+        return _cx.real(plus)
+    return _ew.multiply(_ew.add(plus, minus), 0.5)
+
+
+def sinm(A):
+    """The matrix sine, as ``scipy.linalg.sinm``: ``(expm(iA) - expm(-iA)) / 2i`` (the
+    imaginary part of ``expm(iA)`` for real ``A``), differentiable through ``expm``."""
+    A = _matrix_argument(A)
+    if not isinstance(A, Tracer):
+        return scipy.linalg.sinm(A)
+    plus, minus = _expm_of_i(A)
+    if not _is_complex(A):
+        return _cx.imag(plus)
+    return _ew.multiply(_ew.subtract(plus, minus), -0.5j)
+
+
+def tanm(A):
+    """The matrix tangent, as ``scipy.linalg.tanm``: ``solve(cosm(A), sinm(A))``."""
+    A = _matrix_argument(A)
+    if not isinstance(A, Tracer):
+        return scipy.linalg.tanm(A)
+    return _dec.solve(cosm(A), sinm(A))
+
+
+def fractional_matrix_power(A, t):
+    """``A`` to the real power ``t``, as ``scipy.linalg.fractional_matrix_power``: an
+    integer ``t`` by ``matrix_power``, otherwise ``expm(t * logm(A))`` (principal branch;
+    ``A`` without eigenvalues on the closed negative real axis), differentiable in ``A``
+    (and in a traced ``t``) through ``expm`` and ``logm``, exact at repeated eigenvalues.
+    A real result is returned as a real array (SciPy may give it an imaginary part of
+    rounding size)."""
+    A = _matrix_argument(A)
+    if not isinstance(A, Tracer) and not isinstance(t, Tracer):
+        out = scipy.linalg.fractional_matrix_power(A, t)
+        if np.isrealobj(A) and np.iscomplexobj(out) and np.all(
+                np.abs(np.imag(out)) <= 1e3 * np.finfo(float).eps * np.max(np.abs(out))):
+            out = np.real(out)   # a real matrix's real power is real (traced too)
+        return out
+    if not isinstance(t, Tracer) and float(t) == int(t):
+        return _dec.matrix_power(A, int(t))
+    return expm_p(_ew.multiply(logm_p(A), t))

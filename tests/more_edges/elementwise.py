@@ -170,4 +170,7 @@ E += edge("spacing", [0.0, -0.0, 1.0])
 E += edge("signbit", [0.0, -0.0, NAN, -INF])
 E += edge("floor_divide", [2.0, -2.0, 1.0], [1.0, 1.0, 0.0])
 E += edge("around_decimals", [0.05, 0.15, -0.25], ref=lambda x: np.around(x, 1))
+# comparisons at signed zeros and NaN: values as NumPy's, no derivative
+for _name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+    E += edge(_name, [0.0, -0.0, NAN], [-0.0, NAN, NAN], label="zeros_nan")
 EDGES = E

@@ -174,6 +174,19 @@ def _eigh_projector(a):
 
 
 R += _one("linalg_eigh_projector", _eigh_projector, (3, 3), domains=(SMALL,))
+
+
+def _doubled(s):
+    """``[[s, 0], [0, s]]``: every eigenvalue of ``s`` twice (ties, for any sample)."""
+    zero = 0.0 * s
+    return dnp.concatenate([dnp.concatenate([s, zero], axis=1),
+                            dnp.concatenate([zero, s], axis=1)], axis=0)
+
+
+# a function symmetric in the tied values is exact at ties (first order here; its Hessian
+# is exact forward over reverse, NaN reverse over reverse: tests/ops/test_ties.py)
+R += _one("linalg_eigvalsh_at_ties", lambda a: dnp.sum(L.eigvalsh(_doubled(spread(a))) ** 2),
+          (3, 3), domains=(SMALL,), order=1)
 R += _records("linalg_eigvalsh", lambda a: L.eigvalsh(spread(a)), [((3, 3),), ((2, 4, 4),)],
               (SMALL,))
 

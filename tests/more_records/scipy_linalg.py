@@ -146,3 +146,14 @@ R += _one("scipy_linalg_lu_solve_factor",
           domains=(SMALL, REAL))
 
 RECORDS = R
+
+# --- functions of symmetric matrices (funm: Daleckii-Krein) and trigonometry through expm ----
+R += _records("scipy_linalg_funm_sin", lambda a: S.funm(spread(a, 1.0), np.sin),
+              [((3, 3),), ((2, 2, 2),)], (SMALL,))
+R += _one("scipy_linalg_funm_exp", lambda a: S.funm(spread(a, 0.5), lambda w: w * np.exp(w)),
+          (3, 3), domains=(SMALL,))
+R += _one("scipy_linalg_cosm", lambda a: S.cosm(well(a)), (3, 3), domains=(SMALL,))
+R += _one("scipy_linalg_sinm", lambda a: S.sinm(well(a)), (3, 3), domains=(SMALL,))
+R += _one("scipy_linalg_tanm", lambda a: S.tanm(0.3 * well(a)), (3, 3), domains=(SMALL,))
+R += _one("scipy_linalg_fractional_matrix_power",
+          lambda a: S.fractional_matrix_power(well(a), 0.4), (3, 3), domains=(SMALL,))

@@ -1,0 +1,152 @@
+"""Functions of symmetric (Hermitian) matrices, ``f(A) = V diag(f(w)) V^H``, with every
+derivative exact at repeated eigenvalues.
+
+``spectral_function_p(a, *directions, derivative)`` is the k-th derivative of ``f`` at ``a``
+(k = number of directions ``E_1..E_k``; k = 0 is ``f(a)`` itself), by the Daleckii-Krein
+formula
+
+    D^k f(A)[E_1, ..., E_k] = sum over orderings s of the E's of
+        V ( sum_{i_0..i_k} f[w_i0, ..., w_ik] M_s1[i0, i1] M_s2[i1, i2] ... ) V^H,
+
+with ``(w, V) = eigh(A)``, ``M = V^H E V`` and ``f[...]`` the divided differences of ``f``.
+Divided differences over tied eigenvalues (the tolerance of ``decompositions.TIE_RTOL_EPS``)
+are the confluent ones, ``f^(m)(w) / m!``, so there is no 0/0 at a tie. The formula holds
+for any direction ``E`` (symmetric or not) at a Hermitian ``A``, which is where it is used.
+
+Rules, all by the primitive itself, so every order is available:
+- JVP: ``D^(k+1) f(A)[E.., dA] + sum_j D^k f(A)[.., dE_j, ..]``;
+- VJP (pairing ``Re(sum(ct * t))``): the (k+1)-linear form ``<G, D^k f(A)[E..]>`` is
+  symmetric up to transposes, so ``A_bar = D^(k+1) f(A^T)[G, E_1^T, ..]`` and
+  ``E_j_bar = D^k f(A^T)[G, E_{-j}^T]``.
+
+``derivative(m, x)`` gives ``f^(m)`` elementwise on plain arrays; ``diffkit.scipy.linalg.funm``
+builds it by differentiating ``f`` with diffkit's forward mode (this module sits below the
+interpreters and never imports them).
+"""
+
+import itertools
+import math
+
+import numpy as np
+
+from ..core.primitive import Primitive
+from ..core.zeros import Zero, dtype_of, shape_of
+from . import elementwise as ew
+from . import shape as sh
+from .decompositions import _T, tie_tolerance
+
+__all__ = ["spectral_function_p"]
+
+_LETTERS = "abcdefghijklmnopqrstuvw"
+
+
+def _divided_differences(points, derivative, tol):
+    """``f[x_0, ..., x_k]`` over the last axis of ``points`` (``(..., k+1)``): sorted, with
+    the confluent value ``f^(m)(x) / m!`` where the ends of a run are within ``tol``."""
+    x = np.sort(points, axis=-1)
+    k = x.shape[-1] - 1
+    table = [derivative(0, x[..., i]) for i in range(k + 1)]
+    for order in range(1, k + 1):
+        nxt = []
+        for i in range(k + 1 - order):
+            gap = x[..., i + order] - x[..., i]
+            tied = np.abs(gap) <= tol
+            quotient = (table[i + 1] - table[i]) / np.where(tied, 1.0, gap)
+            if np.any(tied):
+                confluent = derivative(order, x[..., i]) / math.factorial(order)
+                quotient = np.where(tied, confluent, quotient)
+            nxt.append(quotient)
+        table = nxt
+    return table[0]
+
+
+def _points(w, k):
+    """``(..., n, ..., n, k+1)``: every (k+1)-tuple of eigenvalues of each matrix."""
+    n = w.shape[-1]
+    axes = []
+    for i in range(k + 1):
+        shape = w.shape[:-1] + (1,) * i + (n,) + (1,) * (k - i)
+        axes.append(w.reshape(shape))
+    full = np.broadcast_shapes(*(a.shape for a in axes))
+    return np.stack([np.broadcast_to(a, full) for a in axes], axis=-1)
+
+
+def _check_hermitian(a):
+    if not np.allclose(a, np.swapaxes(a, -1, -2).conj(), rtol=1e-10, atol=1e-12 *
+                       max(1.0, float(np.max(np.abs(a), initial=0.0)))):
+        raise ValueError("funm: derivatives are implemented for symmetric (Hermitian) "
+                         "matrices, and this one is not; for a general matrix differentiate "
+                         "expm/logm/sqrtm (or cosm/sinm/tanm, which use expm) instead")
+
+
+def _spectral_function_impl(a, *directions, derivative):
+    a = np.asarray(a)
+    _check_hermitian(a)
+    w, v = np.linalg.eigh(a)
+    k = len(directions)
+    scale = np.max(np.abs(w), axis=-1)
+    tol = (tie_tolerance(w.dtype) * scale).reshape(scale.shape + (1,) * (k + 1))
+    dd = np.asarray(_divided_differences(_points(w, k), derivative, tol))
+    vh = np.swapaxes(v.conj(), -1, -2)
+    if k == 0:
+        return (v * dd[..., None, :]) @ vh
+    ms = [vh @ e @ v for e in directions]
+    idx = _LETTERS[:k + 1]
+    terms = ",".join(f"...{idx[i]}{idx[i + 1]}" for i in range(k))
+    spec = f"...{idx},{terms}->...{idx[0]}{idx[-1]}"
+    inner = sum(np.einsum(spec, dd, *(ms[p] for p in order))
+                for order in itertools.permutations(range(k)))
+    return v @ inner @ vh
+
+
+def _common_dtype(*xs):
+    return np.result_type(*(dtype_of(x) for x in xs))
+
+
+def _spectral_function_jvp(primals, tangents, derivative):
+    a, *directions = primals
+    out = spectral_function_p(a, *directions, derivative=derivative)
+    dtype = _common_dtype(out, *primals)
+    total = None
+    ta, *tdirs = tangents
+    terms = []
+    if type(ta) is not Zero:
+        terms.append(spectral_function_p(a, *directions, ew.astype(ta, dtype) if
+                                         dtype_of(ta) != dtype else ta, derivative=derivative))
+    for j, t in enumerate(tdirs):
+        if type(t) is not Zero:
+            replaced = list(directions)
+            replaced[j] = t
+            terms.append(spectral_function_p(a, *replaced, derivative=derivative))
+    for term in terms:
+        total = term if total is None else ew.add(total, term)
+    return out, total
+
+
+def _adjoint_a(ct, out, a, *directions, derivative):
+    return spectral_function_p(_T(a), ct, *(_T(e) for e in directions),
+                               derivative=derivative)
+
+
+def _adjoint_direction(j):
+    def rule(ct, out, a, *directions, derivative):
+        others = [_T(e) for i, e in enumerate(directions) if i != j]
+        return spectral_function_p(_T(a), ct, *others, derivative=derivative)
+    return rule
+
+
+def _spectral_function_vjp(cts, out, a, *directions, derivative):
+    return (_adjoint_a(cts, out, a, *directions, derivative=derivative),
+            *(_adjoint_direction(j)(cts, out, a, *directions, derivative=derivative)
+              for j in range(len(directions))))
+
+
+def _spectral_function_batch(axis_size, values, batch_axes, derivative):
+    values = [v if ax is not None else sh.broadcast_to(v, (axis_size,) + shape_of(v))
+              for v, ax in zip(values, batch_axes)]
+    return spectral_function_p(*values, derivative=derivative), 0
+
+
+spectral_function_p = Primitive("spectral_function", _spectral_function_impl,
+                                _spectral_function_jvp, _spectral_function_vjp,
+                                _spectral_function_batch)
