@@ -97,6 +97,8 @@ def _power_base(t, x, y, out):
 
 def _power_exponent(t, x, y, out):
     # x**y * log(x); log only of positive bases, so 0**y (y > 0) gets the right 0.
+    if isinstance(x, (int, float, complex)):  # a weak Python scalar takes the output's dtype
+        x = np.asarray(x, dtype=dtype_of(out))  # (2.0 ** y with y float32 stays float32)
     if _is_complex(out):  # complex logarithm of any nonzero base (principal branch)
         nonzero = not_equal(x, 0)
         base = where(nonzero, x, 1.0)
@@ -149,7 +151,9 @@ def _sqrt_derivative(t, x, out):
         # (IEEE's 1 / 0j would be inf + nan j, whose NaN the engines place differently).
         zero = equal(out, 0)
         out = where(zero, np.nan, out)
-    return t / (2 * out)
+        return t / (2 * out)
+    # + 0.0 turns sqrt(-0.0) = -0.0 into +0.0: sqrt'(-0.0) is +inf, as at +0.0.
+    return t / (2 * out + 0.0)
 
 
 sqrt = unary("sqrt", np.sqrt, _sqrt_derivative, reads=("out",))
@@ -190,7 +194,8 @@ def sign(x):
 
 # --- exponentials and logarithms -------------------------------------------------------
 exp = unary("exp", np.exp, lambda t, x, out: t * out, reads=("out",))
-log = unary("log", np.log, lambda t, x, out: t / x, reads=("x",))
+# + 0.0: log'(-0.0) is +inf, as at +0.0 (log(-0.0) == log(0.0) == -inf); 1 / -0.0 is -inf.
+log = unary("log", np.log, lambda t, x, out: t / (x + 0.0), reads=("x",))
 log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x), reads=("x",))
 expm1 = unary("expm1", np.expm1, lambda t, x, out: t * (out + 1), reads=("out",))
 

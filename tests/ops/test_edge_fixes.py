@@ -1,0 +1,84 @@
+"""Regression tests for derivatives at edges (signed zeros, poles, domain ends, single
+precision) that the edge checker found wrong: each asserts a closed form, a finite
+difference of the NumPy/SciPy function, or the documented convention of docs/conventions.md,
+in both engines (jacfwd == jacrev bit for bit) and, for Hessians, in every order."""
+
+import numpy as np
+import scipy.special as sc
+
+import diffkit as dk
+import diffkit.numpy as dnp
+import diffkit.scipy.special as dsp
+
+INF, NAN = np.inf, np.nan
+
+
+def jacobians(fun, *args):
+    """jacfwd and jacrev of ``fun`` in all its arguments, asserted identical bit for bit."""
+    argnums = tuple(range(len(args)))
+    with np.errstate(all="ignore"):
+        forward = dk.jacfwd(fun, argnums=argnums)(*args)
+        reverse = dk.jacrev(fun, argnums=argnums)(*args)
+    for f, r in zip(forward, reverse):
+        np.testing.assert_array_equal(f, r)
+    return forward
+
+
+def hessians(fun, x):
+    """The Hessian of scalar ``fun`` at ``x`` in all four orders of the engines, asserted
+    identical (NaN for NaN) and symmetric; returned once."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        orders = [dk.jacfwd(dk.jacrev(fun))(x), dk.jacrev(dk.jacfwd(fun))(x),
+                  dk.jacfwd(dk.jacfwd(fun))(x), dk.jacrev(dk.jacrev(fun))(x)]
+    for h in orders[1:]:
+        np.testing.assert_allclose(h, orders[0], rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(orders[0], orders[0].T)
+    return orders[0]
+
+
+# --- signed zeros -------------------------------------------------------------------------
+
+
+def test_sqrt_and_log_derivatives_at_minus_zero_are_plus_inf():
+    """sqrt(-0.0) == -0.0 and log(-0.0) == -inf as at +0.0: the derivative is +inf there too,
+    not 1 / (2 * -0.0) = -inf."""
+    x = np.array([-0.0, 0.0, 4.0])
+    np.testing.assert_array_equal(np.diag(jacobians(dnp.sqrt, x)[0]), [INF, INF, 0.25])
+    np.testing.assert_array_equal(np.diag(jacobians(dnp.log, x)[0]), [INF, INF, 0.25])
+    assert dk.grad(dnp.sqrt)(-0.0) == INF
+    assert dk.grad(dnp.log)(-0.0) == INF
+    # a zero tangent still gives 0 (the 0 x inf rule), in both engines
+    np.testing.assert_array_equal(dk.jvp(dnp.sqrt, (-0.0,), (0.0,))[1], 0.0)
+    np.testing.assert_array_equal(dk.vjp(dnp.log, -0.0)[1](0.0)[0], 0.0)
+
+
+# --- single precision ---------------------------------------------------------------------
+
+
+def test_scalar_base_power_keeps_float32():
+    """2.0 ** y with y float32 is float32 in NumPy 2 (a Python float is weak), and so are its
+    tangent and cotangent; the value is log(2) 2**y."""
+    y = np.array([0.0, 1.0, -3.0], np.float32)
+    for fun in (lambda v: dnp.power(2.0, v), lambda v: 2.0 ** v, lambda v: dnp.power(2, v)):
+        out, tangent = dk.jvp(fun, (y,), (np.ones_like(y),))
+        assert out.dtype == tangent.dtype == np.float32
+        np.testing.assert_allclose(tangent, np.log(2.0) * 2.0 ** y.astype(np.float64),
+                                   rtol=1e-6)
+        assert dk.vjp(fun, y)[1](np.ones_like(y))[0].dtype == np.float32
+
+
+def test_hypergeometric_tangents_keep_float32_with_integer_parameters():
+    """hyp1f1(a, b, x) and hyp2f1(a, b, c, z) with integer parameters and float32 x / z are
+    float32; so are their x- and z-tangents: d/dx 1F1 = a/b 1F1(a+1; b+1; x) and
+    d/dz 2F1 = ab/c 2F1(a+1, b+1; c+1; z)."""
+    a, b, c = np.array([1, 2], np.int16), np.array([1, 3], np.int16), np.array([2, 3], np.int16)
+    x = np.array([0.0, 0.5], np.float32)
+    out, t = dk.jvp(lambda v: dsp.hyp1f1(a, b, v), (x,), (np.ones_like(x),))
+    assert out.dtype == t.dtype == np.float32
+    np.testing.assert_allclose(t, a / b * sc.hyp1f1(a + 1, b + 1, x.astype(np.float64)),
+                               rtol=1e-6)
+    out, t = dk.jvp(lambda v: dsp.hyp2f1(a, b, c, v), (x,), (np.ones_like(x),))
+    assert out.dtype == t.dtype == np.float32
+    np.testing.assert_allclose(t, a * b / c * sc.hyp2f1(a + 1, b + 1, c + 1,
+                                                        x.astype(np.float64)), rtol=1e-6)
