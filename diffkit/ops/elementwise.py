@@ -15,6 +15,7 @@ import numpy as np
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import reductions, shape
+from .control import stop_gradient
 from .families import (
     binary,
     broadcasting_batch,
@@ -91,8 +92,13 @@ def _power_base(t, x, y, out):
     if isinstance(y, (int, float)):
         return t * (y * power(x, y - 1)) if y != 0 else t * 0.0
     # Guard only x == y == 0: elsewhere keep y * x**(y-1) so its derivative in y survives.
+    # Where x <= 0 (complex: x == 0) the partial in y is 0 (_power_exponent), and so is its
+    # derivative in x; the factor y is held constant there so that the mixed second
+    # derivative is 0 in both orders (x**(y-1) has no y-derivative there either).
     both_zero = logical_and(equal(x, 0), equal(y, 0))
-    return t * where(both_zero, 0.0, y * power(where(both_zero, 1.0, x), y - 1))
+    has_log = not_equal(x, 0) if _is_complex(out) else greater(x, 0)
+    factor = where(has_log, y, stop_gradient(y))
+    return t * where(both_zero, 0.0, factor * power(where(both_zero, 1.0, x), y - 1))
 
 
 def _power_exponent(t, x, y, out):

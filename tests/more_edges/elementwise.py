@@ -27,14 +27,12 @@ E += kink("square", [1e200], label="overflow", jacobian=2e200)
 E += edge("conj", [0.0, -0.0])
 
 # --- powers -------------------------------------------------------------------------------------
-_MIXED = "strongzero: power's Hessian at x <= 0 is not symmetric (d2/dxdy != d2/dydx)"
 E += kink("power", [0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 2.0, 3.0], label="zero_base",
-          jacobian=np.hstack([np.diag([0.0, 1.0, 0.0, 0.0]), np.zeros((4, 4))]), known=_MIXED)
-E += kink("power", [0.0], [0.5], label="zero_base_sqrt", jacobian=[[INF, 0.0]], known=_MIXED)
-E += kink("power", [0.0], [-1.0], label="zero_base_pole", jacobian=[[-INF, 0.0]], known=_MIXED)
+          jacobian=np.hstack([np.diag([0.0, 1.0, 0.0, 0.0]), np.zeros((4, 4))]))
+E += kink("power", [0.0], [0.5], label="zero_base_sqrt", jacobian=[[INF, 0.0]])
+E += kink("power", [0.0], [-1.0], label="zero_base_pole", jacobian=[[-INF, 0.0]])
 E += edge("power", [1.0, 2.0], [0.0, 0.0], label="zero_exponent")
-E += kink("power", [-2.0], [3.0], label="negative_base_integer_exponent", jacobian=[[12.0, 0.0]],
-          known=_MIXED)
+E += kink("power", [-2.0], [3.0], label="negative_base_integer_exponent", jacobian=[[12.0, 0.0]])
 E += edge("power_int_exponent", [0.0, -0.0, -2.0], ref=lambda x: np.power(x, 3))
 # second order: finite differences of x**1.5 converge like sqrt(h) at 0
 E += boundary("power_float_exponent", [0.0], side=1, second_order=False,

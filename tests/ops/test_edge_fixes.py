@@ -82,3 +82,35 @@ def test_hypergeometric_tangents_keep_float32_with_integer_parameters():
     assert out.dtype == t.dtype == np.float32
     np.testing.assert_allclose(t, a * b / c * sc.hyp2f1(a + 1, b + 1, c + 1,
                                                         x.astype(np.float64)), rtol=1e-6)
+
+
+# --- power's Hessian --------------------------------------------------------------------
+
+
+def _power_of(v):
+    return dnp.power(v[0], v[1])
+
+
+def test_power_hessian_at_zero_and_negative_base_is_symmetric():
+    """Where x <= 0 power's partial in y is 0 (the documented convention), so its derivative
+    in x is 0 and the mixed second derivative is 0 in both orders; d2/dx2 is that of
+    x**y with y fixed (6x for y = 3, the one-sided limit 2/x**3 -> +inf for y = -1)."""
+    cases = {(0.0, 0.0): 0.0, (0.0, 1.0): 0.0, (0.0, 2.0): 2.0, (0.0, 3.0): 0.0,
+             (0.0, 0.5): -INF, (0.0, -1.0): INF, (-2.0, 3.0): -12.0, (-1.5, 2.0): 2.0}
+    for (x, y), second_in_x in cases.items():
+        np.testing.assert_array_equal(hessians(_power_of, [x, y]),
+                                      [[second_in_x, 0.0], [0.0, 0.0]], err_msg=f"{x}, {y}")
+    # for x > 0, the closed forms: d2/dx2 = y (y-1) x**(y-2), d2/dxdy = x**(y-1) (1 + y log x),
+    # d2/dy2 = x**y log(x)**2
+    x, y = 2.0, 3.0
+    mixed = x ** (y - 1) * (1 + y * np.log(x))
+    expected = [[y * (y - 1) * x ** (y - 2), mixed], [mixed, x ** y * np.log(x) ** 2]]
+    np.testing.assert_allclose(hessians(_power_of, [x, y]), expected, rtol=1e-7)
+
+
+def test_power_second_derivative_in_x_at_negative_base_matches_finite_differences():
+    """At x < 0 with an integer exponent x**y is smooth in x: d2/dx2 (-2)**3 = 6 * -2,
+    against central differences of NumPy's power (rtol 1e-6 for the step)."""
+    h = 1e-4
+    fd = (np.power(-2.0 + h, 3.0) - 2 * np.power(-2.0, 3.0) + np.power(-2.0 - h, 3.0)) / h ** 2
+    np.testing.assert_allclose(hessians(_power_of, [-2.0, 3.0])[0, 0], fd, rtol=1e-6)
