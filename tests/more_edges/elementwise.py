@@ -95,8 +95,7 @@ E += kink("arccos", [1.0, -1.0], jacobian=np.diag([-INF, -INF]))
 E += kink("arccosh", [1.0], jacobian=INF)
 E += kink("arctanh", [1.0, -1.0], jacobian=np.diag([INF, INF]))
 E += edge("arctanh", [0.0, -0.0])
-E += kink("arctan2", [0.0, -0.0], [0.0, 0.0], label="origin", jacobian=np.zeros((2, 4)),
-          known="strongzero: arctan2's Hessian at the origin is antisymmetric, not symmetric")
+E += kink("arctan2", [0.0, -0.0], [0.0, 0.0], label="origin", jacobian=np.zeros((2, 4)))
 E += kink("arctan2", [0.0, -0.0], [-1.0, -1.0], label="branch_cut",
           jacobian=np.hstack([np.diag([-1.0, -1.0]), np.zeros((2, 2))]))
 E += edge("arctan2", [1.0, 0.0], [0.0, 1.0], label="axes")

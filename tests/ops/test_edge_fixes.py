@@ -26,14 +26,14 @@ def jacobians(fun, *args):
 
 def hessians(fun, x):
     """The Hessian of scalar ``fun`` at ``x`` in all four orders of the engines, asserted
-    identical (NaN for NaN) and symmetric; returned once."""
+    equal to rounding (infinities and NaN identical) and symmetric; returned once."""
     x = np.asarray(x, np.float64)
     with np.errstate(all="ignore"):
         orders = [dk.jacfwd(dk.jacrev(fun))(x), dk.jacrev(dk.jacfwd(fun))(x),
                   dk.jacfwd(dk.jacfwd(fun))(x), dk.jacrev(dk.jacrev(fun))(x)]
     for h in orders[1:]:
         np.testing.assert_allclose(h, orders[0], rtol=1e-12, atol=0)
-    np.testing.assert_array_equal(orders[0], orders[0].T)
+    np.testing.assert_allclose(orders[0], orders[0].T, rtol=1e-12, atol=0)
     return orders[0]
 
 
@@ -114,3 +114,24 @@ def test_power_second_derivative_in_x_at_negative_base_matches_finite_difference
     h = 1e-4
     fd = (np.power(-2.0 + h, 3.0) - 2 * np.power(-2.0, 3.0) + np.power(-2.0 - h, 3.0)) / h ** 2
     np.testing.assert_allclose(hessians(_power_of, [-2.0, 3.0])[0, 0], fd, rtol=1e-6)
+
+
+# --- arctan2 at the origin ------------------------------------------------------------------
+
+
+def test_arctan2_derivatives_are_zero_at_the_origin_at_every_order():
+    """arctan2 has no derivative at (0, 0); the documented convention is 0 in both arguments,
+    and so at every order (a symmetric, zero Hessian and third derivative). Away from the
+    origin the Hessian is the closed form of atan(y / x): [[-2xy, y2 - x2], [y2 - x2, 2xy]] / r4
+    in (y, x)."""
+    def f(v):
+        return dnp.arctan2(v[0], v[1])
+
+    for origin in ([0.0, 0.0], [-0.0, 0.0], [0.0, -0.0]):
+        np.testing.assert_array_equal(hessians(f, origin), np.zeros((2, 2)))
+        third = dk.jacfwd(dk.jacfwd(dk.jacrev(f)))(np.array(origin))
+        np.testing.assert_array_equal(third, np.zeros((2, 2, 2)))
+    y, x = 1.5, -0.5
+    r4 = (x * x + y * y) ** 2
+    expected = np.array([[-2 * x * y, y * y - x * x], [y * y - x * x, 2 * x * y]]) / r4
+    np.testing.assert_allclose(hessians(f, [y, x]), expected, rtol=1e-7)
