@@ -200,8 +200,16 @@ def sign(x):
 
 # --- exponentials and logarithms -------------------------------------------------------
 exp = unary("exp", np.exp, lambda t, x, out: t * out, reads=("out",))
-# + 0.0: log'(-0.0) is +inf, as at +0.0 (log(-0.0) == log(0.0) == -inf); 1 / -0.0 is -inf.
-log = unary("log", np.log, lambda t, x, out: t / (x + 0.0), reads=("x",))
+def _log_derivative(t, x, out):
+    if _is_complex(x):
+        # At z = 0 the complex derivative 1 / z is infinite in a direction that depends on the
+        # approach: NaN in every real coordinate and both engines, as for complex sqrt.
+        return t / where(equal(x, 0), np.nan, x)
+    # + 0.0: log'(-0.0) is +inf, as at +0.0 (log(-0.0) == log(0.0) == -inf); 1 / -0.0 is -inf.
+    return t / (x + 0.0)
+
+
+log = unary("log", np.log, _log_derivative, reads=("x",))
 log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x), reads=("x",))
 expm1 = unary("expm1", np.expm1, lambda t, x, out: t * (out + 1), reads=("out",))
 

@@ -135,3 +135,24 @@ def test_arctan2_derivatives_are_zero_at_the_origin_at_every_order():
     r4 = (x * x + y * y) ** 2
     expected = np.array([[-2 * x * y, y * y - x * x], [y * y - x * x, 2 * x * y]]) / r4
     np.testing.assert_allclose(hessians(f, [y, x]), expected, rtol=1e-7)
+
+
+# --- complex log at 0 -----------------------------------------------------------------------
+
+
+def test_complex_log_derivative_at_zero_is_nan_in_every_coordinate_in_both_engines():
+    """The complex derivative 1/z has no direction-independent value at z = 0: NaN in every
+    real coordinate, as complex sqrt (not IEEE's 1 / 0j = inf + nan j, whose NaN the engines
+    placed differently). Elsewhere it is 1/z; a zero tangent still gives 0."""
+    def of_parts(re, im):
+        out = dnp.log(re + 1j * im)
+        return dnp.stack([dnp.real(out), dnp.imag(out)])
+
+    re, im = np.array([0.0, 3.0]), np.array([0.0, -4.0])
+    d_re, d_im = jacobians(of_parts, re, im)
+    assert np.isnan(d_re[:, 0, 0]).all() and np.isnan(d_im[:, 0, 0]).all()
+    inverse = 1 / (3.0 - 4.0j)  # d log / d re = 1/z, d log / d im = i/z
+    np.testing.assert_allclose(d_re[:, 1, 1], [inverse.real, inverse.imag], rtol=1e-12)
+    np.testing.assert_allclose(d_im[:, 1, 1], [(1j * inverse).real, (1j * inverse).imag],
+                               rtol=1e-12)
+    assert dk.jvp(dnp.log, (np.complex128(0),), (np.complex128(0),))[1] == 0
