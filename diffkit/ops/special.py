@@ -924,19 +924,30 @@ log_expit_p = _ufunc("log_expit", sc.log_expit, ("x",),
                      lambda t, out, x: t * expit_p(-x), reads=((0,),))
 
 
-def _safe_ratio(x, y):
-    """``x / y``, and 0 where ``x == y == 0`` (its derivative in x stays 1/y at x == 0)."""
-    both = ew.logical_and(ew.equal(x, 0), ew.equal(y, 0))
-    return x / ew.where(both, 1.0, y)
+def _xdivy_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.equal(x, 0), 0.0, np.true_divide(x, y))
 
 
+# xdivy(x, y) = x / y, and 0 where x == 0 (also at y == 0: the 0 x inf rule for x * (1/y)).
+# The partial in x is 1/y everywhere (+inf at y = 0, the one-sided limit), so it is the
+# derivative in y of log(y): the Hessians of xlogy and its relatives are symmetric at x = 0.
+# The partial in y, -x / y**2, is -xdivy(out, y): 0 at x == 0, to every order.
+xdivy_p = _ufunc("xdivy", _xdivy_impl, ("x", "y"),
+                 lambda t, out, x, y: t / y,
+                 lambda t, out, x, y: t * -xdivy_p(out, y),
+                 reads=((1,), (1, "out")))
+
+# At x == 0 the partial in y is 0 and the partial in x is log(y) (-inf at y == 0); the mixed
+# derivative is 1/y in both orders. y + 0.0: at y == -0.0 the slope of log is +inf (as at
+# +0.0), and so is the partial in x of x / y.
 xlogy_p = _ufunc("xlogy", sc.xlogy, ("x", "y"),
                  lambda t, out, x, y: t * ew.log(y),
-                 lambda t, out, x, y: t * _safe_ratio(x, y),
+                 lambda t, out, x, y: t * xdivy_p(x, y + 0.0),
                  reads=((1,), (0, 1)))
 xlog1py_p = _ufunc("xlog1py", sc.xlog1py, ("x", "y"),
                    lambda t, out, x, y: t * ew.log1p(y),
-                   lambda t, out, x, y: t * _safe_ratio(x, 1 + y),
+                   lambda t, out, x, y: t * xdivy_p(x, 1 + y),
                    reads=((1,), (0, 1)))
 
 
@@ -947,14 +958,17 @@ def _entr_slope(x):
     return ew.where(negative, 0.0, -(ew.log(ew.where(negative, 1.0, x)) + 1))
 
 
+# rel_entr = x log(x / y), kl_div = rel_entr - x + y. Their partial in x is written
+# log(x) - log(y) (not log(x / y)) so that its derivative in y is -1/y also at x == 0 (through
+# x / y it would be log'(0) * 0 = 0 there), matching the derivative in x of -xdivy(x, y).
 entr_p = _ufunc("entr", sc.entr, ("x",), lambda t, out, x: t * _entr_slope(x), reads=((0,),))
 rel_entr_p = _ufunc("rel_entr", sc.rel_entr, ("x", "y"),
-                    lambda t, out, x, y: t * (ew.log(x / y) + 1),
-                    lambda t, out, x, y: t * -_safe_ratio(x, y),
+                    lambda t, out, x, y: t * (ew.log(x) - ew.log(y) + 1),
+                    lambda t, out, x, y: t * -xdivy_p(x, y),
                     reads=((0, 1), (0, 1)))
 kl_div_p = _ufunc("kl_div", sc.kl_div, ("x", "y"),
-                  lambda t, out, x, y: t * ew.log(x / y),
-                  lambda t, out, x, y: t * (1 - _safe_ratio(x, y)),
+                  lambda t, out, x, y: t * (ew.log(x) - ew.log(y)),
+                  lambda t, out, x, y: t * (1 - xdivy_p(x, y)),
                   reads=((0, 1), (0, 1)))
 
 

@@ -156,3 +156,43 @@ def test_complex_log_derivative_at_zero_is_nan_in_every_coordinate_in_both_engin
     np.testing.assert_allclose(d_im[:, 1, 1], [(1j * inverse).real, (1j * inverse).imag],
                                rtol=1e-12)
     assert dk.jvp(dnp.log, (np.complex128(0),), (np.complex128(0),))[1] == 0
+
+
+# --- xlogy, xlog1py, rel_entr, kl_div at x = 0 ----------------------------------------------
+
+
+def _pair(f):
+    return lambda v: f(v[0], v[1])
+
+
+def test_xlogy_family_hessians_at_zero_are_symmetric_closed_forms():
+    """At x = 0 the mixed derivative is the derivative of the x-partial (log y, log1p y,
+    log x - log y) in y: 1/y, 1/(1+y), -1/y, also in the other order (+inf at y = 0, the
+    one-sided slope of log there); the second derivative in y, -x/y**2 (x/y**2), is 0."""
+    cases = [
+        (dsp.xlogy, [0.0, 3.0], [[0.0, 1 / 3], [1 / 3, 0.0]]),
+        (dsp.xlogy, [0.0, 0.0], [[0.0, INF], [INF, 0.0]]),
+        (dsp.xlogy, [2.0, 0.0], [[0.0, INF], [INF, -INF]]),
+        (dsp.xlog1py, [0.0, -1.0], [[0.0, INF], [INF, 0.0]]),
+        (dsp.xlog1py, [0.0, 1.0], [[0.0, 0.5], [0.5, 0.0]]),
+        (dsp.rel_entr, [0.0, 2.0], [[INF, -0.5], [-0.5, 0.0]]),
+        (dsp.kl_div, [0.0, 2.0], [[INF, -0.5], [-0.5, 0.0]]),
+    ]
+    for f, point, expected in cases:
+        np.testing.assert_allclose(hessians(_pair(f), point), expected, rtol=1e-12, atol=0,
+                                   err_msg=f"{f.__name__} at {point}")
+    # inside the domain: [[1/x, -1/y], [-1/y, x/y**2]] for both entropies
+    x, y = 1.5, 2.0
+    inside = [[1 / x, -1 / y], [-1 / y, x / y ** 2]]
+    for f in (dsp.rel_entr, dsp.kl_div):
+        np.testing.assert_allclose(hessians(_pair(f), [x, y]), inside, rtol=1e-7)
+    # the documented first derivatives at x = 0 stay: xlogy -> (log y, 0), rel_entr ->
+    # (-inf, 0), kl_div -> (-inf, 1); d/dy xlogy(x, y) = x / y elsewhere
+    x, y = np.array([0.0, 0.0, 2.0]), np.array([3.0, 0.0, 4.0])
+    dx, dy = jacobians(dsp.xlogy, x, y)
+    np.testing.assert_array_equal(np.diag(dx), [np.log(3.0), -INF, np.log(4.0)])
+    np.testing.assert_array_equal(np.diag(dy), [0.0, 0.0, 0.5])
+    dx, dy = jacobians(dsp.rel_entr, np.array([0.0]), np.array([2.0]))
+    np.testing.assert_array_equal([dx[0, 0], dy[0, 0]], [-INF, 0.0])
+    dx, dy = jacobians(dsp.kl_div, np.array([0.0]), np.array([2.0]))
+    np.testing.assert_array_equal([dx[0, 0], dy[0, 0]], [-INF, 1.0])
