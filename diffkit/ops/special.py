@@ -814,10 +814,26 @@ gammainccinv_p = _ufunc("gammainccinv", sc.gammainccinv, ("a", "y"),
 
 def _beta_density(a, b, x, da=0, db=0):
     """d^(da+db)/da^da db^db of the beta density x^(a-1) (1-x)^(b-1) / B(a, b), in diffkit
-    ops: the density times a polynomial in the derivatives of its logarithm L."""
-    density = ew.exp(xlogy_p(a - 1, x) + xlog1py_p(b - 1, -x) - betaln_p(a, b))
+    ops: the density times a polynomial in the derivatives of its logarithm L.
+
+    At the ends of [0, 1] the one-sided limits, as for the gamma density: the density goes
+    through ``power`` at x = 0 for a > 1 (at x = 1 for b > 1), so that its x-derivative is
+    that of x^(a-1) there; its a- and b-derivatives (x^(a-1) log^k x) are their limit 0."""
     if da + db == 0:
-        return density
+        at_one = ew.equal(x, 1)
+        return ew.where(
+            at_one,
+            _power_times_exp(1 - x, b - 1, xlogy_p(a - 1, x) - betaln_p(a, b)),
+            _power_times_exp(x, a - 1, xlog1py_p(b - 1, -x) - betaln_p(a, b)))
+    vanish = ew.logical_or(ew.logical_and(ew.equal(x, 0), ew.greater(a, 1)),
+                           ew.logical_and(ew.equal(x, 1), ew.greater(b, 1)))
+    return ew.where(vanish, 0.0,
+                    _beta_density_inside(a, b, ew.where(vanish, 0.5, x), da, db))
+
+
+def _beta_density_inside(a, b, x, da, db):
+    """``_beta_density``'s (da, db) derivative (da + db >= 1) by the formula."""
+    density = ew.exp(xlogy_p(a - 1, x) + xlog1py_p(b - 1, -x) - betaln_p(a, b))
     if da < db:  # the expressions are symmetric under a <-> b, x <-> 1 - x
         a, b, x, da, db = b, a, 1 - x, db, da
     both = a + b
@@ -840,8 +856,10 @@ def _beta_density(a, b, x, da=0, db=0):
 
 
 def _betainc_partial_rule(which):
-    """``t * d/d(argument which)`` of betainc_partial(a, b, x, da, db)."""
+    """``t * d/d(argument which)`` of betainc_partial(a, b, x, da, db), under the 0 x inf
+    rule (the x-partial is infinite at x = 0 for a <= 1)."""
 
+    @zero_safe
     def rule(t, a, b, x, da, db):
         if which == 2:
             return t * _beta_density(a, b, x, da, db)

@@ -9,8 +9,6 @@ from edge_records import boundary, edge, kink
 
 INF, NAN = np.inf, np.nan
 E = []
-_INC = ("special: at x = 0 the Hessian of the incomplete gamma/beta function has NaN or is "
-        "not symmetric")
 _INV = ("special: the inverse incomplete gamma/beta function at 0 or 1 has NaN derivatives in "
         "the shape parameters")
 
@@ -80,12 +78,19 @@ E += sp_boundary("gammaincc", [1.0, 2.0], [0.0, 0.0], side=1, label="x=0", secon
 E += sp("gammainc", [2.0], [1e3], label="x_large")
 E += sp_boundary("gammaincinv", [1.0], [0.0], side=1, label="p=0", known=_INV)
 E += sp_boundary("gammainccinv", [1.0], [1.0], side=-1, label="q=1", known=_INV)
+# At x = 0 d2I/da dx = density (log x - digamma(a) + digamma(a + b)) is -inf for a <= 1 (at
+# x = 1, d2I/db dx for b <= 1): log singularities, so the Hessians of the sums are documented
+# (coordinates a0, a1, b0, b1, x0, x1; density 1 at a = b = 1, 6 x (1 - x) at a = b = 2).
+_BETAINC_AT_0 = [[0, 0, 0, 0, -INF, 0], [0] * 6, [0, 0, 0, 0, 1.0, 0], [0] * 6,
+                 [-INF, 0, 1.0, 0, 0, 0], [0, 0, 0, 0, 0, 6.0]]
+_BETAINC_AT_1 = [[0, 0, 0, 0, 1.0, 0], [0] * 6, [0, 0, 0, 0, -INF, 0], [0] * 6,
+                 [1.0, 0, -INF, 0, 0, 0], [0, 0, 0, 0, 0, -6.0]]
 E += sp_boundary("betainc", [1.0, 2.0], [1.0, 2.0], [0.0, 0.0], side=1, label="x=0",
-                  known=_INC)
+                 second_order=False, hessian=_BETAINC_AT_0)
 E += sp_boundary("betainc", [1.0, 2.0], [1.0, 2.0], [1.0, 1.0], side=-1, label="x=1",
-                  known=_INC)
+                 second_order=False, hessian=_BETAINC_AT_1)
 E += sp_boundary("betaincc", [1.0, 2.0], [1.0, 2.0], [0.0, 0.0], side=1, label="x=0",
-                  known=_INC)
+                 second_order=False, hessian=-np.array(_BETAINC_AT_0))
 E += sp_boundary("betaincinv", [1.0, 2.0], [1.0, 2.0], [0.0, 0.0], side=1, label="y=0",
                   known=_INV)
 E += sp_boundary("betainccinv", [1.0, 2.0], [1.0, 2.0], [1.0, 1.0], side=-1, label="y=1",

@@ -196,3 +196,37 @@ def test_xlogy_family_hessians_at_zero_are_symmetric_closed_forms():
     np.testing.assert_array_equal([dx[0, 0], dy[0, 0]], [-INF, 0.0])
     dx, dy = jacobians(dsp.kl_div, np.array([0.0]), np.array([2.0]))
     np.testing.assert_array_equal([dx[0, 0], dy[0, 0]], [-INF, 1.0])
+
+
+# --- the incomplete beta function at x = 0 and x = 1 ------------------------------------
+
+
+def _betainc_of(v):
+    return dsp.betainc(v[0], v[1], v[2])
+
+
+def test_betainc_hessian_at_the_ends_is_the_one_sided_limit():
+    """I_x(a, b) at x = 0 (x = 1): the density x^(a-1) (1-x)^(b-1) / B(a, b) and its
+    a-derivatives take their limits. For a = b = 2 the density is 6 x (1 - x): d2I/dx2 = 6
+    (-6 at x = 1), every mixed derivative 0 (x log x -> 0); for a = b = 1 (I = x) d2I/da dx
+    = log x + digamma(2) - digamma(1) = -inf at x = 0 and d2I/db dx = 1 (mirrored at x = 1).
+    Before, 0 * -inf gave NaN rows."""
+    cases = [([2.0, 2.0, 0.0], [[0, 0, 0], [0, 0, 0], [0, 0, 6.0]]),
+             ([2.0, 2.0, 1.0], [[0, 0, 0], [0, 0, 0], [0, 0, -6.0]]),
+             ([1.0, 1.0, 0.0], [[0, 0, -INF], [0, 0, 1.0], [-INF, 1.0, 0]]),
+             ([1.0, 1.0, 1.0], [[0, 0, 1.0], [0, 0, -INF], [1.0, -INF, 0]]),
+             ([3.0, 1.5, 0.0], [[0, 0, 0], [0, 0, 0], [0, 0, 0]])]
+    for point, expected in cases:
+        np.testing.assert_allclose(hessians(_betainc_of, point), expected, rtol=1e-12,
+                                   atol=1e-12, err_msg=f"betainc at {point}")
+        np.testing.assert_allclose(hessians(lambda v: dsp.betaincc(v[0], v[1], v[2]), point),
+                                   -np.array(expected), rtol=1e-12, atol=1e-12)
+
+
+def test_betainc_second_derivative_in_x_near_zero_matches_finite_differences():
+    """d2I/dx2 at x = 0 for a = 2, b = 3: the density is 12 x (1 - x)**2, whose slope at 0 is
+    12; one-sided second differences of SciPy's betainc agree (rtol 1e-5 for the step)."""
+    h = 1e-4
+    fd = (sc.betainc(2.0, 3.0, 2 * h) - 2 * sc.betainc(2.0, 3.0, h) + sc.betainc(2.0, 3.0, 0.0))
+    np.testing.assert_allclose(hessians(_betainc_of, [2.0, 3.0, 0.0])[2, 2], 12.0, rtol=1e-12)
+    np.testing.assert_allclose(fd / h ** 2, 12.0, rtol=1e-3)  # O(h) one-sided error
