@@ -800,15 +800,53 @@ gammaincc_p = _ufunc("gammaincc", sc.gammaincc, ("a", "x"),
                      reads=((0, 1), (0, 1)))
 # Inverses in y: the reciprocal of the density at the result. In a: implicit differentiation
 # of P(a, out) = y, d out/da = -(dP/da) / density.
+
+
+def _gamma_shape_ratio(a, x):
+    """(dP/da) / density at (a, x). At x = 0 both vanish (0/0 for a > 1); there the ratio
+    is its expansion (x / a) (log x - 1/a - digamma(a)) + O(x^2) (from P ~ x^a / Gamma(a + 1)),
+    whose value 0, a-derivative 0 and x-derivative -inf are the one-sided limits: the
+    inverse's d out/da is 0 at y = 0 (out stays 0), d2 out/da2 0, d2 out/da dy +inf."""
+    at_zero = ew.equal(x, 0)
+    inner = ew.where(at_zero, 1.0, x)
+    inside = gammainc_da_p(a, inner, order=1) / _gamma_density_da(a, inner, 0)
+    # x log(x e^-c) / a: one product, so an infinite tangent of x meets the whole slope
+    near_zero = xlogy_p(x, x * ew.exp(-(1 / a + digamma_p(a)))) / a
+    return ew.where(at_zero, near_zero, inside)
+
+
+# The logarithms of the gamma and beta densities as primitives: each partial is one
+# expression (log x - digamma(a), (a-1)/x - 1, ...), so a reverse pass multiplies an infinite
+# cotangent by the whole partial (-inf) instead of by its terms (-inf + finite * inf = NaN).
+gamma_log_density_p = _ufunc(
+    "gamma_log_density", lambda a, x: sc.xlogy(a - 1, x) - x - sc.gammaln(a), ("a", "x"),
+    lambda t, out, a, x: t * (ew.log(x) - digamma_p(a)),
+    lambda t, out, a, x: t * (xdivy_p(a - 1, x) - 1),
+    reads=((0, 1), (0, 1)))
+beta_log_density_p = _ufunc(
+    "beta_log_density",
+    lambda a, b, x: sc.xlogy(a - 1, x) + sc.xlog1py(b - 1, -x) - sc.betaln(a, b),
+    ("a", "b", "x"),
+    lambda t, out, a, b, x: t * (ew.log(x) - digamma_p(a) + digamma_p(a + b)),
+    lambda t, out, a, b, x: t * (ew.log1p(-x) - digamma_p(b) + digamma_p(a + b)),
+    lambda t, out, a, b, x: t * (xdivy_p(a - 1, x) - xdivy_p(b - 1, 1 - x)),
+    reads=((0, 1, 2),) * 3)
+
+
+def _gamma_inverse_density(a, x):
+    """1 / density = x^(1-a) e^x Gamma(a), as exp(-log density): +inf at x = 0 for a > 1
+    with the one-sided derivatives (-log(x) / density = +inf in a; a quotient would give
+    0 * inf there)."""
+    return ew.exp(-gamma_log_density_p(a, x))
+
+
 gammaincinv_p = _ufunc("gammaincinv", sc.gammaincinv, ("a", "y"),
-                       lambda t, out, a, y: t * -(gammainc_da_p(a, out, order=1)
-                                                  / _gamma_density_da(a, out, 0)),
-                       lambda t, out, a, y: t / _gamma_density_da(a, out, 0),
+                       lambda t, out, a, y: t * -_gamma_shape_ratio(a, out),
+                       lambda t, out, a, y: t * _gamma_inverse_density(a, out),
                        reads=((0, "out"), (0, "out")))
 gammainccinv_p = _ufunc("gammainccinv", sc.gammainccinv, ("a", "y"),
-                        lambda t, out, a, y: t * -(gammainc_da_p(a, out, order=1)
-                                                   / _gamma_density_da(a, out, 0)),
-                        lambda t, out, a, y: t / -_gamma_density_da(a, out, 0),
+                        lambda t, out, a, y: t * -_gamma_shape_ratio(a, out),
+                        lambda t, out, a, y: t * -_gamma_inverse_density(a, out),
                         reads=((0, "out"), (0, "out")))
 
 
@@ -916,20 +954,49 @@ betaincc_p = _ufunc("betaincc", sc.betaincc, ("a", "b", "x"),
 # where both signs flip).
 
 
+def _beta_ratios_near_zero(a, b, x):
+    """(dI/da, dI/db) / density near x = 0 to first order: from I ~ x^a / (a B(a, b)),
+    (x / a) (log x - 1/a - digamma(a) + digamma(a + b)) and (x / a) (digamma(a + b) -
+    digamma(b)); their values (0), shape derivatives (0) and x-derivatives (-inf and a finite
+    slope) at x = 0 are the one-sided limits of the ratios."""
+    psi_both = digamma_p(a + b)
+    # x log(x e^-c) / a, one product (see _gamma_shape_ratio)
+    ratio_a = xlogy_p(x, x * ew.exp(psi_both - 1 / a - digamma_p(a))) / a
+    ratio_b = x * (psi_both - digamma_p(b)) / a
+    return ratio_a, ratio_b
+
+
+def _beta_shape_ratio(which, a, b, x):
+    """(dI/da) / density (``which`` = 0) or (dI/db) / density (1) at (a, b, x): both vanish at
+    x = 0 and x = 1 (0/0 where the density does), so there the expansion of
+    ``_beta_ratios_near_zero``, mirrored at x = 1 by I_x(a, b) = 1 - I_{1-x}(b, a)."""
+    at_zero, at_one = ew.equal(x, 0), ew.equal(x, 1)
+    inner = ew.where(ew.logical_or(at_zero, at_one), 0.5, x)
+    da, db = (1, 0) if which == 0 else (0, 1)
+    inside = betainc_partial_p(a, b, inner, da=da, db=db) / _beta_density(a, b, inner)
+    near_zero = _beta_ratios_near_zero(a, b, x)[which]
+    near_one = -_beta_ratios_near_zero(b, a, 1 - x)[1 - which]
+    return ew.where(at_zero, near_zero, ew.where(at_one, near_one, inside))
+
+
 def _betaincinv_shape(which):
     def partial(t, out, a, b, y):
-        da, db = (1, 0) if which == 0 else (0, 1)
-        return t * -(betainc_partial_p(a, b, out, da=da, db=db) / _beta_density(a, b, out))
+        return t * -_beta_shape_ratio(which, a, b, out)
     return partial
+
+
+def _beta_inverse_density(a, b, x):
+    """1 / density = x^(1-a) (1-x)^(1-b) B(a, b), as one exp (see _gamma_inverse_density)."""
+    return ew.exp(-beta_log_density_p(a, b, x))
 
 
 betaincinv_p = _ufunc("betaincinv", sc.betaincinv, ("a", "b", "y"), _betaincinv_shape(0),
                       _betaincinv_shape(1),
-                      lambda t, out, a, b, y: t / _beta_density(a, b, out),
+                      lambda t, out, a, b, y: t * _beta_inverse_density(a, b, out),
                       reads=((0, 1, "out"),) * 3)
 betainccinv_p = _ufunc("betainccinv", sc.betainccinv, ("a", "b", "y"), _betaincinv_shape(0),
                        _betaincinv_shape(1),
-                       lambda t, out, a, b, y: t / -_beta_density(a, b, out),
+                       lambda t, out, a, b, y: t * -_beta_inverse_density(a, b, out),
                        reads=((0, 1, "out"),) * 3)
 
 # --- logistic and information-theoretic functions -----------------------------------------

@@ -230,3 +230,37 @@ def test_betainc_second_derivative_in_x_near_zero_matches_finite_differences():
     fd = (sc.betainc(2.0, 3.0, 2 * h) - 2 * sc.betainc(2.0, 3.0, h) + sc.betainc(2.0, 3.0, 0.0))
     np.testing.assert_allclose(hessians(_betainc_of, [2.0, 3.0, 0.0])[2, 2], 12.0, rtol=1e-12)
     np.testing.assert_allclose(fd / h ** 2, 12.0, rtol=1e-3)  # O(h) one-sided error
+
+
+# --- the inverse incomplete gamma and beta functions at the end where out = 0 ------------
+
+
+def test_inverse_incomplete_functions_at_zero_are_the_one_sided_limits():
+    """At p = 0 (q = 1) the inverse is 0 for every shape: d out/da = 0 and d2 out/da2 = 0;
+    d2 out/da dp = +inf (out ~ c p^(1/a), d out/da ~ -out log(out) / a); in p, out = -log(1-p)
+    for a = 1 (second derivative 1) and out ~ sqrt(2p) for a = 2 (-inf). The beta inverse
+    at a = b = 1 is out = y (d2 out/db dy = digamma(1) - digamma(2) = -1), at a = b = 2
+    out ~ sqrt(y / 3). Before, 0/0 gave NaN shape derivatives and asymmetric Hessians."""
+    gammaincinv = lambda v: dsp.gammaincinv(v[0], v[1])  # noqa: E731
+    gammainccinv = lambda v: dsp.gammainccinv(v[0], v[1])  # noqa: E731
+    betaincinv = lambda v: dsp.betaincinv(v[0], v[1], v[2])  # noqa: E731
+    betainccinv = lambda v: dsp.betainccinv(v[0], v[1], v[2])  # noqa: E731
+    cases = [
+        (gammaincinv, [1.0, 0.0], [0.0, 1.0], [[0, INF], [INF, 1.0]]),
+        (gammaincinv, [2.0, 0.0], [0.0, INF], [[0, INF], [INF, -INF]]),
+        (gammainccinv, [1.0, 1.0], [0.0, -1.0], [[0, -INF], [-INF, 1.0]]),
+        (betaincinv, [1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [[0, 0, INF], [0, 0, -1.0],
+                                                       [INF, -1.0, 0]]),
+        (betaincinv, [2.0, 2.0, 0.0], [0.0, 0.0, INF], [[0, 0, INF], [0, 0, -INF],
+                                                       [INF, -INF, -INF]]),
+        (betaincinv, [2.0, 2.0, 1.0], [0.0, 0.0, INF], [[0, 0, -INF], [0, 0, INF],
+                                                       [-INF, INF, INF]]),
+        (betainccinv, [2.0, 2.0, 1.0], [0.0, 0.0, -INF], [[0, 0, -INF], [0, 0, INF],
+                                                         [-INF, INF, -INF]]),
+    ]
+    for f, point, gradient, hessian in cases:
+        (jacobian,) = jacobians(f, np.array(point))
+        np.testing.assert_array_equal(jacobian, gradient, err_msg=f"at {point}")
+        np.testing.assert_allclose(hessians(f, point), hessian, rtol=1e-12, atol=0,
+                                   err_msg=f"at {point}")
+
