@@ -264,3 +264,21 @@ def test_inverse_incomplete_functions_at_zero_are_the_one_sided_limits():
         np.testing.assert_allclose(hessians(f, point), hessian, rtol=1e-12, atol=0,
                                    err_msg=f"at {point}")
 
+
+
+# --- prod with an infinite and a zero entry ------------------------------------------------
+
+
+def test_prod_hessian_with_infinite_and_zero_entries():
+    """d2 prod / dx_i dx_j is the product of the entries other than i and j (0 on the
+    diagonal): for [inf, 0, 2] that is [[0, 2, 0], [2, 0, inf], [0, inf, 0]], in all four
+    orders of the engines; before, the cumulative-product rules multiplied 0 by inf (NaN)."""
+    np.testing.assert_array_equal(hessians(dnp.prod, [INF, 0.0, 2.0]),
+                                  [[0, 2.0, 0], [2.0, 0, INF], [0, INF, 0]])
+    np.testing.assert_array_equal(hessians(dnp.prod, [0.0, 3.0, INF, 2.0]),
+                                  [[0, INF, 6.0, INF], [INF, 0, 0, 0], [6.0, 0, 0, 0],
+                                   [INF, 0, 0, 0]])
+    # cumprod's Jacobian: d out[k] / d x[j] = prod of x[:k+1] without x[j]
+    x = np.array([INF, 0.0, 2.0])
+    (jac,) = jacobians(dnp.cumprod, x)
+    np.testing.assert_array_equal(jac, [[1.0, 0, 0], [0.0, INF, 0], [0.0, 2 * INF, NAN]])
