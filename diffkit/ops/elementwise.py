@@ -15,6 +15,7 @@ import numpy as np
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import reductions, shape
+from .control import stop_gradient
 from .families import (
     binary,
     broadcasting_batch,
@@ -91,12 +92,19 @@ def _power_base(t, x, y, out):
     if isinstance(y, (int, float)):
         return t * (y * power(x, y - 1)) if y != 0 else t * 0.0
     # Guard only x == y == 0: elsewhere keep y * x**(y-1) so its derivative in y survives.
+    # Where x <= 0 (complex: x == 0) the partial in y is 0 (_power_exponent), and so is its
+    # derivative in x; the factor y is held constant there so that the mixed second
+    # derivative is 0 in both orders (x**(y-1) has no y-derivative there either).
     both_zero = logical_and(equal(x, 0), equal(y, 0))
-    return t * where(both_zero, 0.0, y * power(where(both_zero, 1.0, x), y - 1))
+    has_log = not_equal(x, 0) if _is_complex(out) else greater(x, 0)
+    factor = where(has_log, y, stop_gradient(y))
+    return t * where(both_zero, 0.0, factor * power(where(both_zero, 1.0, x), y - 1))
 
 
 def _power_exponent(t, x, y, out):
     # x**y * log(x); log only of positive bases, so 0**y (y > 0) gets the right 0.
+    if isinstance(x, (int, float, complex)):  # a weak Python scalar takes the output's dtype
+        x = np.asarray(x, dtype=dtype_of(out))  # (2.0 ** y with y float32 stays float32)
     if _is_complex(out):  # complex logarithm of any nonzero base (principal branch)
         nonzero = not_equal(x, 0)
         base = where(nonzero, x, 1.0)
@@ -149,7 +157,9 @@ def _sqrt_derivative(t, x, out):
         # (IEEE's 1 / 0j would be inf + nan j, whose NaN the engines place differently).
         zero = equal(out, 0)
         out = where(zero, np.nan, out)
-    return t / (2 * out)
+        return t / (2 * out)
+    # + 0.0 turns sqrt(-0.0) = -0.0 into +0.0: sqrt'(-0.0) is +inf, as at +0.0.
+    return t / (2 * out + 0.0)
 
 
 sqrt = unary("sqrt", np.sqrt, _sqrt_derivative, reads=("out",))
@@ -190,7 +200,16 @@ def sign(x):
 
 # --- exponentials and logarithms -------------------------------------------------------
 exp = unary("exp", np.exp, lambda t, x, out: t * out, reads=("out",))
-log = unary("log", np.log, lambda t, x, out: t / x, reads=("x",))
+def _log_derivative(t, x, out):
+    if _is_complex(x):
+        # At z = 0 the complex derivative 1 / z is infinite in a direction that depends on the
+        # approach: NaN in every real coordinate and both engines, as for complex sqrt.
+        return t / where(equal(x, 0), np.nan, x)
+    # + 0.0: log'(-0.0) is +inf, as at +0.0 (log(-0.0) == log(0.0) == -inf); 1 / -0.0 is -inf.
+    return t / (x + 0.0)
+
+
+log = unary("log", np.log, _log_derivative, reads=("x",))
 log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x), reads=("x",))
 expm1 = unary("expm1", np.expm1, lambda t, x, out: t * (out + 1), reads=("out",))
 

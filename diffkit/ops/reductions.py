@@ -112,6 +112,15 @@ def _shifted(x, axis, toward_end, fill):
 # so derivatives of every order stay exact where entries are zero: nothing is divided.
 
 
+def _zero_safe_product(x, y):
+    """``x * y`` with 0 where a factor is 0 (the 0 x inf rule of the derivative products: an
+    infinite entry times a zero tangent, or a zero entry times an infinite one, adds 0)."""
+    product = x * y
+    if product.size and np.isnan(np.max(product)):
+        product[(x == 0) | (y == 0)] = 0.0
+    return product
+
+
 def _recurrence_impl(a, b, axis, reverse):
     dtype = np.result_type(a, b)
     a = np.moveaxis(np.array(a, dtype), axis, -1)  # copies: both are updated in place
@@ -121,9 +130,9 @@ def _recurrence_impl(a, b, axis, reverse):
     n = u.shape[-1]
     step = 1
     while step < n:  # Hillis-Steele doubling: log2(n) vectorised passes
-        u[..., step:] += a[..., step:] * u[..., :-step]
+        u[..., step:] += _zero_safe_product(a[..., step:], u[..., :-step])
         if 2 * step < n:
-            a[..., step:] = a[..., step:] * a[..., :-step]
+            a[..., step:] = _zero_safe_product(a[..., step:], a[..., :-step])
         step *= 2
     if reverse:
         u = u[..., ::-1]
@@ -135,7 +144,7 @@ def _recurrence_jvp(primals, tangents, axis, reverse):
     out = recurrence_p(a, b, axis=axis, reverse=reverse)
     drive = None if type(tb) is Zero else tb
     if type(ta) is not Zero:
-        term = ta * _shifted(out, axis, not reverse, 0.0)
+        term = _times_partials(ta, _shifted(out, axis, not reverse, 0.0))
         drive = term if drive is None else drive + term
     return out, recurrence_p(a, drive, axis=axis, reverse=reverse)
 
@@ -153,8 +162,8 @@ def _recurrence_batch(axis_size, values, batch_axes, axis, reverse):
 
 recurrence_p = Primitive(
     "linear_recurrence", _recurrence_impl, _recurrence_jvp,
-    (lambda ct, out, a, b, axis, reverse: _recurrence_adjoint(ct, a, axis, reverse)
-     * _shifted(out, axis, not reverse, 0.0),
+    (lambda ct, out, a, b, axis, reverse: _times_partials(
+        _recurrence_adjoint(ct, a, axis, reverse), _shifted(out, axis, not reverse, 0.0)),
      lambda ct, out, a, b, axis, reverse: _recurrence_adjoint(ct, a, axis, reverse)),
     _recurrence_batch, vjp_ignores=(1,), vjp_reads=(frozenset({0, "out"}), frozenset({0})),
 )
@@ -174,11 +183,12 @@ def _cumprod_jvp(primals, tangents, axis, reverse):
     (x,), (t,) = primals, tangents
     out = cumprod_p(x, axis=axis, reverse=reverse)
     exclusive = _shifted(out, axis, not reverse, 1.0)
-    return out, recurrence_p(x, exclusive * t, axis=axis, reverse=reverse)
+    return out, recurrence_p(x, _times_partials(t, exclusive), axis=axis, reverse=reverse)
 
 
 def _cumprod_vjp(ct, out, x, axis, reverse):
-    return _shifted(out, axis, not reverse, 1.0) * _recurrence_adjoint(ct, x, axis, reverse)
+    return _times_partials(_recurrence_adjoint(ct, x, axis, reverse),
+                           _shifted(out, axis, not reverse, 1.0))
 
 
 cumprod_p = Primitive(

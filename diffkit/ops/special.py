@@ -800,24 +800,78 @@ gammaincc_p = _ufunc("gammaincc", sc.gammaincc, ("a", "x"),
                      reads=((0, 1), (0, 1)))
 # Inverses in y: the reciprocal of the density at the result. In a: implicit differentiation
 # of P(a, out) = y, d out/da = -(dP/da) / density.
+
+
+def _gamma_shape_ratio(a, x):
+    """(dP/da) / density at (a, x). At x = 0 both vanish (0/0 for a > 1); there the ratio
+    is its expansion (x / a) (log x - 1/a - digamma(a)) + O(x^2) (from P ~ x^a / Gamma(a + 1)),
+    whose value 0, a-derivative 0 and x-derivative -inf are the one-sided limits: the
+    inverse's d out/da is 0 at y = 0 (out stays 0), d2 out/da2 0, d2 out/da dy +inf."""
+    at_zero = ew.equal(x, 0)
+    inner = ew.where(at_zero, 1.0, x)
+    inside = gammainc_da_p(a, inner, order=1) / _gamma_density_da(a, inner, 0)
+    # x log(x e^-c) / a: one product, so an infinite tangent of x meets the whole slope
+    near_zero = xlogy_p(x, x * ew.exp(-(1 / a + digamma_p(a)))) / a
+    return ew.where(at_zero, near_zero, inside)
+
+
+# The logarithms of the gamma and beta densities as primitives: each partial is one
+# expression (log x - digamma(a), (a-1)/x - 1, ...), so a reverse pass multiplies an infinite
+# cotangent by the whole partial (-inf) instead of by its terms (-inf + finite * inf = NaN).
+gamma_log_density_p = _ufunc(
+    "gamma_log_density", lambda a, x: sc.xlogy(a - 1, x) - x - sc.gammaln(a), ("a", "x"),
+    lambda t, out, a, x: t * (ew.log(x) - digamma_p(a)),
+    lambda t, out, a, x: t * (xdivy_p(a - 1, x) - 1),
+    reads=((0, 1), (0, 1)))
+beta_log_density_p = _ufunc(
+    "beta_log_density",
+    lambda a, b, x: sc.xlogy(a - 1, x) + sc.xlog1py(b - 1, -x) - sc.betaln(a, b),
+    ("a", "b", "x"),
+    lambda t, out, a, b, x: t * (ew.log(x) - digamma_p(a) + digamma_p(a + b)),
+    lambda t, out, a, b, x: t * (ew.log1p(-x) - digamma_p(b) + digamma_p(a + b)),
+    lambda t, out, a, b, x: t * (xdivy_p(a - 1, x) - xdivy_p(b - 1, 1 - x)),
+    reads=((0, 1, 2),) * 3)
+
+
+def _gamma_inverse_density(a, x):
+    """1 / density = x^(1-a) e^x Gamma(a), as exp(-log density): +inf at x = 0 for a > 1
+    with the one-sided derivatives (-log(x) / density = +inf in a; a quotient would give
+    0 * inf there)."""
+    return ew.exp(-gamma_log_density_p(a, x))
+
+
 gammaincinv_p = _ufunc("gammaincinv", sc.gammaincinv, ("a", "y"),
-                       lambda t, out, a, y: t * -(gammainc_da_p(a, out, order=1)
-                                                  / _gamma_density_da(a, out, 0)),
-                       lambda t, out, a, y: t / _gamma_density_da(a, out, 0),
+                       lambda t, out, a, y: t * -_gamma_shape_ratio(a, out),
+                       lambda t, out, a, y: t * _gamma_inverse_density(a, out),
                        reads=((0, "out"), (0, "out")))
 gammainccinv_p = _ufunc("gammainccinv", sc.gammainccinv, ("a", "y"),
-                        lambda t, out, a, y: t * -(gammainc_da_p(a, out, order=1)
-                                                   / _gamma_density_da(a, out, 0)),
-                        lambda t, out, a, y: t / -_gamma_density_da(a, out, 0),
+                        lambda t, out, a, y: t * -_gamma_shape_ratio(a, out),
+                        lambda t, out, a, y: t * -_gamma_inverse_density(a, out),
                         reads=((0, "out"), (0, "out")))
 
 
 def _beta_density(a, b, x, da=0, db=0):
     """d^(da+db)/da^da db^db of the beta density x^(a-1) (1-x)^(b-1) / B(a, b), in diffkit
-    ops: the density times a polynomial in the derivatives of its logarithm L."""
-    density = ew.exp(xlogy_p(a - 1, x) + xlog1py_p(b - 1, -x) - betaln_p(a, b))
+    ops: the density times a polynomial in the derivatives of its logarithm L.
+
+    At the ends of [0, 1] the one-sided limits, as for the gamma density: the density goes
+    through ``power`` at x = 0 for a > 1 (at x = 1 for b > 1), so that its x-derivative is
+    that of x^(a-1) there; its a- and b-derivatives (x^(a-1) log^k x) are their limit 0."""
     if da + db == 0:
-        return density
+        at_one = ew.equal(x, 1)
+        return ew.where(
+            at_one,
+            _power_times_exp(1 - x, b - 1, xlogy_p(a - 1, x) - betaln_p(a, b)),
+            _power_times_exp(x, a - 1, xlog1py_p(b - 1, -x) - betaln_p(a, b)))
+    vanish = ew.logical_or(ew.logical_and(ew.equal(x, 0), ew.greater(a, 1)),
+                           ew.logical_and(ew.equal(x, 1), ew.greater(b, 1)))
+    return ew.where(vanish, 0.0,
+                    _beta_density_inside(a, b, ew.where(vanish, 0.5, x), da, db))
+
+
+def _beta_density_inside(a, b, x, da, db):
+    """``_beta_density``'s (da, db) derivative (da + db >= 1) by the formula."""
+    density = ew.exp(xlogy_p(a - 1, x) + xlog1py_p(b - 1, -x) - betaln_p(a, b))
     if da < db:  # the expressions are symmetric under a <-> b, x <-> 1 - x
         a, b, x, da, db = b, a, 1 - x, db, da
     both = a + b
@@ -840,8 +894,10 @@ def _beta_density(a, b, x, da=0, db=0):
 
 
 def _betainc_partial_rule(which):
-    """``t * d/d(argument which)`` of betainc_partial(a, b, x, da, db)."""
+    """``t * d/d(argument which)`` of betainc_partial(a, b, x, da, db), under the 0 x inf
+    rule (the x-partial is infinite at x = 0 for a <= 1)."""
 
+    @zero_safe
     def rule(t, a, b, x, da, db):
         if which == 2:
             return t * _beta_density(a, b, x, da, db)
@@ -898,20 +954,49 @@ betaincc_p = _ufunc("betaincc", sc.betaincc, ("a", "b", "x"),
 # where both signs flip).
 
 
+def _beta_ratios_near_zero(a, b, x):
+    """(dI/da, dI/db) / density near x = 0 to first order: from I ~ x^a / (a B(a, b)),
+    (x / a) (log x - 1/a - digamma(a) + digamma(a + b)) and (x / a) (digamma(a + b) -
+    digamma(b)); their values (0), shape derivatives (0) and x-derivatives (-inf and a finite
+    slope) at x = 0 are the one-sided limits of the ratios."""
+    psi_both = digamma_p(a + b)
+    # x log(x e^-c) / a, one product (see _gamma_shape_ratio)
+    ratio_a = xlogy_p(x, x * ew.exp(psi_both - 1 / a - digamma_p(a))) / a
+    ratio_b = x * (psi_both - digamma_p(b)) / a
+    return ratio_a, ratio_b
+
+
+def _beta_shape_ratio(which, a, b, x):
+    """(dI/da) / density (``which`` = 0) or (dI/db) / density (1) at (a, b, x): both vanish at
+    x = 0 and x = 1 (0/0 where the density does), so there the expansion of
+    ``_beta_ratios_near_zero``, mirrored at x = 1 by I_x(a, b) = 1 - I_{1-x}(b, a)."""
+    at_zero, at_one = ew.equal(x, 0), ew.equal(x, 1)
+    inner = ew.where(ew.logical_or(at_zero, at_one), 0.5, x)
+    da, db = (1, 0) if which == 0 else (0, 1)
+    inside = betainc_partial_p(a, b, inner, da=da, db=db) / _beta_density(a, b, inner)
+    near_zero = _beta_ratios_near_zero(a, b, x)[which]
+    near_one = -_beta_ratios_near_zero(b, a, 1 - x)[1 - which]
+    return ew.where(at_zero, near_zero, ew.where(at_one, near_one, inside))
+
+
 def _betaincinv_shape(which):
     def partial(t, out, a, b, y):
-        da, db = (1, 0) if which == 0 else (0, 1)
-        return t * -(betainc_partial_p(a, b, out, da=da, db=db) / _beta_density(a, b, out))
+        return t * -_beta_shape_ratio(which, a, b, out)
     return partial
+
+
+def _beta_inverse_density(a, b, x):
+    """1 / density = x^(1-a) (1-x)^(1-b) B(a, b), as one exp (see _gamma_inverse_density)."""
+    return ew.exp(-beta_log_density_p(a, b, x))
 
 
 betaincinv_p = _ufunc("betaincinv", sc.betaincinv, ("a", "b", "y"), _betaincinv_shape(0),
                       _betaincinv_shape(1),
-                      lambda t, out, a, b, y: t / _beta_density(a, b, out),
+                      lambda t, out, a, b, y: t * _beta_inverse_density(a, b, out),
                       reads=((0, 1, "out"),) * 3)
 betainccinv_p = _ufunc("betainccinv", sc.betainccinv, ("a", "b", "y"), _betaincinv_shape(0),
                        _betaincinv_shape(1),
-                       lambda t, out, a, b, y: t / -_beta_density(a, b, out),
+                       lambda t, out, a, b, y: t * -_beta_inverse_density(a, b, out),
                        reads=((0, 1, "out"),) * 3)
 
 # --- logistic and information-theoretic functions -----------------------------------------
@@ -924,19 +1009,30 @@ log_expit_p = _ufunc("log_expit", sc.log_expit, ("x",),
                      lambda t, out, x: t * expit_p(-x), reads=((0,),))
 
 
-def _safe_ratio(x, y):
-    """``x / y``, and 0 where ``x == y == 0`` (its derivative in x stays 1/y at x == 0)."""
-    both = ew.logical_and(ew.equal(x, 0), ew.equal(y, 0))
-    return x / ew.where(both, 1.0, y)
+def _xdivy_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.equal(x, 0), 0.0, np.true_divide(x, y))
 
 
+# xdivy(x, y) = x / y, and 0 where x == 0 (also at y == 0: the 0 x inf rule for x * (1/y)).
+# The partial in x is 1/y everywhere (+inf at y = 0, the one-sided limit), so it is the
+# derivative in y of log(y): the Hessians of xlogy and its relatives are symmetric at x = 0.
+# The partial in y, -x / y**2, is -xdivy(out, y): 0 at x == 0, to every order.
+xdivy_p = _ufunc("xdivy", _xdivy_impl, ("x", "y"),
+                 lambda t, out, x, y: t / y,
+                 lambda t, out, x, y: t * -xdivy_p(out, y),
+                 reads=((1,), (1, "out")))
+
+# At x == 0 the partial in y is 0 and the partial in x is log(y) (-inf at y == 0); the mixed
+# derivative is 1/y in both orders. y + 0.0: at y == -0.0 the slope of log is +inf (as at
+# +0.0), and so is the partial in x of x / y.
 xlogy_p = _ufunc("xlogy", sc.xlogy, ("x", "y"),
                  lambda t, out, x, y: t * ew.log(y),
-                 lambda t, out, x, y: t * _safe_ratio(x, y),
+                 lambda t, out, x, y: t * xdivy_p(x, y + 0.0),
                  reads=((1,), (0, 1)))
 xlog1py_p = _ufunc("xlog1py", sc.xlog1py, ("x", "y"),
                    lambda t, out, x, y: t * ew.log1p(y),
-                   lambda t, out, x, y: t * _safe_ratio(x, 1 + y),
+                   lambda t, out, x, y: t * xdivy_p(x, 1 + y),
                    reads=((1,), (0, 1)))
 
 
@@ -947,14 +1043,17 @@ def _entr_slope(x):
     return ew.where(negative, 0.0, -(ew.log(ew.where(negative, 1.0, x)) + 1))
 
 
+# rel_entr = x log(x / y), kl_div = rel_entr - x + y. Their partial in x is written
+# log(x) - log(y) (not log(x / y)) so that its derivative in y is -1/y also at x == 0 (through
+# x / y it would be log'(0) * 0 = 0 there), matching the derivative in x of -xdivy(x, y).
 entr_p = _ufunc("entr", sc.entr, ("x",), lambda t, out, x: t * _entr_slope(x), reads=((0,),))
 rel_entr_p = _ufunc("rel_entr", sc.rel_entr, ("x", "y"),
-                    lambda t, out, x, y: t * (ew.log(x / y) + 1),
-                    lambda t, out, x, y: t * -_safe_ratio(x, y),
+                    lambda t, out, x, y: t * (ew.log(x) - ew.log(y) + 1),
+                    lambda t, out, x, y: t * -xdivy_p(x, y),
                     reads=((0, 1), (0, 1)))
 kl_div_p = _ufunc("kl_div", sc.kl_div, ("x", "y"),
-                  lambda t, out, x, y: t * ew.log(x / y),
-                  lambda t, out, x, y: t * (1 - _safe_ratio(x, y)),
+                  lambda t, out, x, y: t * (ew.log(x) - ew.log(y)),
+                  lambda t, out, x, y: t * (1 - xdivy_p(x, y)),
                   reads=((0, 1), (0, 1)))
 
 

@@ -165,10 +165,12 @@ def _hyp1f1_partial_impl(a, b, x, orders):
 hyp1f1_partial_p = _partial_primitive("hyp1f1_partial", _hyp1f1_partial_impl, "hyp1f1",
                                       ("a", "b", "x"))
 # d/dx 1F1(a; b; x) = a/b 1F1(a+1; b+1; x): a closed form that stays on SciPy's values.
+# The function value comes first in the product, so integer a, b (a / b is float64) do not
+# widen a float32 x.
 hyp1f1_p = _ufunc("hyp1f1", sc.hyp1f1, ("a", "b", "x"),
                   lambda t, out, a, b, x: t * hyp1f1_partial_p(a, b, x, orders=(1, 0, 0)),
                   lambda t, out, a, b, x: t * hyp1f1_partial_p(a, b, x, orders=(0, 1, 0)),
-                  lambda t, out, a, b, x: t * (a / b * hyp1f1_p(a + 1, b + 1, x)),
+                  lambda t, out, a, b, x: t * (hyp1f1_p(a + 1, b + 1, x) * a / b),
                   reads=((0, 1, 2),) * 3)
 
 
@@ -215,10 +217,10 @@ def _hyp2f1_parameter(i):
     return lambda t, out, a, b, c, z: t * hyp2f1_partial_p(a, b, c, z, orders=orders)
 
 
-# d/dz 2F1(a, b; c; z) = ab/c 2F1(a+1, b+1; c+1; z)
+# d/dz 2F1(a, b; c; z) = ab/c 2F1(a+1, b+1; c+1; z), the value first to keep float32 z
 hyp2f1_p = _ufunc("hyp2f1", sc.hyp2f1, ("a", "b", "c", "z"), _hyp2f1_parameter(0),
                   _hyp2f1_parameter(1), _hyp2f1_parameter(2),
-                  lambda t, out, a, b, c, z: t * (a * b / c * hyp2f1_p(a + 1, b + 1, c + 1, z)),
+                  lambda t, out, a, b, c, z: t * (hyp2f1_p(a + 1, b + 1, c + 1, z) * a * b / c),
                   reads=((0, 1, 2, 3),) * 4)
 
 

@@ -181,9 +181,12 @@ hypot = binary("hypot", np.hypot,
 
 def _arctan2_partial(t, numerator, x1, x2):
     # numerator / (x1**2 + x2**2), as (numerator / r) / r with r = hypot: no overflow or
-    # underflow of the squares; 0 at the origin.
-    r = _safe(hypot(x1, x2))
-    return t * (numerator / r / r)
+    # underflow of the squares. At the origin the partial is the constant 0 (selected, not
+    # computed), so every higher derivative there is 0 too and the Hessian is symmetric.
+    r = hypot(x1, x2)
+    origin = equal(r, 0)
+    r = where(origin, 1.0, r)
+    return t * where(origin, 0.0, numerator / r / r)
 
 
 arctan2 = binary("arctan2", np.arctan2,
