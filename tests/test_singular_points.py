@@ -89,7 +89,7 @@ UNARY = {
     "log1p": dnp.log1p,
     "log_floor": lambda v: dnp.maximum(dnp.log(v), 0.0),   # log(0) = -inf, tie at 1
     "xlogy_floor": lambda v: dnp.maximum(dsp.xlogy(v, v), 0.0),  # xlogy(0, 0) = 0
-    "sort": dnp.sort,                      # ties
+    "sort": lambda v: dnp.sort(v) if dnp.ndim(v) else v,   # ties (a scalar is sorted)
     "norm": lambda v: dnp.linalg.norm(v),  # the zero vector
     "hand_norm": lambda v: dnp.sqrt(dnp.sum(v * v)),
     "max": dnp.max,                        # tied maxima
@@ -102,6 +102,11 @@ BINARY = {
     "minimum": dnp.minimum,
     "times_sqrt": lambda a, b: a * dnp.sqrt(b),  # 0 * inf in forward, inf * 0 in reverse
 }
+# xlogy's partial log(x) + 1 is -inf at 0: in a program it can meet an infinity of the other
+# sign on another path, and reverse mode's inf + (-inf) is NaN where forward mode's
+# inf * (1 - inf) is -inf (distributivity fails with infinities; docs/conventions.md). Programs
+# keep to the ops whose partials are non-negative; xlogy is still visited on its own.
+PROGRAM_UNARY = sorted(set(UNARY) - {"xlogy_floor"})
 ON_SINGULAR_SETS = st.sampled_from([0.0, 0.0, 0.0, 1.0, 1.0, 0.5, 2.0])
 
 
@@ -115,7 +120,7 @@ def programs(draw, max_steps=5):
     steps = []
     for k in range(draw(st.integers(1, max_steps))):
         if draw(st.booleans()):
-            steps.append((draw(st.sampled_from(sorted(UNARY))), (draw(st.integers(0, k)),)))
+            steps.append((draw(st.sampled_from(PROGRAM_UNARY)), (draw(st.integers(0, k)),)))
         else:
             operands = (draw(st.integers(0, k)), draw(st.integers(0, k)))
             steps.append((draw(st.sampled_from(sorted(BINARY))), operands))

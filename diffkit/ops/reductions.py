@@ -223,11 +223,12 @@ def _prod_others(x, axis):
 
 
 def _times_partials(t, partials):
-    """``t * partials``, with 0 wherever ``t`` is 0: a product with an infinite entry has
-    infinite (or NaN) partials, and an input that is not being moved must contribute
-    nothing (rather than ``0 * inf = NaN``), so that jacfwd and jacrev agree."""
+    """``t * partials`` under the 0 x inf rule (docs/conventions.md): 0 wherever either factor
+    is 0, so that an infinite tangent of an entry that does not move the result (a product
+    with a zero entry, a maximum it does not reach) contributes nothing rather than NaN, and
+    jacfwd and jacrev agree. (``families.times`` for the reductions, which sit below it.)"""
     product = t * partials
-    if type(partials) is np.ndarray and np.isfinite(partials).all():
+    if type(product) is np.ndarray and not np.isnan(product).any():
         return product
     return ew.where(ew.zero_factor_nan(product, t, partials), 0.0, product)
 
@@ -266,11 +267,11 @@ def _extremum(name, impl):
         (x,), (t,) = primals, tangents
         out = prim(x, axis=axis, keepdims=keepdims)
         weights = _argext_weights(x, out, axis, keepdims)
-        return out, sum_p(t * weights, axis=axis, keepdims=keepdims)
+        return out, sum_p(_times_partials(t, weights), axis=axis, keepdims=keepdims)
 
     def vjp(ct, out, x, axis, keepdims):
         weights = _argext_weights(x, out, axis, keepdims)
-        return expand_reduced(ct, shape_of(x), axis, keepdims) * weights
+        return _times_partials(expand_reduced(ct, shape_of(x), axis, keepdims), weights)
 
     def batch(axis_size, values, batch_axes, axis, keepdims):
         return prim(values[0], axis=_shift(axis), keepdims=keepdims), 0
