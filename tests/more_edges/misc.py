@@ -84,8 +84,9 @@ E += edge("scipy_linalg_lu_factor_pivots", (_PERMUTATION - _PIVOTED) / 0.2,
           label="permutation", ref=lambda a: scipy.linalg.lu_factor(0.2 * a + _PIVOTED)[1])
 _DOUBLE_EIG = _S @ np.diag([3.0, 3.0, 6.0]) @ np.linalg.inv(_S)
 E += edge("linalg_eig_real_spectrum", (_DOUBLE_EIG - _REAL_SPECTRUM) / 0.15, ref=None,
-          label="double_eigenvalue", differentiable=False,
-          known="ties: eig at a double eigenvalue (non-symmetric): jacfwd and jacrev differ")
+          label="double_eigenvalue", differentiable=False, ulps=4)
+# (the eigenvectors' rows are NaN in both engines at the tie; the eigenvalues' rows are
+# diag(V^-1 dA V) forward and V^-T diag(c) V^T reverse: equal to the last place or two)
 E += edge("special_zeta_riemann", np.array([2, 3]), [0.0, -0.0],
           ref=lambda s, y: scipy.special.zeta(s) * y)
 EDGES = E
