@@ -1,6 +1,7 @@
 """``diffkit.scipy.special``: SciPy's special functions, differentiable.
 
-The functions live in :mod:`diffkit.ops.special` (primitives with their rules, and the
+The functions live in :mod:`diffkit.ops.special`, one module per family (primitives with
+their rules, and the
 compositions ``softmax``, ``log_softmax``, ``logsumexp``, ``multigammaln``); see its
 docstring for the conventions at special points and the arguments without derivative.
 ``sinc`` is NumPy's, as in SciPy.
