@@ -184,7 +184,7 @@ def polysub(a1, a2):
 
 def polymul(a1, a2):
     """Product of two polynomials: the full convolution of their coefficients."""
-    from .arrays import convolve
+    from .array_products import convolve
     return convolve(asarray(a1), asarray(a2))
 
 

@@ -25,7 +25,7 @@ from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .arrays import _array, _traced
+from .array_helpers import _array, _traced
 from .indexing import At, getitem
 
 __all__ = ["piecewise", "apply_along_axis", "apply_over_axes", "vectorize"]

@@ -32,7 +32,7 @@ from ..core.zeros import dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .arrays import _array, _traced
+from .array_helpers import _array, _traced
 from .creation import vander
 from .decompositions import inv, lstsq
 from .families import real_cotangent, times

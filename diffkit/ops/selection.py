@@ -35,7 +35,8 @@ from ..errors import TracerConversionError
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .arrays import _array, _traced, index_floor_divide, take_along_axis
+from .array_helpers import _array, _traced, index_floor_divide
+from .array_taking import take_along_axis
 from .indexing import At, getitem
 
 __all__ = ["choose", "extract", "put_along_axis", "fill_diagonal", "histogram", "unique"]

@@ -8,7 +8,7 @@ as ``v`` along every convolved axis. The implementation is SciPy's own (``method
 ``scipy.signal.oaconvolve``), so values are SciPy's.
 
 A bilinear map, closed under differentiation like the 1-D ``convolve`` of
-``diffkit.ops.arrays``: the JVP is two convolutions; the VJP for ``a`` is the cotangent
+``diffkit.ops.array_products``: the JVP is two convolutions; the VJP for ``a`` is the cotangent
 convolved with ``v`` reversed along the convolved axes (``'valid'`` for a full
 convolution, ``'full'`` for a valid one), the VJP for ``v`` is a valid convolution with
 ``a`` reversed. Transposes, not adjoints: no conjugation, as JAX's convention for complex

@@ -42,7 +42,8 @@ from . import elementwise as ew
 from . import reductions
 from .families import broadcasting_batch, sum_tangents
 from .jets import Jets
-from .special import _public, _typed, _ufunc, _weak, digamma_p, gamma_p
+from .special_gamma import digamma_p, gamma_p
+from .special_helpers import _public, _typed, _ufunc, _weak
 
 __all__ = ["hyp1f1", "hyp2f1", "zeta"]
 

@@ -23,7 +23,7 @@ from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from ..ops import elementwise as ew
 from ..ops import shape as sh
-from ..ops.arrays import pad as _pad
+from ..ops.array_padding import pad as _pad
 from ..ops.indexing import getitem
 from ..ops.signal import convolve_nd, reverse_axes
 

@@ -1,8 +1,9 @@
 """``diffkit.scipy.special``: SciPy's special functions, differentiable.
 
-The functions live in :mod:`diffkit.ops.special` (primitives with their rules, and the
-compositions ``softmax``, ``log_softmax``, ``logsumexp``, ``multigammaln``); see its
-docstring for the conventions at special points and the arguments without derivative.
+The functions live in :mod:`diffkit.ops.special`, which gathers one module per family
+(primitives with their rules, and the compositions ``softmax``, ``log_softmax``,
+``logsumexp``, ``multigammaln``); its docstring lists the families, and each family's
+docstring its conventions at special points and its arguments without derivative.
 ``sinc`` is NumPy's, as in SciPy.
 """
 

@@ -12,7 +12,7 @@ import pytest
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.errors import TracerConversionError
-from diffkit.ops import arrays
+from diffkit.ops import array_helpers, array_products
 
 pytestmark = pytest.mark.filterwarnings("error::diffkit.errors.PerformanceWarning")
 
@@ -239,7 +239,7 @@ def test_gather_runs_match_take_and_add_at(seed):
     index = np.concatenate([pieces[i] for i in r.permutation(6)[:3 + seed % 3]])
     if seed == 5:
         index = r.integers(0, 7, 40)  # many runs: the index-array path
-    out, pullback = dk.vjp(lambda x: arrays._gather(x, 1, index), x)
+    out, pullback = dk.vjp(lambda x: array_helpers._gather(x, 1, index), x)
     np.testing.assert_array_equal(out, np.take(x, index, axis=1))
     ct = r.normal(size=out.shape)
     expected = np.zeros_like(x)
@@ -418,7 +418,7 @@ def test_convolve_batched_kernels(lead_a, lead_v, n, m):
     ab, vb = np.broadcast_to(a, lead + (n,)), np.broadcast_to(v, lead + (m,))
     for mode in ("full", "valid") if n >= m else ("full",):
         expected = np.stack([np.convolve(ab[i], vb[i], mode) for i in np.ndindex(*lead)])
-        got = arrays._convolve_impl(a, v, mode)
+        got = array_products._convolve_impl(a, v, mode)
         np.testing.assert_allclose(got.reshape(expected.shape), expected, rtol=1e-12)
 
 

@@ -1,0 +1,156 @@
+"""The error function family and the normal distribution as primitives: ``erf``,
+``erfc``, ``erfinv``, ``erfcinv``, ``erfcx``, ``erfi``, ``dawsn``, ``ndtr``, ``ndtri``,
+``log_ndtr``, ``ndtri_exp``, Owen's ``owens_t`` and the Fresnel integrals ``fresnel``.
+
+Conventions at special points (the same in both engines)
+--------------------------------------------------------
+=====================  =====================================================================
+function               convention
+=====================  =====================================================================
+ndtri_exp              derivative 0 at y = -inf (via erfcx), +inf at y = 0
+=====================  =====================================================================
+erfinv at +-1 and ndtri at 0 and 1 have infinite derivatives: the rules give the limit.
+"""
+
+import math
+
+import scipy.special as sc
+
+from ..core.primitive import Primitive
+from ..core.zeros import Zero
+from . import elementwise as ew
+from .exact_phase import cos_half_pi_square_p, sin_half_pi_square_p
+from .special_helpers import _ARGNAMES, _LOG_SQRT_2PI, _SQRT_PI, _poly, _public, _typed, _ufunc
+
+__all__ = [
+    "erf", "erfc", "erfinv", "erfcinv", "erfcx", "erfi", "dawsn", "ndtr", "ndtri",
+    "log_ndtr", "ndtri_exp", "owens_t", "fresnel",
+]
+
+# --- error function and the normal distribution --------------------------------------------
+
+erf_p = _ufunc("erf", sc.erf, ("x",),
+               lambda t, out, x: t * ((2 / _SQRT_PI) * ew.exp(-ew.square(x))),
+               reads=((0,),))
+erfc_p = _ufunc("erfc", sc.erfc, ("x",),
+                lambda t, out, x: t * ((-2 / _SQRT_PI) * ew.exp(-ew.square(x))),
+                reads=((0,),))
+erfinv_p = _ufunc("erfinv", sc.erfinv, ("y",),
+                  lambda t, out, y: t * ((_SQRT_PI / 2) * ew.exp(ew.square(out))),
+                  reads=(("out",),))
+erfcinv_p = _ufunc("erfcinv", sc.erfcinv, ("y",),
+                   lambda t, out, y: t * ((-_SQRT_PI / 2) * ew.exp(ew.square(out))),
+                   reads=(("out",),))
+# erfcx'(x) = 2 x erfcx(x) - 2/sqrt(pi) -> 0 as x -> inf. Far right the two terms cancel:
+# there the asymptotic series (2/sqrt(pi)) sum_n>=1 (-1)^n (2n-1)!! / (2 x^2)^n replaces them
+# (exact to rounding from x = 50, and 0 at +inf instead of inf * 0).
+_ERFCX_SLOPE_FAR = [0.0] + [(-1) ** n * math.prod(range(1, 2 * n, 2)) / 2 ** n * 2 / _SQRT_PI
+                            for n in range(1, 7)]
+
+
+def _erfcx_slope(x, out):
+    far = ew.greater(x, 50.0)
+    near_x = ew.where(far, 0.0, x)
+    inverse_square = 1 / ew.square(ew.where(far, x, 50.0))
+    return ew.where(far, _poly(inverse_square, _ERFCX_SLOPE_FAR),
+                    2 * near_x * ew.where(far, 0.0, out) - 2 / _SQRT_PI)
+
+
+erfcx_p = _ufunc("erfcx", sc.erfcx, ("x",), lambda t, out, x: t * _erfcx_slope(x, out))
+erfi_p = _ufunc("erfi", sc.erfi, ("x",),
+                lambda t, out, x: t * ((2 / _SQRT_PI) * ew.exp(ew.square(x))),
+                reads=((0,),))
+dawsn_p = _ufunc("dawsn", sc.dawsn, ("x",), lambda t, out, x: t * (1 - 2 * x * out))
+ndtr_p = _ufunc("ndtr", sc.ndtr, ("x",),
+                lambda t, out, x: t * ew.exp(-0.5 * ew.square(x) - _LOG_SQRT_2PI),
+                reads=((0,),))
+ndtri_p = _ufunc("ndtri", sc.ndtri, ("y",),
+                 lambda t, out, y: t * ew.exp(0.5 * ew.square(out) + _LOG_SQRT_2PI),
+                 reads=(("out",),))
+
+
+def _log_ndtr_slope(x, out):
+    """pdf / cdf. Below 0 as sqrt(2/pi) / erfcx(-x/sqrt 2) (the Gaussian factors cancel
+    exactly), accurate however far in the tail pdf and cdf both underflow (about -x there);
+    above 0 as exp(log pdf - log cdf)."""
+    lower = ew.less(x, 0)
+    negative = ew.where(lower, x, -1.0)
+    return ew.where(lower, math.sqrt(2 / math.pi) / erfcx_p(negative * -math.sqrt(0.5)),
+                    ew.exp(-0.5 * ew.square(x) - _LOG_SQRT_2PI - out))
+
+
+log_ndtr_p = _ufunc("log_ndtr", sc.log_ndtr, ("x",),
+                    lambda t, out, x: t * _log_ndtr_slope(x, out))
+
+
+def _ndtri_exp_slope(y, out):
+    """d/dy ndtri(exp(y)) = cdf / pdf at x = out, the reciprocal of log_ndtr's slope. Below 0
+    as sqrt(pi/2) erfcx(-x/sqrt 2): no cancellation between y and x**2/2 far in the tail, and
+    the limit 0 at y = -inf; above 0 as exp(y + x**2/2) sqrt(2 pi) (+inf at y = 0)."""
+    lower, pole = ew.less(out, 0), ew.equal(y, 0)
+    tail = ew.where(lower, out, -1.0)
+    upper = ew.logical_not(ew.logical_or(lower, pole))
+    x_upper, y_upper = ew.where(upper, out, 0.0), ew.where(upper, y, -1.0)
+    # At y = 0 (x = +inf) the pole: 1 / (0 - y), +inf with +inf derivatives (its singular
+    # part up to a logarithm), not the overflow of exp(x**2/2).
+    return ew.where(lower, math.sqrt(math.pi / 2) * erfcx_p(tail * -math.sqrt(0.5)),
+                    ew.where(pole, 1 / (0.0 - y),
+                             ew.exp(y_upper + 0.5 * ew.square(x_upper) + _LOG_SQRT_2PI)))
+
+
+ndtri_exp_p = _ufunc("ndtri_exp", sc.ndtri_exp, ("y",),
+                     lambda t, out, y: t * _ndtri_exp_slope(y, out))
+
+
+def _owens_t_h(t, out, h, a):
+    # dT/dh = -phi(h) erf(a h / sqrt 2) / 2
+    return t * (-0.5 * ew.exp(-0.5 * ew.square(h) - _LOG_SQRT_2PI)
+                * erf_p(a * h * (1 / math.sqrt(2))))
+
+
+def _owens_t_a(t, out, h, a):
+    # dT/da = exp(-h^2 (1 + a^2) / 2) / (2 pi (1 + a^2))
+    q = 1 + ew.square(a)
+    return t * (ew.exp(-0.5 * ew.square(h) * q) / (2 * math.pi * q))
+
+
+owens_t_p = _ufunc("owens_t", sc.owens_t, ("h", "a"), _owens_t_h, _owens_t_a,
+                   reads=((0, 1), (0, 1)))
+
+
+# S'(z) = sin(pi z^2 / 2), C'(z) = cos(pi z^2 / 2), with z^2 reduced exactly (exact_phase):
+# at z = 1e5 the derivative of S is exactly 0, not the rounding error of the phase.
+_FRESNEL_SLOPES = (sin_half_pi_square_p, cos_half_pi_square_p)
+
+
+def _fresnel_jvp(primals, tangents):
+    (z,), (t,) = primals, tangents
+    s, c = fresnel_p(z)
+    return (s, c), (t * sin_half_pi_square_p(z), t * cos_half_pi_square_p(z))
+
+
+def _fresnel_vjp(cts, out, z):
+    parts = [ct * slope(z) for ct, slope in zip(cts, _FRESNEL_SLOPES) if type(ct) is not Zero]
+    return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+fresnel_p = Primitive("fresnel", _typed(sc.fresnel), _fresnel_jvp, (_fresnel_vjp,),
+                      lambda axis_size, values, batch_axes: (fresnel_p(values[0]), (0, 0)),
+                      multiple_results=True, vjp_ignores=("out",))
+_ARGNAMES["fresnel"] = ("z",)
+
+
+erf = _public(erf_p, "The error function, as ``scipy.special.erf``.")
+erfc = _public(erfc_p, "The complementary error function ``1 - erf(x)``.")
+erfinv = _public(erfinv_p, "The inverse of ``erf`` on (-1, 1).")
+erfcinv = _public(erfcinv_p, "The inverse of ``erfc`` on (0, 2).")
+erfcx = _public(erfcx_p, "The scaled complementary error function ``exp(x**2) erfc(x)``.")
+erfi = _public(erfi_p, "The imaginary error function ``-i erf(i x)``.")
+dawsn = _public(dawsn_p, "Dawson's integral ``exp(-x**2) int_0^x exp(t**2) dt``.")
+ndtr = _public(ndtr_p, "The standard normal cumulative distribution function.")
+ndtri = _public(ndtri_p, "The inverse of ``ndtr`` (the standard normal quantile).")
+log_ndtr = _public(log_ndtr_p, "``log(ndtr(x))``, accurate far in both tails; so is its "
+                   "derivative (about ``-x`` for x << 0).")
+ndtri_exp = _public(ndtri_exp_p, "The inverse of ``log_ndtr``: ``ndtri(exp(y))``.")
+owens_t = _public(owens_t_p, "Owen's T function ``T(h, a)``, differentiable in both.")
+fresnel = _public(fresnel_p, "The Fresnel integrals: the tuple ``(S(z), C(z))``.")

@@ -1,0 +1,332 @@
+"""Exponential, trigonometric and elliptic integrals and other functions as
+primitives: ``expn``, ``exp1``, ``expi``, ``exprel``, ``sici``, ``shichi``, ``spence``,
+``ellipk``, ``ellipkm1``, ``ellipe``, ``lambertw``, ``wrightomega``, the Box-Cox transforms
+(``boxcox``, ``boxcox1p``, ``inv_boxcox``, ``inv_boxcox1p``), ``cosm1``, ``exp10``, and
+NumPy's ``log1p`` and ``expm1`` under their SciPy names.
+
+The integer order ``n`` of ``expn`` has no derivative.
+
+Conventions at special points (the same in both engines)
+--------------------------------------------------------
+=====================  =====================================================================
+function               convention
+=====================  =====================================================================
+spence                 at 0: -inf, and spence''(0) = +inf (one-sided limits)
+exprel, boxcox,        at 0 (u = lmbda log x, lmbda y, z - 1) a Taylor series replaces the
+inv_boxcox, spence     0/0 formula, so derivatives of every order are exact there
+ellipk, ellipe,        near m == 0 the derivatives' series (exact at every order there);
+ellipkm1               ellipk'(1) = +inf, ellipkm1'(0) = -inf (one-sided limits)
+lambertw'              +inf at the float nearest -1/e (where SciPy's value is nan)
+exprel                 derivatives of every order as one primitive; +inf where e^x overflows
+sici, shichi           Si'(0) = Shi'(0) = 1 (the limit); Ci'(0) = Chi'(0) = +inf
+lambertw               real branch k=0 only; nan below -1/e (SciPy gives complex values)
+=====================  =====================================================================
+"""
+
+import math
+
+import numpy as np
+import scipy.special as sc
+
+from ..core.primitive import Primitive
+from ..core.zeros import Zero, dtype_of
+from . import elementwise as ew
+from .families import times, zero_safe
+from .special_helpers import (
+    _ARGNAMES,
+    _INTEGER_ORDER,
+    _poly,
+    _public,
+    _series_where,
+    _typed,
+    _ufunc,
+    _weak,
+)
+
+__all__ = [
+    "expn", "exp1", "expi", "exprel", "spence", "ellipk", "ellipkm1", "ellipe", "lambertw",
+    "wrightomega", "boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p", "sici", "shichi",
+    "cosm1", "exp10", "log1p", "expm1",
+]
+
+def _exprel_derivative_impl(x, order):
+    """The ``order``-th derivative of exprel, M_k(x) = int_0^1 t^k e^(x t) dt (k >= 1): by
+    its series sum_j x^j / (j! (k + j + 1)) for |x| <= 2, else by the closed form
+    e^x sum_{j<=k} (-1)^j k!/(k-j)! x^-(j+1) - (-1)^k k! x^-(k+1), which overflows to +inf
+    where e^x does (as exprel itself); +inf at +inf, 0 at -inf."""
+    x = np.asarray(x, np.float64)
+    small = np.abs(x) <= 2
+    with np.errstate(all="ignore"):
+        xs = np.where(small, x, 0.0)
+        term, series = np.ones_like(xs), np.zeros_like(xs)
+        for j in range(32):
+            series = series + term / (order + j + 1)
+            term = term * xs / (j + 1)
+        u = 1 / np.where(small, 1.0, x)
+        total = np.zeros_like(u)
+        for j in range(order, -1, -1):   # Horner in u for sum_j (-1)^j k!/(k-j)! u^(j+1)
+            total = (total + (-1) ** j * math.perm(order, j)) * u
+        closed = np.exp(np.where(small, 0.0, x)) * total \
+            - (-1) ** order * math.factorial(order) * u ** (order + 1)
+        result = np.where(small, series, np.where(np.isposinf(x), np.inf, closed))
+    return result[()] if result.ndim == 0 else result
+
+
+exprel_derivative_p = Primitive("exprel_derivative", _typed(_exprel_derivative_impl),
+                                vjp_ignores=("out",))
+_exprel_next = zero_safe(lambda t, x, order: t * exprel_derivative_p(x, order=order + 1))
+exprel_derivative_p.jvp = lambda primals, tangents, order: (
+    exprel_derivative_p(primals[0], order=order), _exprel_next(tangents[0], primals[0], order))
+exprel_derivative_p.vjp = (lambda ct, out, x, order: _exprel_next(ct, x, order),)
+exprel_derivative_p.batch = lambda axis_size, values, batch_axes, order: (
+    exprel_derivative_p(values[0], order=order), batch_axes[0])
+
+
+def _exprel_slope(u):
+    """exprel'(u) = (u e^u - expm1(u)) / u**2 (1/2 at 0, +inf where e^u overflows)."""
+    return exprel_derivative_p(u, order=1)
+
+
+# log1p(v) / v and its derivative; series sum (-v)^k / (k+1) and its term-by-term derivative.
+_LOG1P_RATIO = [(-1) ** k / (k + 1) for k in range(9)]
+_LOG1P_RATIO_SLOPE = [(-1) ** (k + 1) * (k + 1) / (k + 2) for k in range(10)]
+
+
+def _log1p_ratio(v):
+    return _series_where(v, 0.01, lambda w: _poly(w, _LOG1P_RATIO),
+                         lambda w: ew.log1p(w) / w)
+
+
+def _log1p_ratio_slope(v):
+    return _series_where(v, 0.01, lambda w: _poly(w, _LOG1P_RATIO_SLOPE),
+                         lambda w: (w / (1 + w) - ew.log1p(w)) / ew.square(w))
+
+
+def _pair_jvp(prim, derivatives):
+    def jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        first, second = derivatives(x)
+        return prim(x), (times(t, first), times(t, second))
+    return jvp
+
+
+def _pair_vjp(derivatives):
+    def vjp(cts, out, x):
+        parts = [times(ct, d) for ct, d in zip(cts, derivatives(x)) if type(ct) is not Zero]
+        return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+    return vjp
+
+
+def _sinc_like(x, f, limit_at_0):
+    """``f(x) / x``, with ``limit_at_0`` (the value at 0) where x == 0."""
+    zero = ew.equal(x, 0)
+    safe = ew.where(zero, 1.0, x)
+    return ew.where(zero, limit_at_0, f(safe) / safe)
+
+
+def _sici_derivatives(x):  # Ci' = cos(x) / x: +inf at 0, where Ci has its log singularity
+    return _sinc_like(x, ew.sin, 1.0), _sinc_like(x, ew.cos, np.inf)
+
+
+def _shichi_derivatives(x):
+    return _sinc_like(x, ew.sinh, 1.0), _sinc_like(x, ew.cosh, np.inf)
+
+
+sici_p = Primitive("sici", _typed(sc.sici), vjp_ignores=("out",), multiple_results=True)
+sici_p.jvp = _pair_jvp(sici_p, _sici_derivatives)
+sici_p.vjp = (_pair_vjp(_sici_derivatives),)
+sici_p.batch = lambda axis_size, values, batch_axes: (sici_p(values[0]), (0, 0))
+shichi_p = Primitive("shichi", _typed(sc.shichi), vjp_ignores=("out",), multiple_results=True)
+shichi_p.jvp = _pair_jvp(shichi_p, _shichi_derivatives)
+shichi_p.vjp = (_pair_vjp(_shichi_derivatives),)
+shichi_p.batch = lambda axis_size, values, batch_axes: (shichi_p(values[0]), (0, 0))
+_ARGNAMES["sici"] = _ARGNAMES["shichi"] = ("x",)
+
+
+# --- exponential integrals, elliptic integrals and others ------------------------------------
+
+
+def _expn_x(t, out, n, x):
+    # E_n' = -E_{n-1} for n >= 1; E_0 = e^-x / x, so E_0' = -E_0 (1 + 1/x).
+    previous = expn_p(ew.maximum(n - 1, 0), x)
+    return t * ew.where(ew.greater_equal(n, 1), -previous, -out * (1 + 1 / x))
+
+
+expn_p = _ufunc("expn", sc.expn, ("n", "x"), _INTEGER_ORDER, _expn_x,
+                reads=((), (0, 1, "out")), orders=(0,))
+exp1_p = _ufunc("exp1", sc.exp1, ("x",), lambda t, out, x: t * -(ew.exp(-x) / x),
+                reads=((0,),))
+expi_p = _ufunc("expi", sc.expi, ("x",), lambda t, out, x: t * (ew.exp(x) / x), reads=((0,),))
+exprel_p = _ufunc("exprel", sc.exprel, ("x",), lambda t, out, x: t * _exprel_slope(x),
+                  reads=((0,),))
+
+
+def _spence_slope(z):
+    """``spence'(z) = log(z) / (1 - z) = -log1p(w) / w`` with ``w = z - 1``. At ``z = 0`` it
+    is ``log(z)`` itself, the singular part: -inf with the one-sided limits of every higher
+    derivative (``spence''(0+) = +inf``), where the quotient would give inf - inf."""
+    zero = ew.equal(z, 0)
+    return ew.where(zero, ew.log(z), -_log1p_ratio(ew.where(zero, 0.5, z) - 1))
+
+
+# spence(z) = int_1^z log t / (1 - t) dt (z >= 0).
+spence_p = _ufunc("spence", sc.spence, ("z",), lambda t, out, z: t * _spence_slope(z),
+                  reads=((0,),))
+cosm1_p = _ufunc("cosm1", sc.cosm1, ("x",), lambda t, out, x: t * -ew.sin(x), reads=((0,),))
+exp10_p = _ufunc("exp10", sc.exp10, ("x",), lambda t, out, x: t * (math.log(10) * out),
+                 reads=(("out",),))
+
+
+# K(m) = pi/2 sum_n c_n m^n and E(m) = pi/2 sum_n c_n m^n / (1 - 2n), c_n = (binom(2n, n)/4^n)^2:
+# their derivatives' series, used for |m| < 0.1 where the closed forms below cancel (and are
+# 0/0 at m = 0); so every derivative at 0 is exact (K'(0) = pi/8, K''(0) = 9 pi/64).
+_ELLIP_TERMS = 24
+_ELLIP_C = [(math.comb(2 * n, n) / 4 ** n) ** 2 for n in range(_ELLIP_TERMS + 1)]
+_ELLIPK_SLOPE = [math.pi / 2 * (n + 1) * _ELLIP_C[n + 1] for n in range(_ELLIP_TERMS)]
+_ELLIPE_SLOPE = [-math.pi / 2 * (n + 1) * _ELLIP_C[n + 1] / (2 * n + 1)
+                 for n in range(_ELLIP_TERMS)]
+
+
+def _ellipk_slope(m):
+    """K'(m) = (E - (1 - m) K) / (2 m (1 - m)); at m = 1 its singular part 1 / (2 (1 - m)),
+    +inf with the one-sided limits of every higher derivative (not 0 x inf)."""
+    def direct(s):
+        one = ew.equal(s, 1)
+        u = ew.where(one, 0.5, s)
+        return ew.where(one, 0.5 / (1 - s),
+                        (ellipe_p(u) - (1 - u) * ellipk_p(u)) / (2 * u * (1 - u)))
+    return _series_where(m, 0.1, lambda u: _poly(u, _ELLIPK_SLOPE), direct)
+
+
+def _ellipe_slope(m):
+    """E'(m) = (E - K) / (2 m) (-inf at m = 1, where K is)."""
+    return _series_where(m, 0.1, lambda u: _poly(u, _ELLIPE_SLOPE),
+                         lambda s: (ellipe_p(s) - ellipk_p(s)) / (2 * s))
+
+
+ellipk_p = _ufunc("ellipk", sc.ellipk, ("m",), lambda t, out, m: t * _ellipk_slope(m),
+                  reads=((0,),))
+ellipe_p = _ufunc("ellipe", sc.ellipe, ("m",), lambda t, out, m: t * _ellipe_slope(m),
+                  reads=((0,),))
+
+
+def _ellipkm1_slope(p):
+    """ellipkm1(p) = K(1 - p), accurate near p = 0: derivative -K'(1 - p), computed from p
+    itself (1 - p would round away small p). Near p = 1 K's series in 1 - p (exact there);
+    at p = 0 the singular part -1 / (2 p), -inf with the one-sided limits of every higher
+    derivative."""
+    near_one = ew.less(ew.abs(1 - p), 0.1)
+    zero = ew.equal(p, 0)
+    s = ew.where(ew.logical_or(near_one, zero), 0.5, p)
+    series = -_poly(1 - ew.where(near_one, p, 1.0), _ELLIPK_SLOPE)
+    direct = (s * ellipkm1_p(s) - ellipe_p(1 - s)) / (2 * s * (1 - s))
+    return ew.where(near_one, series, ew.where(zero, -0.5 / p, direct))
+
+
+ellipkm1_p = _ufunc("ellipkm1", sc.ellipkm1, ("p",),
+                    lambda t, out, p: t * _ellipkm1_slope(p), reads=((0,),))
+
+
+def _lambertw_impl(x, tol):
+    w = sc.lambertw(x, 0, tol)
+    with np.errstate(invalid="ignore"):
+        return np.where(w.imag == 0, w.real, np.nan)
+
+
+def _lambertw_jvp(primals, tangents, tol):
+    (x,), (t,) = primals, tangents
+    out = lambertw_p(x, tol=tol)
+    return out, _lambertw_times_slope(t, out, x)
+
+
+# The float nearest -1/e lies just below it, where SciPy's W is NaN; it stands for the
+# branch point, where W' is +inf.
+_BRANCH_POINT = -math.exp(-1.0)
+
+
+def _lambertw_slope(w, x):
+    """W' = W / (x (1 + W)) = e^-W / (1 + W): no 0/0 at x = 0. At the branch point x = -1/e
+    (W = -1) the singular part e / sqrt(2 e (x + 1/e)): +inf, and the one-sided limits of
+    every higher derivative."""
+    branch = ew.equal(x, _BRANCH_POINT)
+    safe = ew.where(branch, 0.0, w)
+    return ew.where(branch, math.e / ew.sqrt(2 * math.e * (x - _BRANCH_POINT)),
+                    ew.exp(-safe) / (1 + safe))
+
+
+_lambertw_times_slope = zero_safe(lambda t, w, x: t * _lambertw_slope(w, x))
+lambertw_p = Primitive("lambertw", _typed(_lambertw_impl), _lambertw_jvp,
+                       (lambda ct, out, x, tol: _lambertw_times_slope(ct, out, x),),
+                       lambda axis_size, values, batch_axes, tol: (
+                           lambertw_p(values[0], tol=tol), batch_axes[0]))
+wrightomega_p = _ufunc("wrightomega", sc.wrightomega, ("z",),
+                       lambda t, out, z: t * (out / (1 + out)), reads=(("out",),))
+
+
+def _boxcox_lmbda(t, log_x, lmbda):
+    # d/d lmbda (x^lmbda - 1) / lmbda = log(x)^2 g(lmbda log x), g = exprel's derivative.
+    return t * (ew.square(log_x) * _exprel_slope(lmbda * log_x))
+
+
+boxcox_p = _ufunc("boxcox", sc.boxcox, ("x", "lmbda"),
+                  lambda t, out, x, lmbda: t * ew.power(x, lmbda - 1),
+                  lambda t, out, x, lmbda: _boxcox_lmbda(t, ew.log(x), lmbda),
+                  reads=((0, 1), (0, 1)))
+boxcox1p_p = _ufunc("boxcox1p", sc.boxcox1p, ("x", "lmbda"),
+                    lambda t, out, x, lmbda: t * ew.power(1 + x, lmbda - 1),
+                    lambda t, out, x, lmbda: _boxcox_lmbda(t, ew.log1p(x), lmbda),
+                    reads=((0, 1), (0, 1)))
+# inv_boxcox(y, l) = exp(log1p(l y) / l) = exp(y * r(l y)) with r(v) = log1p(v) / v; so
+# d/dy = out / (1 + l y) and d/dl = out * y^2 r'(l y).
+inv_boxcox_p = _ufunc("inv_boxcox", sc.inv_boxcox, ("y", "lmbda"),
+                      lambda t, out, y, lmbda: t * (out / (1 + lmbda * y)),
+                      lambda t, out, y, lmbda: t * (out * ew.square(y)
+                                                    * _log1p_ratio_slope(lmbda * y)))
+
+
+def _inv_boxcox1p_impl(y, lmbda):
+    # SciPy 1.17 returns y instead of expm1(y) for 0 < |lmbda| < ~1e-150; below 1e-19 the
+    # lmbda = 0 value expm1(y) is exact to rounding.
+    with np.errstate(all="ignore"):
+        return np.where(np.abs(lmbda) < 1e-19, np.expm1(y), sc.inv_boxcox1p(y, lmbda))[()]
+
+
+inv_boxcox1p_p = _ufunc("inv_boxcox1p", _inv_boxcox1p_impl, ("y", "lmbda"),
+                        lambda t, out, y, lmbda: t * ((1 + out) / (1 + lmbda * y)),
+                        lambda t, out, y, lmbda: t * ((1 + out) * ew.square(y)
+                                                      * _log1p_ratio_slope(lmbda * y)))
+
+
+sici = _public(sici_p, "The sine and cosine integrals: the tuple ``(Si(x), Ci(x))``.")
+shichi = _public(shichi_p, "The hyperbolic sine and cosine integrals ``(Shi(x), Chi(x))``.")
+
+
+expn = _public(expn_p, "The generalized exponential integral E_n(x), differentiable in "
+               "``x`` (the integer ``n`` is fixed).", orders=(0,), integers=(0,))
+exp1 = _public(exp1_p, "The exponential integral E_1(x).")
+expi = _public(expi_p, "The exponential integral Ei(x).")
+exprel = _public(exprel_p, "``(exp(x) - 1) / x``, 1 at 0.")
+spence = _public(spence_p, "Spence's function ``int_1^z log(t) / (1 - t) dt`` (z >= 0).")
+cosm1 = _public(cosm1_p, "``cos(x) - 1``, accurate near 0.")
+exp10 = _public(exp10_p, "``10**x``.")
+ellipk = _public(ellipk_p, "The complete elliptic integral of the first kind K(m).")
+ellipkm1 = _public(ellipkm1_p, "``ellipk(1 - p)``, accurate near p = 0.")
+ellipe = _public(ellipe_p, "The complete elliptic integral of the second kind E(m).")
+wrightomega = _public(wrightomega_p, "The Wright omega function (real inputs).")
+boxcox = _public(boxcox_p, "The Box-Cox transform, differentiable in ``x`` and ``lmbda``.")
+boxcox1p = _public(boxcox1p_p, "The Box-Cox transform of ``1 + x``.")
+inv_boxcox = _public(inv_boxcox_p, "The inverse of ``boxcox`` in ``x``.")
+inv_boxcox1p = _public(inv_boxcox1p_p, "The inverse of ``boxcox1p`` in ``x``.")
+log1p = ew.log1p
+expm1 = ew.expm1
+
+
+def lambertw(z, k=0, tol=1e-8):
+    """The Lambert W function on its real principal branch (``k=0``, ``z >= -1/e``), as a
+    real array: SciPy's values' real part, nan below -1/e where the branch is complex.
+    Derivative ``W / (z (1 + W)) = exp(-W) / (1 + W)``."""
+    if k != 0:
+        raise ValueError(f"lambertw: only the principal branch k=0 is supported, got k={k!r}")
+    if dtype_of(z).kind == "c":
+        raise TypeError("lambertw: diffkit supports real z only (the real branch k=0)")
+    return lambertw_p(*_weak((z,), (), ()), tol=float(tol))

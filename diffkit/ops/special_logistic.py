@@ -1,0 +1,181 @@
+"""Logistic and information-theoretic functions as primitives: ``expit``, ``logit``,
+``log_expit``, ``xlogy``, ``xlog1py``, ``entr``, ``rel_entr``, ``kl_div``, ``huber``,
+``pseudo_huber``; and the compositions over axes ``softmax``, ``log_softmax`` and
+``logsumexp`` (with ``b``), which need no rules of their own.
+
+Conventions at special points (the same in both engines)
+--------------------------------------------------------
+=====================  =====================================================================
+function               convention
+=====================  =====================================================================
+xlogy(x, y)            at x == 0: d/dx = log(y) (JAX's), d/dy = x / y = 0, also at y == 0
+xlog1py(x, y)          at x == 0: d/dx = log1p(y), d/dy = 0, also at y == -1
+huber(delta, r)        at |r| == delta: d/dr = r, d/d delta = 0 (both sides agree: C^1)
+entr, rel_entr,        at x == 0 the derivative in x is the one-sided limit, -inf (+inf for
+kl_div                 entr); rel_entr/kl_div have d/dy = 0 / 1 there; entr' = 0 for x < 0
+                       (entr is the constant -inf there)
+logsumexp              without return_sign a negative sum gives nan, as in SciPy
+=====================  =====================================================================
+logit at 0 and 1 has infinite derivatives: the rules give the limit.
+"""
+
+
+import numpy as np
+import scipy.special as sc
+
+from ..core.zeros import shape_of
+from . import elementwise as ew
+from . import reductions, shape
+from .control import stop_gradient
+from .special_helpers import _public, _ufunc, _weak
+
+__all__ = [
+    "expit", "logit", "log_expit", "logsumexp", "softmax", "log_softmax", "xlogy",
+    "xlog1py", "entr", "rel_entr", "kl_div", "huber", "pseudo_huber",
+]
+
+# --- logistic and information-theoretic functions -----------------------------------------
+
+expit_p = _ufunc("expit", sc.expit, ("x",),
+                 lambda t, out, x: t * (out * expit_p(-x)))   # not 1 - out: exact for x >> 0
+logit_p = _ufunc("logit", sc.logit, ("x",),
+                 lambda t, out, x: t / (x * (1 - x)), reads=((0,),))
+log_expit_p = _ufunc("log_expit", sc.log_expit, ("x",),
+                     lambda t, out, x: t * expit_p(-x), reads=((0,),))
+
+
+def _xdivy_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.equal(x, 0), 0.0, np.true_divide(x, y))
+
+
+# xdivy(x, y) = x / y, and 0 where x == 0 (also at y == 0: the 0 x inf rule for x * (1/y)).
+# The partial in x is 1/y everywhere (+inf at y = 0, the one-sided limit), so it is the
+# derivative in y of log(y): the Hessians of xlogy and its relatives are symmetric at x = 0.
+# The partial in y, -x / y**2, is -xdivy(out, y): 0 at x == 0, to every order.
+xdivy_p = _ufunc("xdivy", _xdivy_impl, ("x", "y"),
+                 lambda t, out, x, y: t / y,
+                 lambda t, out, x, y: t * -xdivy_p(out, y),
+                 reads=((1,), (1, "out")))
+
+# At x == 0 the partial in y is 0 and the partial in x is log(y) (-inf at y == 0); the mixed
+# derivative is 1/y in both orders. y + 0.0: at y == -0.0 the slope of log is +inf (as at
+# +0.0), and so is the partial in x of x / y.
+xlogy_p = _ufunc("xlogy", sc.xlogy, ("x", "y"),
+                 lambda t, out, x, y: t * ew.log(y),
+                 lambda t, out, x, y: t * xdivy_p(x, y + 0.0),
+                 reads=((1,), (0, 1)))
+xlog1py_p = _ufunc("xlog1py", sc.xlog1py, ("x", "y"),
+                   lambda t, out, x, y: t * ew.log1p(y),
+                   lambda t, out, x, y: t * xdivy_p(x, 1 + y),
+                   reads=((1,), (0, 1)))
+
+
+def _entr_slope(x):
+    """``-(log x + 1)`` for ``x >= 0`` (+inf at 0, the one-sided limit); 0 for ``x < 0``,
+    where ``entr`` is the constant ``-inf``."""
+    negative = ew.less(x, 0)
+    return ew.where(negative, 0.0, -(ew.log(ew.where(negative, 1.0, x)) + 1))
+
+
+# rel_entr = x log(x / y), kl_div = rel_entr - x + y. Their partial in x is written
+# log(x) - log(y) (not log(x / y)) so that its derivative in y is -1/y also at x == 0 (through
+# x / y it would be log'(0) * 0 = 0 there), matching the derivative in x of -xdivy(x, y).
+entr_p = _ufunc("entr", sc.entr, ("x",), lambda t, out, x: t * _entr_slope(x), reads=((0,),))
+rel_entr_p = _ufunc("rel_entr", sc.rel_entr, ("x", "y"),
+                    lambda t, out, x, y: t * (ew.log(x) - ew.log(y) + 1),
+                    lambda t, out, x, y: t * -xdivy_p(x, y),
+                    reads=((0, 1), (0, 1)))
+kl_div_p = _ufunc("kl_div", sc.kl_div, ("x", "y"),
+                  lambda t, out, x, y: t * (ew.log(x) - ew.log(y)),
+                  lambda t, out, x, y: t * (1 - xdivy_p(x, y)),
+                  reads=((0, 1), (0, 1)))
+
+
+def _huber_inside(delta, r):
+    return ew.less_equal(ew.abs(r), delta)
+
+
+huber_p = _ufunc("huber", sc.huber, ("delta", "r"),
+                 lambda t, out, delta, r: t * ew.where(_huber_inside(delta, r), 0.0,
+                                                       ew.abs(r) - delta),
+                 lambda t, out, delta, r: t * ew.where(_huber_inside(delta, r), r,
+                                                       delta * ew.sign(r)),
+                 reads=((0, 1), (0, 1)))
+
+
+def _pseudo_huber_delta(t, out, delta, r):
+    # d/d delta [delta^2 (s - 1)] = delta (s - 1)^2 / s with s = sqrt(1 + (r/delta)^2),
+    # written without the cancellation in s - 1: r^4 / (q (q + |delta|)^2), q = hypot.
+    q = ew.sqrt(ew.square(delta) + ew.square(r))
+    return t * (ew.sign(delta) * ew.square(ew.square(r)) / (q * ew.square(q + ew.abs(delta))))
+
+
+pseudo_huber_p = _ufunc(
+    "pseudo_huber", sc.pseudo_huber, ("delta", "r"), _pseudo_huber_delta,
+    lambda t, out, delta, r: t * (r * ew.abs(delta) / ew.sqrt(ew.square(delta) + ew.square(r))),
+    reads=((0, 1), (0, 1)))
+
+
+expit = _public(expit_p, "The logistic sigmoid ``1 / (1 + exp(-x))``.")
+logit = _public(logit_p, "The inverse of ``expit``: ``log(p / (1 - p))``.")
+log_expit = _public(log_expit_p, "``log(expit(x))``, accurate for large ``|x|``.")
+xlogy = _public(xlogy_p, "``x * log(y)``, 0 where x == 0. Derivatives at x == 0 follow "
+                "JAX: ``log(y)`` in x, 0 in y.")
+xlog1py = _public(xlog1py_p, "``x * log1p(y)``, 0 where x == 0 (derivatives as ``xlogy``).")
+entr = _public(entr_p, "Elementwise entropy ``-x log x`` (0 at 0, -inf for x < 0).")
+rel_entr = _public(rel_entr_p, "Elementwise relative entropy ``x log(x / y)``.")
+kl_div = _public(kl_div_p, "Elementwise ``x log(x / y) - x + y``.")
+huber = _public(huber_p, "Huber loss ``huber(delta, r)``, differentiable in both.")
+pseudo_huber = _public(pseudo_huber_p, "Pseudo-Huber loss "
+                       "``delta**2 (sqrt(1 + (r / delta)**2) - 1)``.")
+
+
+# --- softmax and logsumexp: compositions over axes ----------------------------------------------
+
+
+def _axes(x, axis):
+    return reductions.normalize_axes(axis, len(shape_of(x)))
+
+
+def softmax(x, axis=None):
+    """``exp(x) / sum(exp(x), axis)``, computed stably (all axes for ``axis=None``)."""
+    (x,) = _weak((x,), (), ())
+    lse = reductions.logsumexp_p(x, axis=_axes(x, axis), keepdims=True)
+    return ew.exp(x - lse)
+
+
+def log_softmax(x, axis=None):
+    """``x - logsumexp(x, axis, keepdims=True)``: the log of ``softmax``."""
+    (x,) = _weak((x,), (), ())
+    return x - reductions.logsumexp_p(x, axis=_axes(x, axis), keepdims=True)
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """``log(sum(b * exp(a), axis))`` computed stably, as ``scipy.special.logsumexp``:
+    differentiable in ``a`` and in the scale factors ``b``. With ``return_sign=True`` the
+    result is ``(log(abs(s)), sign(s))``; otherwise a negative sum gives nan."""
+    if b is None:
+        (a,) = _weak((a,), (), ())
+    else:
+        a, b = _weak((a, b), (), ())
+        out_shape = np.broadcast_shapes(shape_of(a), shape_of(b))
+        a = shape.broadcast_to(a, out_shape)
+    axes = _axes(a, axis)
+    if b is None and not return_sign:
+        return reductions.logsumexp_p(a, axis=axes, keepdims=bool(keepdims))
+    # log|sum(b exp(a - peak))| + peak; the peak shifts values only (no derivative).
+    peak = reductions.max_p(stop_gradient(a), axis=axes, keepdims=True)
+    peak = ew.where(ew.isfinite(peak), peak, 0.0)
+    scaled = ew.exp(a - peak)
+    total = reductions.sum_p(scaled if b is None else b * scaled, axis=axes, keepdims=True)
+    sign = ew.sign(total)
+    nonzero = ew.not_equal(total, 0)
+    out = ew.where(nonzero, ew.log(ew.abs(ew.where(nonzero, total, 1.0))), -np.inf) + peak
+    if not keepdims:
+        kept = tuple(d for i, d in enumerate(shape_of(out)) if i not in axes)
+        out = shape.reshape(out, kept)
+        sign = shape.reshape(sign, kept)
+    if return_sign:
+        return out, sign
+    return ew.where(ew.less(sign, 0), np.nan, out)
