@@ -22,7 +22,7 @@ Conventions (beyond those of ``numpy.linalg``):
   leaves arbitrary values there); ``cho_solve((c, lower), b)`` reads only ``c``'s triangle
   and is differentiable in ``c`` as a triangular factor and in ``b``.
 - ``eigh``, ``svd`` and ``qr`` vectors have derivatives only for gauge-invariant uses (see
-  ``decompositions.py``). ``qr(pivoting=True)``, generalized ``eigh`` (``b``) and
+  ``ops/spectral_ties.py``). ``qr(pivoting=True)``, generalized ``eigh`` (``b``) and
   ``subset_by_value`` raise ``NotImplementedError``.
 - ``sqrtm``/``logm`` take the principal branch; their derivatives need ``a`` without
   eigenvalues on the closed negative real axis. ``disp`` and ``blocksize`` are accepted and
