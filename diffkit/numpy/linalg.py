@@ -5,7 +5,8 @@ Every public name of ``numpy.linalg`` (NumPy 2): the decompositions (``cholesky`
 ``matrix_power``, ``multi_dot``, ``tensorsolve``, ``tensorinv``, ``matrix_rank`` (no
 derivative), ``cond`` and the array-API names (``vecdot``, ``matrix_transpose``,
 ``vector_norm`` ...), with NumPy's signatures, stacking (``(..., m, n)``) and result types.
-The primitives and their derivative conventions are in ``diffkit/ops/decompositions.py``.
+The primitives and their derivative conventions are in the family modules that
+``diffkit/ops/decompositions.py`` lists.
 """
 
 from ..ops.decompositions import *  # noqa: F403

@@ -9,7 +9,7 @@ formula
         V ( sum_{i_0..i_k} f[w_i0, ..., w_ik] M_s1[i0, i1] M_s2[i1, i2] ... ) V^H,
 
 with ``(w, V) = eigh(A)``, ``M = V^H E V`` and ``f[...]`` the divided differences of ``f``.
-Divided differences over tied eigenvalues (the tolerance of ``decompositions.TIE_RTOL_EPS``)
+Divided differences over tied eigenvalues (the tolerance of ``spectral_ties.TIE_RTOL_EPS``)
 are the confluent ones, ``f^(m)(w) / m!``, so there is no 0/0 at a tie. The formula holds
 for any direction ``E`` (symmetric or not) at a Hermitian ``A``, which is where it is used.
 
@@ -33,7 +33,8 @@ from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .decompositions import _T, tie_tolerance
+from .matrix_helpers import _T
+from .spectral_ties import tie_tolerance
 
 __all__ = ["spectral_function_p"]
 

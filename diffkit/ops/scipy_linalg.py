@@ -35,7 +35,7 @@ from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .decompositions import _H, _T, _conj
+from .matrix_helpers import _H, _T, _conj
 from .indexing import getitem
 from .linalg import matmul_p
 

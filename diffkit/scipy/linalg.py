@@ -22,7 +22,7 @@ Conventions (beyond those of ``numpy.linalg``):
   leaves arbitrary values there); ``cho_solve((c, lower), b)`` reads only ``c``'s triangle
   and is differentiable in ``c`` as a triangular factor and in ``b``.
 - ``eigh``, ``svd`` and ``qr`` vectors have derivatives only for gauge-invariant uses (see
-  ``decompositions.py``). ``qr(pivoting=True)``, generalized ``eigh`` (``b``) and
+  ``ops/spectral_ties.py``). ``qr(pivoting=True)``, generalized ``eigh`` (``b``) and
   ``subset_by_value`` raise ``NotImplementedError``.
 - ``sqrtm``/``logm`` take the principal branch; their derivatives need ``a`` without
   eigenvalues on the closed negative real axis. ``disp`` and ``blocksize`` are accepted and
@@ -41,8 +41,8 @@ from ..ops import complex as _cx
 from ..ops import decompositions as _dec
 from ..ops import elementwise as _ew
 from ..ops import shape as _sh
-from ..ops.decompositions import _H, _T, _common, _operand
 from ..ops.matrix_functions import spectral_function_p
+from ..ops.matrix_helpers import _H, _T, _common, _inexact, _operand
 from ..ops.scipy_linalg import (
     expm_p,
     frechet_block,
@@ -134,7 +134,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """The Cholesky factor of a symmetric (Hermitian) positive-definite matrix: upper ``U``
     with ``a = U^H U``, or lower ``L`` with ``a = L L^H``, as ``scipy.linalg.cholesky``
     (reading ``a``'s upper, respectively lower, triangle)."""
-    a = _dec._inexact(a)
+    a = _inexact(a)
     _square(a, "Input array is expected to be square")
     return _dec.cholesky(a, upper=not lower)
 
@@ -166,7 +166,7 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
     ``U`` and the strict lower part of ``L`` (unit diagonal), ``piv`` LAPACK's 0-based row
     interchanges. ``lu`` is differentiable (the pivoting is locally constant); ``piv`` is
     an integer array without derivative."""
-    a = _dec._inexact(a)
+    a = _inexact(a)
     _square(a, "expected square matrix")
     return lu_p(a), lu_pivots_p(a)
 
@@ -236,7 +236,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
     """The inverse of a square matrix (stack), as ``scipy.linalg.inv``; ``assume_a`` as in
     ``solve`` (``'pos'`` through a Cholesky factor)."""
-    a = _dec._inexact(a)
+    a = _inexact(a)
     _square(a, f"Expected square matrix, got a1.shape={shape_of(a)}")
     n = shape_of(a)[-1]
     eye = np.broadcast_to(np.eye(n, dtype=dtype_of(a)), shape_of(a))
@@ -247,7 +247,7 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
 
 def det(a, overwrite_a=False, check_finite=True):
     """The determinant of a square matrix (stack), as ``scipy.linalg.det``."""
-    a = _dec._inexact(a)
+    a = _inexact(a)
     s = shape_of(a)
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"Last 2 dimensions of the array must be square but received "
@@ -278,7 +278,7 @@ def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
     a constant rank. An absolute ``atol > 0`` raises ``NotImplementedError``."""
     if atol is not None and atol != 0:
         raise NotImplementedError("pinv: an absolute tolerance atol is not supported")
-    a = _dec._inexact(a)
+    a = _inexact(a)
     m, n = shape_of(a)[-2:]
     if rtol is None:
         rtol = max(m, n) * np.finfo(np.empty((), dtype_of(a)).real.dtype).eps
@@ -306,7 +306,7 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
         raise NotImplementedError("eigh: the generalized problem (b) is not supported")
     if subset_by_value is not None:
         raise NotImplementedError("eigh: subset_by_value is not supported")
-    a = _dec._inexact(a)
+    a = _inexact(a)
     _square(a, "expected square matrix")
     w, v = _dec.eigh(a, UPLO="L" if lower else "U")
     if subset_by_index is not None:
@@ -334,7 +334,7 @@ def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=
     if lapack_driver not in ("gesdd", "gesvd"):
         raise ValueError('lapack_driver must be "gesdd" or "gesvd", not '
                          f'"{lapack_driver}"')
-    a = _dec._inexact(a)
+    a = _inexact(a)
     if len(shape_of(a)) < 2:
         raise ValueError("expected matrix")
     if not compute_uv:
@@ -353,7 +353,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
                                   "supported")
     if pivoting:
         raise NotImplementedError("qr: pivoting is not supported")
-    a = _dec._inexact(a)
+    a = _inexact(a)
     if len(shape_of(a)) < 2:
         raise ValueError("expected a 2-D array")
     if mode == "economic":
@@ -415,7 +415,7 @@ def solve_sylvester(a, b, q):
 
 
 def _matrix_argument(A):
-    A = _dec._inexact(A)
+    A = _inexact(A)
     if len(shape_of(A)) < 2:
         raise LinAlgError("The input array must be at least two-dimensional")
     if shape_of(A)[-1] != shape_of(A)[-2]:

@@ -11,7 +11,7 @@ import pytest
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.ops import decompositions as dec
+from diffkit.ops import solves
 
 L = dnp.linalg
 RTOL = 1e-7
@@ -429,8 +429,8 @@ def test_vmap_of_grad_and_of_hessian(f):
 
 def test_vmap_of_solve_with_a_shared_matrix_is_one_solve(monkeypatch):
     calls = []
-    impl = dec.solve_p.impl
-    monkeypatch.setattr(dec.solve_p, "impl", lambda a, b: calls.append(a.shape) or impl(a, b))
+    impl = solves.solve_p.impl
+    monkeypatch.setattr(solves.solve_p, "impl", lambda a, b: calls.append(a.shape) or impl(a, b))
     bs = rand(6, 3, 2)
     close(dk.vmap(L.solve, in_axes=(None, 0))(A, bs), np.linalg.solve(A, bs))
     assert calls == [(3, 3)]
