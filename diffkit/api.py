@@ -59,11 +59,13 @@ from .api_checks import (
     check_chunk_size,
     check_scalar,
     flat_inputs,
-    matching_leaves as _matching_leaves,
     output_leaf,
     require_complex,
     split_aux,
     tangent_dtype,
+)
+from .api_checks import (
+    matching_leaves as _matching_leaves,
 )
 from .core.trace import Tracer, check_not_escaped, new_trace
 from .core.zeros import dtype_of, shape_of

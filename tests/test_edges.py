@@ -89,8 +89,8 @@ def test_every_primitive_has_an_edge_sample():
     """Every registered primitive is reached by some edge sample, or is in EXEMPT with the
     reason it has no edge of its own."""
     import test_primitives
-
     from edge_records import EXEMPT
+
     from diffkit.core.primitive import PRIMITIVES
 
     test_primitives._import_all_of_diffkit()

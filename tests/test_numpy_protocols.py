@@ -309,7 +309,7 @@ def test_r_and_c_with_traced_values(which, build):
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")   # NumPy's np.matrix
 def test_r_matrix_directives_give_the_matrix_shape():
     for directive, shape in (("r", (1, 4)), ("c", (4, 1))):
-        out = dk.jvp(lambda t: np.r_[directive, t, t], (V,), (V,))[1]
+        out = dk.jvp(lambda t, directive=directive: np.r_[directive, t, t], (V,), (V,))[1]
         assert out.shape == shape == np.r_[directive, V, V].shape
         np.testing.assert_array_equal(out, np.asarray(np.r_[directive, V, V]))
 

@@ -33,8 +33,6 @@ from numpy import (  # noqa: F401  (non-differentiable pass-throughs, NumPy's ow
 )
 
 from ..core import interop as _interop
-from . import _index_tricks, _wrap
-from ..core.zeros import dtype_of as _dtype_of
 from ..core.zeros import shape_of as _shape_of
 from ..ops.arrays import *  # noqa: E402, F403
 from ..ops.complex import *  # noqa: E402, F403
@@ -80,9 +78,11 @@ from ..ops.elementwise import (  # noqa: F401
     tanh,
 )
 from ..ops.elementwise import clip as _clip_p
+from ..ops.functional import *  # noqa: E402, F403
 from ..ops.indexing import At as _At
 from ..ops.indexing import getitem  # noqa: F401
 from ..ops.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: F401
+from ..ops.polynomial import *  # noqa: E402, F403
 from ..ops.reductions import (  # noqa: F401
     argmax,
     argmin,
@@ -93,6 +93,7 @@ from ..ops.reductions import (  # noqa: F401
     prod,
     sum,
 )
+from ..ops.selection import *  # noqa: E402, F403
 from ..ops.shape import (  # noqa: F401
     broadcast_to,
     concatenate,
@@ -106,11 +107,8 @@ from ..ops.shape import (  # noqa: F401
     transpose,
 )
 from ..ops.statistics import *  # noqa: E402, F403
-from ..ops.selection import *  # noqa: E402, F403
-from ..ops.polynomial import *  # noqa: E402, F403
-from ..ops.functional import *  # noqa: E402, F403
 from ..ops.ufuncs import *  # noqa: E402, F403
-from . import fft, linalg  # noqa: E402, F401
+from . import _index_tricks, _wrap, fft, linalg  # noqa: E402, F401
 
 true_divide = divide
 absolute = abs

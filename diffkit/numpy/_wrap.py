@@ -156,7 +156,7 @@ class _Plan:
         ref_names = {p.name for p in self.params}
         target = {}
         taken = set()
-        for i, p in enumerate(self.params):
+        for p in self.params:
             if p.name in own_names and own_names[p.name].kind is not _VAR_KEYWORD:
                 target[p.name] = p.name
                 taken.add(p.name)

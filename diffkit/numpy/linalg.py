@@ -9,11 +9,10 @@ The primitives and their derivative conventions are in the family modules that
 ``diffkit/ops/decompositions.py`` lists.
 """
 
-from ..ops.decompositions import *  # noqa: F403
-from ..ops.decompositions import __all__  # noqa: F401
-
 import numpy as _np  # noqa: E402
 
+from ..ops.decompositions import *  # noqa: F403
+from ..ops.decompositions import __all__  # noqa: F401
 from ._wrap import wrap_namespace as _wrap_namespace  # noqa: E402
 
 # NumPy's signatures, docstrings and array-like inputs (diffkit/numpy/_wrap.py)

@@ -33,7 +33,7 @@ which are exact at every rank (the products vanish as they should: ``cof = 0`` a
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh

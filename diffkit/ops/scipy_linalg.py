@@ -35,9 +35,9 @@ from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .matrix_helpers import _H, _T, _conj
 from .indexing import getitem
 from .linalg import matmul_p
+from .matrix_helpers import _H, _T, _conj
 
 __all__ = ["solve_triangular_p", "solve_sylvester_p", "expm_p", "logm_p", "sqrtm_p",
            "frechet_block", "lu_p", "lu_pivots_p", "pivots_to_permutation_p",

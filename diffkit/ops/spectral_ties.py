@@ -50,7 +50,7 @@ from .matrix_helpers import _T, _diag, _real, _safe_reciprocal
 TIE_RTOL_EPS = 512
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tie_tolerance(dtype):
     """The relative tie tolerance for values of ``dtype`` (``TIE_RTOL_EPS`` eps)."""
     return TIE_RTOL_EPS * float(np.finfo(np.empty((), dtype).real.dtype).eps)

@@ -211,7 +211,8 @@ def _user_value_and_jac(fun, params, args):
     """``jac=True``: ``fun`` returns ``(value, gradient)``; SciPy gets a flat gradient."""
     def fun_and_grad(x):
         value, gradient = fun(params.tree(x), *args)
-        return float(_real_scalar(value, "fun (jac=True)")), params.flat(gradient, "the gradient returned by fun (jac=True)")
+        return (float(_real_scalar(value, "fun (jac=True)")),
+                params.flat(gradient, "the gradient returned by fun (jac=True)"))
     return fun_and_grad
 
 

@@ -161,7 +161,7 @@ def _finite_differences(fun, point, side, step):
         e = np.zeros_like(point)
         e[j] = h
 
-        def at(k):
+        def at(k, e=e):
             return np.asarray(fun(point + k * e), np.float64)
 
         if side == 0:

@@ -7,9 +7,10 @@ import scipy.linalg
 import scipy.signal
 import scipy.special
 from edge_records import edge, kink
-from more_edges.linalg import well_at
 from more_records.linalg import _REAL_SPECTRUM, _S
 from more_records.scipy_linalg import _PIVOTED
+
+from more_edges.linalg import well_at
 
 INF, NAN = np.inf, np.nan
 E = []

@@ -4,7 +4,7 @@ entries and all-NaN slices for the nan-reductions, constant data for the moments
 
 import numpy as np
 import scipy.special
-from edge_records import boundary, edge, kink
+from edge_records import edge, kink
 from more_records.statistics import _MASKS
 
 INF, NAN = np.inf, np.nan

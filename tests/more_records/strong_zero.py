@@ -12,6 +12,7 @@ from op_records import REAL, unary
 
 import diffkit.numpy as dnp
 
+
 def _untaken_overflow(x):
     with np.errstate(over="ignore", invalid="ignore"):
         return dnp.where(x > 10.0, dnp.exp(1000.0 * x), x)

@@ -153,7 +153,7 @@ def test_exprel_derivatives_match_mpmath(order):
     for _ in range(order):
         g = dk.grad(g)
     for x in (-40.0, -2.5, -1.0, -1e-3, 0.0, 1e-9, 1.5, 2.5, 30.0, 300.0, 750.0):
-        expected = float(mp.quad(lambda t: t ** order * mp.exp(x * t), [0, 1]))
+        expected = float(mp.quad(lambda t, x=x: t ** order * mp.exp(x * t), [0, 1]))
         assert float(g(x)) == pytest.approx(expected, rel=1e-12), (order, x)
     assert float(dk.grad(dsp.exprel)(2.5)) == pytest.approx(mp_diff(exprel, 2.5), rel=1e-12)
 
@@ -179,7 +179,7 @@ def test_ndtri_exp_derivative_at_the_ends_and_far_in_the_tail():
     expected = []
     for v in y:
         x = -mp.sqrt(2) * mp.erfinv(1 - 2 * mp.exp(v)) if v > -5 else \
-            mp.findroot(lambda s: mp.log(mp.ncdf(s)) - v, float(-np.sqrt(-2 * v)))
+            mp.findroot(lambda s, v=v: mp.log(mp.ncdf(s)) - v, float(-np.sqrt(-2 * v)))
         expected.append(float(mp.exp(v) / mp.npdf(x)))
     np.testing.assert_allclose(both_engines(dsp.ndtri_exp, y), expected, rtol=1e-10)
 

@@ -235,12 +235,12 @@ def test_expm_logm_sqrtm_are_exact_at_repeated_eigenvalues(name, f, df):
 def test_scipy_eigh_lower_reads_its_triangle_at_second_order():
     a = np.diag([1.0, 2.0, 4.0]) + np.triu(np.random.default_rng(5).normal(size=(3, 3)), 1)
     for lower in (True, False):
-        f = lambda x: dnp.sum(dsl.eigvalsh(x, lower=lower) ** 3)  # noqa: E731
+        f = lambda x, lower=lower: dnp.sum(dsl.eigvalsh(x, lower=lower) ** 3)  # noqa: E731
         tri = (lambda x: np.tril(x) + np.tril(x, -1).T) if lower else \
             (lambda x: np.triu(x) + np.triu(x, 1).T)
-        grad = lambda x: 3 * np.linalg.matrix_power(tri(x), 2)  # noqa: E731
+        grad = lambda x, tri=tri: 3 * np.linalg.matrix_power(tri(x), 2)  # noqa: E731
         mask = np.tril(np.ones((3, 3))) if lower else np.triu(np.ones((3, 3)))
-        adj = lambda g: mask * (g + g.T) - np.diag(np.diag(g))  # noqa: E731
+        adj = lambda g, mask=mask: mask * (g + g.T) - np.diag(np.diag(g))  # noqa: E731
         np.testing.assert_allclose(dk.grad(f)(a), adj(grad(a)), rtol=RTOL)
         numeric = np.stack([(adj(grad(a + 1e-6 * e)) - adj(grad(a - 1e-6 * e))) / 2e-6
                             for e in np.eye(9).reshape(9, 3, 3)], -1).reshape(3, 3, 3, 3)

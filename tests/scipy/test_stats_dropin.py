@@ -389,8 +389,8 @@ def test_multivariate_summary_derivatives_match_scipy():
     alpha = (1.5, 2.0, 3.5)
     for method in ("entropy", "var", "mean"):
         _check_against_scipy(
-            lambda a, b, c: getattr(stats.dirichlet, method)(dnp.stack([a, b, c])),
-            lambda a, b, c: getattr(ss.dirichlet, method)(np.array([a, b, c])),
+            lambda a, b, c, method=method: getattr(stats.dirichlet, method)(dnp.stack([a, b, c])),
+            lambda a, b, c, method=method: getattr(ss.dirichlet, method)(np.array([a, b, c])),
             alpha, (0, 1, 2))
     _check_against_scipy(lambda a, b: stats.dirichlet.cov(dnp.stack([a, b, 1.0])),
                          lambda a, b: ss.dirichlet.cov(np.array([a, b, 1.0])), alpha[:2],
