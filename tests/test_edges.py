@@ -52,22 +52,12 @@ def test_prod_with_an_infinite_entry_first_order():
 def _reached_by_edges():
     """The primitives whose implementation runs when each edge sample's function is
     evaluated, batched, pushed forward and pulled back at its point (rules included)."""
+    from test_primitives import primitives_reached
+
     import diffkit as dk
-    from diffkit.core.primitive import PRIMITIVES
     from diffkit.testing.edges import _Vector
 
-    reached = set()
-    originals = {name: prim.impl for name, prim in PRIMITIVES.items()}
-
-    def counting(name, impl):
-        def impl_and_count(*args, **params):
-            reached.add(name)
-            return impl(*args, **params)
-        return impl_and_count
-
-    try:
-        for name, prim in PRIMITIVES.items():
-            prim.impl = counting(name, prim.impl)
+    with primitives_reached() as reached:
         for sample in EDGES:
             with np.errstate(all="ignore"):
                 try:
@@ -79,9 +69,6 @@ def _reached_by_edges():
                     dk.jvp(vec, (vec.point,), (np.ones_like(vec.point),))
                 except Exception:  # no float input or output; the sample's own test reports
                     pass           # anything else
-    finally:
-        for name, impl in originals.items():
-            PRIMITIVES[name].impl = impl
     return reached
 
 

@@ -16,6 +16,7 @@ and is exercised by at least one record.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
 
@@ -180,6 +181,28 @@ def test_elementwise_with_drawn_shapes(record, data):
 # --- completeness --------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def primitives_reached():
+    """A set that collects the names of the primitives whose implementation runs inside the
+    block (directly or through a rule)."""
+    reached = set()
+    originals = {name: prim.impl for name, prim in PRIMITIVES.items()}
+
+    def counting(name, impl):
+        def impl_and_count(*args, **params):
+            reached.add(name)
+            return impl(*args, **params)
+        return impl_and_count
+
+    try:
+        for name, prim in PRIMITIVES.items():
+            prim.impl = counting(name, prim.impl)
+        yield reached
+    finally:
+        for name, impl in originals.items():
+            PRIMITIVES[name].impl = impl
+
+
 def _import_all_of_diffkit():
     """Import every module of diffkit, so that every primitive is registered."""
     failed = []
@@ -225,28 +248,14 @@ def test_every_primitive_is_exercised_by_a_record():
     """A primitive that no record reaches (directly or through a rule) has no test: add a
     record to tests/op_records.py."""
     _import_all_of_diffkit()
-    reached = set()
-    originals = {name: prim.impl for name, prim in PRIMITIVES.items()}
-
-    def counting(name, impl):
-        def impl_and_count(*args, **params):
-            reached.add(name)
-            return impl(*args, **params)
-        return impl_and_count
-
     errors = []
-    try:
-        for name, prim in PRIMITIVES.items():
-            prim.impl = counting(name, prim.impl)
-        rng = np.random.default_rng(0)
+    rng = np.random.default_rng(0)
+    with primitives_reached() as reached:
         for record, shapes in CASES:
             try:
                 _exercise(record, shapes, rng)
             except Exception as error:  # the record's own tests report it
                 errors.append(f"{case_id(record, shapes)}: {type(error).__name__}")
-    finally:
-        for name, impl in originals.items():
-            PRIMITIVES[name].impl = impl
     unreached = sorted(set(PRIMITIVES) - reached)
     assert not unreached, (
         f"no record in tests/op_records.py exercises the primitives {unreached}"
