@@ -835,3 +835,28 @@ def test_per_example_gradients_agree_with_and_without_the_mask(monkeypatch):
     assert_array_equal(fast, slow)
     z = X @ w
     assert_allclose(fast, (1 / (1 + np.exp(-z)) - y)[:, None] * X, rtol=1e-12)
+
+
+def test_a_small_finite_nonzero_partial_skips_the_product_check(monkeypatch):
+    """``families.times``: a batch of tangents times a small partial with no zero and no
+    infinity is returned unchecked (the check reads the partial, not the product); the
+    result equals the checked path, and a zero or infinite partial entry still goes
+    through the rule."""
+    from diffkit.ops import families
+    checks = []
+    holds_nan = families.holds_nan
+    monkeypatch.setattr(families, "holds_nan", lambda r: checks.append(1) or holds_nan(r))
+    f = lambda x: dnp.sum((x * np.array([2.0, -3.0, 0.5])) ** 2)  # noqa: E731
+    x = np.array([0.3, -1.2, 2.0])
+    fast = dk.hessian(f)(x)
+    checked_fast = len(checks)
+    monkeypatch.setattr(families, "_finite_and_nonzero", lambda partial, t: False)
+    slow = dk.hessian(f)(x)
+    # the products of the batched tangents with the constant partial skip their check
+    assert checked_fast < len(checks) - checked_fast
+    assert_array_equal(fast, slow)
+    assert_allclose(fast, 2 * np.diag([4.0, 9.0, 0.25]), rtol=1e-12)
+    # an infinite tangent entry meeting a zero partial entry: 0 under the rule
+    t = np.array([[np.inf, 1.0, 1.0]] * 8)
+    with np.errstate(invalid="ignore"):
+        assert_array_equal(families.times(t, np.array([0.0, 2.0, 3.0])), [[0.0, 2.0, 3.0]] * 8)

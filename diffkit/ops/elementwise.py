@@ -22,8 +22,8 @@ from .families import (
     nondiff_elementwise,
     real_cotangent,
     sum_tangents,
+    times,
     unary,
-    zero_safe,
 )
 
 
@@ -77,9 +77,9 @@ subtract = binary("subtract", np.subtract,
                   lambda t, x, y, out: negative(t),
     reads=((), ()))
 multiply = binary("multiply", np.multiply,
-                  lambda t, x, y, out: t * y,
-                  lambda t, x, y, out: t * x,
-    reads=(("y",), ("x",)))
+                  lambda t, x, y, out: times(t, y),
+                  lambda t, x, y, out: times(t, x),
+    reads=(("y",), ("x",)), products=False)   # times: the 0 x inf rule with a cheap check
 divide = binary("divide", np.true_divide,
                 lambda t, x, y, out: t / y,
                 lambda t, x, y, out: negative(t * out / y),
@@ -118,13 +118,12 @@ def _power_exponent(t, x, y, out):
 power_p = binary("power", np.power, _power_base, _power_exponent)
 
 
-@zero_safe
 def _scalar_power_derivative(t, x, exponent):
     if exponent == 0:
-        return t * 0.0
+        return times(t, 0.0)
     if exponent == 2:
-        return t * (2 * x)
-    return t * (exponent * scalar_power_p(x, exponent=exponent - 1))
+        return times(t, 2 * x)
+    return times(t, exponent * scalar_power_p(x, exponent=exponent - 1))
 
 
 scalar_power_p = Primitive(
