@@ -272,6 +272,15 @@ class _Frozen:
     def support(self):
         return self._call("support")
 
+    def expect(self, func=None, lb=None, ub=None, conditional=False, **kwds):
+        """SciPy's ``expect`` (plain parameters only: SciPy integrates ``func``)."""
+        _plain_only(f"{self.dist.name}(...).expect", self.args, self.kwds,
+                    self.dist._param_names())
+        given = self._parse_shapes()[-1]
+        args = tuple(given[n] for n in self.dist._shapes)
+        return self.dist.expect(func, args, *self._location(given), lb, ub, conditional,
+                                **kwds)
+
     def __repr__(self):
         return f"<frozen diffkit.scipy.stats.{self.dist.name}{self.args}{self.kwds}>"
 
@@ -283,10 +292,6 @@ class _FrozenContinuous(_Frozen):
     def logpdf(self, x):
         return self._call("logpdf", x)
 
-    def expect(self, func=None, lb=None, ub=None, conditional=False, **kwds):
-        _plain_only(f"{self.dist.name}(...).expect", self.args, self.kwds,
-                    self.dist._param_names())
-        given = self._parse_shapes()[-1]
-        args = tuple(given[n] for n in self.dist._shapes)
-        return self.dist.expect(func, args, given.get("loc", 0.0), given.get("scale", 1.0),
-                                lb, ub, conditional, **kwds)
+    @staticmethod
+    def _location(given):
+        return given.get("loc", 0.0), given.get("scale", 1.0)

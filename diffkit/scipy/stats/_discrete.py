@@ -17,7 +17,6 @@ from ._common import (
     _int,
     _log,
     _order,
-    _plain_only,
     _raw_moment,
     _shifted_moment,
     _Univariate,
@@ -121,12 +120,9 @@ class _FrozenDiscrete(_Frozen):
     def logpmf(self, k):
         return self._call("logpmf", k)
 
-    def expect(self, func=None, lb=None, ub=None, conditional=False, **kwds):
-        _plain_only(f"{self.dist.name}(...).expect", self.args, self.kwds,
-                    self.dist._param_names())
-        given = self._parse_shapes()[-1]
-        args = tuple(given[n] for n in self.dist._shapes)
-        return self.dist.expect(func, args, given.get("loc", 0), lb, ub, conditional, **kwds)
+    @staticmethod
+    def _location(given):
+        return (given.get("loc", 0),)
 
 
 class _Poisson(_Discrete):
