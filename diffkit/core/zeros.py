@@ -58,6 +58,17 @@ def dtype_of(x):
     return np.dtype(dtype) if dtype is not None else np.result_type(x)
 
 
+def is_complex(x):
+    """Whether the array, tracer or scalar ``x`` holds complex numbers."""
+    return dtype_of(x).kind == "c"
+
+
+def as_array(x):
+    """``x`` as something with a shape and dtype: arrays and tracers (anything with a
+    ``shape``) as they are, lists and Python scalars read as NumPy reads them."""
+    return x if type(x) is np.ndarray or hasattr(x, "shape") else np.asarray(x)
+
+
 def tangent_dtype(dtype):
     """The dtype of derivatives of a value of ``dtype``: floats keep theirs, ints get float64."""
     dtype = np.dtype(dtype)
