@@ -50,7 +50,6 @@ from .api_checks import (
     as_array,
     batch_input,
     batch_size,
-    cast,
     check_argnums,
     check_axes_spec,
     check_axis,
@@ -62,18 +61,16 @@ from .api_checks import (
     output_leaf,
     require_complex,
     split_aux,
-    tangent_dtype,
 )
 from .api_checks import (
     matching_leaves as _matching_leaves,
 )
-from .core.trace import Tracer, check_not_escaped, new_trace
-from .core.zeros import dtype_of, shape_of
+from .core.trace import Tracer
+from .core.zeros import dtype_of, instantiate, is_complex, shape_of, tangent_dtype
 from .errors import BatchingError, InputTypeError, OptionError
-from .interpreters import reverse
-from .interpreters.batching import BatchTrace, BatchTracer
-from .interpreters.forward import JVPTrace, JVPTracer
-from .interpreters.reverse import ReverseTrace, ReverseTracer
+from .interpreters.batching import batch_flat
+from .interpreters.forward import jvp_flat
+from .interpreters.reverse import linearize_flat, vjp_flat
 from .ops import elementwise, shape
 from .ops.control import stop_gradient
 from .ops.indexing import getitem
@@ -117,29 +114,27 @@ def _jacobian_inputs(fun, args, kwargs, argnums, holomorphic, name):
     return f, dyn, leaves, in_tree
 
 
-def _lower(x, trace, attr):
-    """The value below ``trace`` held by ``x`` (its ``attr``), or ``x`` if ``trace`` does
-    not own it."""
-    if isinstance(x, Tracer) and x._trace is trace:
-        return getattr(x, attr)
-    return x
+class _FlatFun:
+    """``fun`` as the engines call it: a function of a flat list of input leaves (rebuilt
+    into ``fun``'s arguments by ``in_tree``) returning a flat list of output leaves, or
+    ``(leaves, aux)`` with ``has_aux``. The output's structure is ``out_tree`` once it has
+    run. Output leaves that are not traced values are checked and converted here
+    (``output_leaf``: arrays of numbers); the engines check the traced ones."""
 
+    __slots__ = ("fun", "in_tree", "has_aux", "name", "out_tree")
 
-def _lower_aux(aux, trace, name):
-    """``aux`` with ``trace``'s tracers replaced by their primals; an error for a traced
-    value of a transformation that has finished (it would escape to the caller)."""
-    if aux is None:  # the usual aux (none at all): nothing to unwrap
-        return aux
-    return tree_util.tree_map(
-        lambda x: check_not_escaped(_lower(x, trace, "primal"), name), aux)
+    def __init__(self, fun, in_tree, has_aux, name):
+        self.fun, self.in_tree, self.has_aux, self.name = fun, in_tree, has_aux, name
+        self.out_tree = None
 
-
-def _zeros_like(x):
-    return np.zeros(shape_of(x), tangent_dtype(x))
-
-
-def _is_complex(x):
-    return dtype_of(x).kind == "c"
+    def __call__(self, *leaves):
+        out, aux = split_aux(self.fun(*self.in_tree.unflatten(leaves)), self.has_aux,
+                             self.name)
+        outs, self.out_tree = tree_util.tree_flatten(out)
+        for i, o in enumerate(outs):
+            if not isinstance(o, Tracer):
+                outs[i] = output_leaf(o, self.name)
+        return (outs, aux) if self.has_aux else outs
 
 
 def _doubled_side(in_leaves, out_leaves, holomorphic, name):
@@ -152,8 +147,8 @@ def _doubled_side(in_leaves, out_leaves, holomorphic, name):
     if holomorphic:
         require_complex(out_leaves, name, "outputs")
         return False
-    complex_in = any(_is_complex(x) for x in in_leaves)
-    complex_out = any(_is_complex(o) for o in out_leaves)
+    complex_in = any(is_complex(x) for x in in_leaves)
+    complex_out = any(is_complex(o) for o in out_leaves)
     if complex_in and complex_out:
         raise InputTypeError(
             f"{name} of a function with complex inputs and complex outputs needs "
@@ -183,22 +178,13 @@ def _jvp(fun, primals, tangents, has_aux, name):
                              "e.g. jvp(f, (x,), (v,))")
     flat_primals, in_tree = flat_inputs(tuple(primals), f"{name} primal")
     flat_tangents = _matching_leaves(tuple(tangents), in_tree, flat_primals, "tangent")
-    with new_trace(JVPTrace) as trace:
-        inputs = [JVPTracer(trace, p, t) for p, t in zip(flat_primals, flat_tangents)]
-        out, aux = split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, name)
-        out_flat, out_tree = tree_util.tree_flatten(out)
-        primals_out, tangents_out = [], []
-        for o in out_flat:
-            if type(o) is JVPTracer and o._trace is trace:
-                primals_out.append(o.primal)
-                tangents_out.append(o.tangent)
-            else:  # does not depend on the primals: a zero tangent
-                o = output_leaf(o, name)
-                primals_out.append(o)
-                tangents_out.append(_zeros_like(o))
-        aux = _lower_aux(aux, trace, name)
-    result = (out_tree.unflatten(primals_out), out_tree.unflatten(tangents_out))
-    return result + (aux,) if has_aux else result
+    flat_fun = _FlatFun(fun, in_tree, has_aux, name)
+    primals_out, tangents_out, *aux = jvp_flat(flat_fun, flat_primals, flat_tangents,
+                                               has_aux=has_aux, name=name)
+    out_tree = flat_fun.out_tree
+    result = (out_tree.unflatten(primals_out),
+              out_tree.unflatten([instantiate(t) for t in tangents_out]))
+    return result + tuple(aux)
 
 
 def linearize(fun, *primals):
@@ -210,32 +196,13 @@ def linearize(fun, *primals):
     """
     check_callable(fun, "linearize")
     flat_primals, in_tree = flat_inputs(primals, "linearize primal")
-    with new_trace(reverse.LinearRecorder) as recorder:
-        # NaN placeholders: a rule's data-dependent shortcut (no mask where no product is
-        # NaN) is never taken while recording, so the tape holds the general computation
-        placeholders = [recorder.new_input(np.full(shape_of(p), np.nan, tangent_dtype(p)))
-                        for p in flat_primals]
-        with new_trace(JVPTrace) as trace:
-            inputs = [JVPTracer(trace, p, t) for p, t in zip(flat_primals, placeholders)]
-            out = fun(*tree_util.tree_unflatten(in_tree, inputs))
-            out_flat, out_tree = tree_util.tree_flatten(out)
-            out_flat = [o if type(o) is JVPTracer and o._trace is trace else
-                        output_leaf(o, "linearize") for o in out_flat]
-            primals_out = [_lower(o, trace, "primal") for o in out_flat]
-            tangents_out = [_lower(o.tangent, recorder, "slot")
-                            if isinstance(o, JVPTracer) and o._trace is trace else None
-                            for o in out_flat]
-    tape, in_slots = recorder.tape, [p.slot for p in placeholders]
-    reverse.keep_call_values(tape, [*flat_primals, *primals_out])
+    flat_fun = _FlatFun(fun, in_tree, False, "linearize")
+    primals_out, flat_jvp_fn = linearize_flat(flat_fun, flat_primals)
+    out_tree = flat_fun.out_tree
 
     def jvp_fn(*tangents):
         flat = _matching_leaves(tangents, in_tree, flat_primals, "tangent")
-        slots = [t if isinstance(t, int) else None for t in tangents_out]
-        values = reverse.replay(tape, dict(zip(in_slots, flat)), [s for s in slots
-                                                                  if s is not None])
-        values = iter(values)
-        return out_tree.unflatten([next(values) if s is not None else _zeros_like(o)
-                                   for s, o in zip(slots, primals_out)])
+        return out_tree.unflatten([instantiate(t) for t in flat_jvp_fn(flat)])
 
     return out_tree.unflatten(primals_out), jvp_fn
 
@@ -264,7 +231,7 @@ def _vjp(fun, primals, has_aux, retain, name="vjp", keep=False):
     called only once, and frees the tape as it sweeps (what ``grad`` and ``jacrev`` use).
     ``keep``: the pullback is handed to the user, who may mutate arrays before calling it:
     the tape keeps copies of the arrays it shares with them."""
-    out_tree, primals_out, pull, aux = _vjp_flat(fun, primals, has_aux, retain, name,
+    out_tree, primals_out, pull, aux = _vjp_tree(fun, primals, has_aux, retain, name,
                                                  keep=keep)
 
     def vjp_fn(cotangent):
@@ -274,38 +241,20 @@ def _vjp(fun, primals, has_aux, retain, name="vjp", keep=False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def _vjp_flat(fun, primals, has_aux, retain, name, what=None, keep=False):
+def _vjp_tree(fun, primals, has_aux, retain, name, what=None, keep=False):
     """The forward pass of ``_vjp``: ``(out_tree, out_leaves, pull, aux)`` where
     ``pull(cotangents)`` takes one checked cotangent per output leaf (``_matching_leaves``)
     and returns the cotangents of ``primals``, structured like them. ``name`` is the
     transformation the user called; ``what`` names the primals in errors."""
     flat_primals, in_tree = flat_inputs(primals, what or f"{name} primal")
-    with new_trace(ReverseTrace) as trace:
-        inputs = [trace.new_input(p) for p in flat_primals]
-        out, aux = split_aux(fun(*tree_util.tree_unflatten(in_tree, inputs)), has_aux, name)
-        out_flat, out_tree = tree_util.tree_flatten(out)
-        primals_out, out_slots = [], []  # the value of each output; its slot if it is traced
-        for o in out_flat:
-            if type(o) is ReverseTracer and o._trace is trace:
-                primals_out.append(o.primal)
-                out_slots.append(o.slot)
-            else:
-                primals_out.append(output_leaf(o, name))
-                out_slots.append(None)
-        aux = _lower_aux(aux, trace, name)
-    tape, in_slots = trace.tape, [x.slot for x in inputs]
-    if keep:
-        reverse.keep_call_values(tape, [*flat_primals, *primals_out,
-                                        *tree_util.tree_leaves(aux)])
+    flat_fun = _FlatFun(fun, in_tree, has_aux, name)
+    primals_out, pullback, *aux = vjp_flat(flat_fun, flat_primals, has_aux=has_aux,
+                                           retain=retain, keep=keep, name=name)
 
-    def pull(cts):
-        seeds = [(s, ct) for s, ct in zip(out_slots, cts) if s is not None]
-        in_cts = reverse.backward_pass(tape, seeds, in_slots, consume=not retain)
-        in_cts = [_zeros_like(p) if ct is None else cast(ct, tangent_dtype(p))
-                  for ct, p in zip(in_cts, flat_primals)]
-        return tree_util.tree_unflatten(in_tree, in_cts)
+    def pull(cotangents):
+        return in_tree.unflatten([instantiate(ct) for ct in pullback(cotangents)])
 
-    return out_tree, primals_out, pull, aux
+    return flat_fun.out_tree, primals_out, pull, (aux[0] if has_aux else None)
 
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
@@ -326,7 +275,7 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, name):
         f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, name, positions)
         if holomorphic:
             require_complex(tree_util.tree_leaves(dyn), name, "inputs")
-        out_tree, out_leaves, pull, aux = _vjp_flat(f, (dyn,), has_aux, False, name,
+        out_tree, out_leaves, pull, aux = _vjp_tree(f, (dyn,), has_aux, False, name,
                                                     f"{name} argument")
         out = out_tree.unflatten(out_leaves)
         check_scalar(out, name, holomorphic)
@@ -374,7 +323,7 @@ def _basis_size(leaves, doubled=False):
     """How many unit vectors span ``leaves``: one per element, and with ``doubled`` one
     more (``1j``) per complex element."""
     sizes = [math.prod(shape_of(x)) for x in leaves]
-    return sum(sizes) + (sum(s for s, x in zip(sizes, leaves) if _is_complex(x))
+    return sum(sizes) + (sum(s for s, x in zip(sizes, leaves) if is_complex(x))
                          if doubled else 0)
 
 
@@ -390,10 +339,10 @@ def _unit_bases(leaves, first=0, stop=None, doubled=False):
     rows = np.arange(first, stop)
     bases, start, imaginary = [], 0, total
     for x, size in zip(leaves, sizes):
-        basis = np.zeros((stop - first, size), tangent_dtype(x))
+        basis = np.zeros((stop - first, size), tangent_dtype(dtype_of(x)))
         hit = (rows >= start) & (rows < start + size)
         basis[hit, rows[hit] - start] = 1
-        if doubled and _is_complex(x):
+        if doubled and is_complex(x):
             hit = (rows >= imaginary) & (rows < imaginary + size)
             basis[hit, rows[hit] - imaginary] = 1j
             imaginary += size
@@ -412,7 +361,7 @@ def _combine(leaves, take, doubled):
     for x in leaves:
         size = math.prod(shape_of(x))
         value = take(start, start + size)
-        if doubled and _is_complex(x):
+        if doubled and is_complex(x):
             value = elementwise.subtract(
                 value, elementwise.multiply(take(imaginary, imaginary + size), 1j))
             imaginary += size
@@ -456,7 +405,7 @@ def _jacfwd(fun, argnums, has_aux, holomorphic, name):
     def jacfwd_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    name)
-        doubled = not holomorphic and any(_is_complex(x) for x in leaves)
+        doubled = not holomorphic and any(is_complex(x) for x in leaves)
 
         def pushforward(*basis):
             result = _jvp(f, (dyn,), (in_tree.unflatten(basis),), has_aux, name)
@@ -512,7 +461,7 @@ def _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, name):
                                                    name)
         result = _vjp(f, (dyn,), has_aux, chunk_size is not None, name)
         doubled = _doubled_side(leaves, tree_util.tree_leaves(result[0]), holomorphic, name)
-        doubled = doubled and not any(_is_complex(x) for x in leaves)
+        doubled = doubled and not any(is_complex(x) for x in leaves)
         jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, chunk_size,
                                       doubled)
         return (jac, result[2]) if has_aux else jac
@@ -571,7 +520,7 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False):
         out_size = _basis_size(out_leaves, doubled)
         if in_size < out_size:
             return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian")(*args, **kwargs)
-        doubled = doubled and not any(_is_complex(x) for x in leaves)
+        doubled = doubled and not any(is_complex(x) for x in leaves)
         jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, None, doubled)
         return (jac, result[2]) if has_aux else jac
 
@@ -594,7 +543,7 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     @functools.wraps(fun)
     def hessian_fun(*args, **kwargs):
         _, dyn, _ = _select_args(fun, args, kwargs, argnums, "hessian")
-        if any(_is_complex(as_array(x, "hessian argument"))
+        if any(is_complex(as_array(x, "hessian argument"))
                for x in tree_util.tree_leaves(dyn)):
             raise InputTypeError(
                 "hessian of a function of complex arguments needs holomorphic=True (for a "
@@ -654,22 +603,17 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         flat_args = [batch_input(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
         flat_axes = [check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
         size = batch_size(flat_args, flat_axes, axis_size)
-        with new_trace(BatchTrace, size) as trace:
-            inputs = [x if a is None else
-                      BatchTracer(trace, x if a == 0 else shape.moveaxis(x, a, 0))
-                      for x, a in zip(flat_args, flat_axes)]
-            if kwargs:
-                args, kwargs = in_tree.unflatten(inputs)
-            else:
-                args = in_tree.unflatten(inputs)
-            out = fun(*args, **kwargs)
-            out_flat, out_tree = tree_util.tree_flatten(out)
-            axes = out_axes_seen.get(out_tree)
-            if axes is None:
-                axes = _remember(out_axes_seen, out_tree,
-                                 _broadcast_axes(out_axes, out, "out_axes", "outputs"))
-            results = [_unbatch(o, a, trace, size) for o, a in zip(out_flat, axes)]
-        return out_tree.unflatten(results)
+        call = fun if not kwargs else lambda a, k: fun(*a, **k)
+        flat_fun = _FlatFun(call, in_tree, False, "vmap")
+        values, batched = batch_flat(flat_fun, flat_args, flat_axes, size)
+        out_tree = flat_fun.out_tree
+        axes = out_axes_seen.get(out_tree)
+        if axes is None:
+            axes = _remember(out_axes_seen, out_tree,
+                             _broadcast_axes(out_axes, out_tree.unflatten(values), "out_axes",
+                                             "outputs"))
+        return out_tree.unflatten([_place_batch_axis(v, b, a, size)
+                                   for v, b, a in zip(values, batched, axes)])
 
     return vmapped
 
@@ -695,16 +639,16 @@ def _broadcast_axes(axes, tree, name, what):
         raise BatchingError(f"vmap {name}={axes!r} do not match the {what}: {error}") from None
 
 
-def _unbatch(out, axis, trace, size):
-    batched = type(out) is BatchTracer and out._trace is trace
-    if not batched:
-        out = output_leaf(out, "vmap")
+def _place_batch_axis(value, batch_axis, axis, size):
+    """An output of ``batch_flat`` (batch axis 0, or ``None``: the same for every example)
+    with its batch at ``axis`` of ``out_axes`` (``None``: no batch axis)."""
     if axis is None:
-        if batched:
+        if batch_axis is not None:
             raise BatchingError("vmap out_axes is None for an output that depends on the "
                                 "mapped inputs; give it an axis to put the batch on")
-        return out
-    value = out.value if batched else shape.broadcast_to(out, (size,) + shape_of(out))
+        return value
+    if batch_axis is None:
+        value = shape.broadcast_to(value, (size,) + shape_of(value))
     ndim = len(shape_of(value))
     if not -ndim <= axis < ndim:
         raise BatchingError(f"vmap out_axes {axis} is out of range for an output with "

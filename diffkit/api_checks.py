@@ -11,7 +11,7 @@ import numpy as np
 
 from . import tree_util
 from .core.trace import Tracer, check_not_escaped
-from .core.zeros import dtype_of, shape_of
+from .core.zeros import dtype_of, is_complex, shape_of, tangent_dtype
 from .errors import (
     ArgnumsError,
     BatchingError,
@@ -20,7 +20,7 @@ from .errors import (
     OptionError,
     ShapeMismatchError,
 )
-from .ops import elementwise
+from .ops.elementwise import astype
 
 SCALAR_TYPES = (float, int, complex, bool, np.generic)
 
@@ -220,41 +220,47 @@ def check_scalar(out, name, holomorphic=False):
 # --- tangents and cotangents ----------------------------------------------------------------
 
 
-def tangent_dtype(x):
-    dtype = dtype_of(x)
-    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+def structured_leaves(values, treedef, what, none_ok=False):
+    """The leaves of ``values`` (``what``: a noun phrase naming them for messages), which
+    must have the structure ``treedef`` of the value they stand for; with ``none_ok`` a
+    ``None`` may stand for any leaf (a zero derivative). Otherwise a ShapeMismatchError
+    giving both structures and the path where they first differ."""
+    try:
+        return tree_util.flatten_as(treedef, values, _is_none if none_ok else None)
+    except ValueError as error:
+        raise ShapeMismatchError(f"{what} does not have the structure of the value it stands "
+                                 f"for: {error}") from None
 
 
-def cast(x, dtype):
-    return x if dtype_of(x) == dtype else elementwise.astype(x, dtype)
+def _is_none(x):
+    return x is None
 
 
 def matching_leaves(values, treedef, like, what):
-    """Flatten ``values``, checking structure, shapes and dtype kinds against ``like``."""
-    leaves, got = tree_util.tree_flatten(values)
-    if got != treedef:
-        raise ShapeMismatchError(f"the {what} has structure {got}, expected {treedef} "
-                                 "(the structure of the value it stands for)")
+    """Flatten ``values`` (the ``what`` given by the user: "tangent", "cotangent"), checking
+    structure, shapes and dtype kinds against ``like``; each leaf is cast to its reference's
+    derivative dtype (float32 stays float32)."""
+    leaves = structured_leaves(values, treedef, f"the {what}")
     checked = []
     for i, (leaf, ref) in enumerate(zip(leaves, like)):
         leaf = as_array(leaf, f"{what} leaf {i}")
         if shape_of(leaf) != shape_of(ref):
             raise ShapeMismatchError(
                 f"{what} leaf {i} has shape {shape_of(leaf)}, expected {shape_of(ref)}")
-        ref_dtype = tangent_dtype(ref)
+        ref_dtype = tangent_dtype(dtype_of(ref))
         if dtype_of(leaf).kind != ref_dtype.kind:
             kind = "complex" if ref_dtype.kind == "c" else "float"
             raise ShapeMismatchError(
                 f"{what} leaf {i} has dtype {dtype_of(leaf)}, expected {ref_dtype} (the "
                 f"derivative of a {kind} value is a {kind} array of the same precision)")
-        checked.append(cast(leaf, ref_dtype))
+        checked.append(astype(leaf, ref_dtype))
     return checked
 
 
 def require_complex(leaves, name, what):
     """With ``holomorphic=True`` every input and output must be complex (as in JAX)."""
     for x in leaves:
-        if dtype_of(x).kind != "c":
+        if not is_complex(x):
             raise InputTypeError(
                 f"{name} with holomorphic=True requires {what} with complex dtype, but got "
                 f"{dtype_of(x)}. Convert real {what} to complex (e.g. x.astype(complex)), or "

@@ -34,10 +34,13 @@ import inspect
 import numpy as np
 
 from . import api, tree_util
-from .api_checks import cast, check_callable, tangent_dtype
+from .api_checks import check_callable, structured_leaves
 from .core.trace import Tracer, bind_custom
-from .core.zeros import Zero, dtype_of, shape_of
+from .core.zeros import as_array, dtype_of, instantiate, is_zero, shape_of, tangent_dtype
 from .errors import NoRuleError, ShapeMismatchError
+from .interpreters.forward import jvp_flat
+from .interpreters.reverse import vjp_flat
+from .ops.elementwise import astype
 from .ops.reductions import sum as _sum
 
 __all__ = ["custom_jvp", "custom_vjp", "checkpoint"]
@@ -217,8 +220,8 @@ class CustomJVPCall:
         def tangent_map(*diff_tangents):
             return self.rule(primals, _fill(zeros, diff, diff_tangents))[1]
 
-        _, pull = api._vjp(tangent_map, tuple(zeros[i] for i in diff), False, retain=False)
-        return _spread(pull(tuple(map(_instantiate, cotangents))), diff, len(primals))
+        tangents_out, pull = vjp_flat(tangent_map, [zeros[i] for i in diff], retain=False)
+        return _spread(pull(_seeds(cotangents, tangents_out)), diff, len(primals))
 
     def batched(self, axis_size, batch_axes):
         axes = tuple(batch_axes)
@@ -249,7 +252,7 @@ class CustomVJPCall:
         return self.fwd(*primals)
 
     def pullback(self, residuals, primals, cotangents):
-        in_cts = self.bwd(residuals, tuple(map(_instantiate, cotangents)))
+        in_cts = self.bwd(residuals, tuple(map(instantiate, cotangents)))
         for k, (ct, p) in enumerate(zip(in_cts, primals)):
             if ct is not None and shape_of(ct) != shape_of(p):
                 raise ShapeMismatchError(
@@ -268,9 +271,9 @@ class CustomVJPCall:
             return tuple(_zeros(primals[i]) if in_cts[i] is None else in_cts[i]
                          for i in diff_in)
 
-        seed = tuple(zero_cts[j] for j in diff_out)
-        _, transpose = api._vjp(cotangent_map, seed, False, retain=False)
-        tangents_out = transpose(tuple(tangents[i] for i in diff_in))
+        in_cts, transpose = vjp_flat(cotangent_map, [zero_cts[j] for j in diff_out],
+                                     retain=False)
+        tangents_out = transpose(_seeds([tangents[i] for i in diff_in], in_cts))
         return outs, _spread(tangents_out, diff_out, len(outs))
 
     def batched(self, axis_size, batch_axes):
@@ -307,8 +310,8 @@ class CheckpointCall(CustomVJPCall):
         def restricted(*diff_inputs):
             return self.fun(*_fill(residuals, diff, diff_inputs))
 
-        _, pull = api._vjp(restricted, tuple(residuals[i] for i in diff), False, retain=False)
-        return _spread(pull(tuple(map(_instantiate, cotangents))), diff, len(residuals))
+        outs, pull = vjp_flat(restricted, [residuals[i] for i in diff], retain=False)
+        return _spread(pull(_seeds(cotangents, outs)), diff, len(residuals))
 
     def jvp(self, primals, tangents):
         diff = _differentiable(primals)
@@ -316,9 +319,8 @@ class CheckpointCall(CustomVJPCall):
         def restricted(*diff_inputs):
             return self.fun(*_fill(primals, diff, diff_inputs))
 
-        outs, tangents_out = api.jvp(restricted, tuple(primals[i] for i in diff),
-                                     tuple(tangents[i] for i in diff))
-        return outs, tangents_out
+        return jvp_flat(restricted, [primals[i] for i in diff],
+                        [tangents[i] for i in diff])
 
     def batched(self, axis_size, batch_axes):
         call = CheckpointCall(api.vmap(self.fun, tuple(batch_axes), axis_size=axis_size),
@@ -347,7 +349,7 @@ class _FlatCall:
         self.static = [args[i] for i in static_argnums]
         dynamic = tuple(a for i, a in enumerate(args) if i not in static_argnums)
         leaves, self.in_tree = tree_util.tree_flatten(dynamic)
-        self.leaves = [_as_array(x) for x in leaves]
+        self.leaves = [as_array(x) for x in leaves]
         self.out_tree = None
 
     def arguments(self, leaves):
@@ -362,7 +364,7 @@ class _FlatCall:
         match the first output seen in structure, shapes and real or complex kind: the
         function and its rules give the same primal output (engines use either)."""
         leaves, treedef = tree_util.tree_flatten(out)
-        leaves = tuple(_as_array(x) for x in leaves)
+        leaves = tuple(as_array(x) for x in leaves)
         if self.out_tree is None:
             self.out_tree, self.out_types = treedef, [_type(x) for x in leaves]
             return leaves
@@ -391,7 +393,8 @@ class _FlatCall:
                                 f"(primal_out, tangent_out), got {type(result).__name__}")
             outs = self.flat_output(result[0], f"the JVP rule of {name!r}")
             what = f"the JVP rule of {name!r}"
-            tangents = _structured(result[1], self.out_tree, f"the tangent returned by {what}")
+            tangents = structured_leaves(result[1], self.out_tree,
+                                         f"the tangent returned by {what}", none_ok=True)
             return outs, tuple(_derivative(t, o, f"{what} returned", "a tangent",
                                            f"output leaf {k}", zero_ok=False)
                                for k, (t, o) in enumerate(zip(tangents, outs)))
@@ -424,21 +427,11 @@ class _FlatCall:
                 if ct is None:
                     flat += [None] * tree.num_leaves
                 else:
-                    flat += _structured(ct, tree, f"cotangent {k} returned by the bwd rule of "
-                                        f"{name!r}")
+                    flat += structured_leaves(ct, tree, f"cotangent {k} returned by the bwd "
+                                              f"rule of {name!r}", none_ok=True)
             return [_derivative(ct, p, f"the bwd rule of {name!r} returned", "a cotangent", w)
                     for ct, p, w in zip(flat, leaves, where)]
         return flat_bwd
-
-
-def _structured(values, treedef, what):
-    """The leaves of ``values``, a rule's output that must have structure ``treedef``
-    (``None`` allowed at a leaf)."""
-    try:
-        return treedef.flatten_up_to(values)
-    except ValueError as error:
-        raise ShapeMismatchError(f"{what} does not match the structure {treedef}: "
-                                 f"{error}") from None
 
 
 def _derivative(value, ref, rule, kind, where, zero_ok=True):
@@ -453,19 +446,19 @@ def _derivative(value, ref, rule, kind, where, zero_ok=True):
         raise ShapeMismatchError(f"{rule} None as {kind} for {expected}; return an array "
                                  "(zeros for a zero derivative, e.g. dnp.zeros_like(out))")
     try:
-        value = _as_array(value)
+        value = as_array(value)
     except (TypeError, ValueError) as error:
         raise ShapeMismatchError(f"{rule} {kind} for {expected} that is not an array: "
                                  f"{error}") from None
     if shape_of(value) != shape_of(ref):
         raise ShapeMismatchError(f"{rule} {kind} of shape {shape_of(value)} for {expected}")
-    want = tangent_dtype(ref)
+    want = tangent_dtype(dtype_of(ref))
     if dtype_of(value).kind not in ("biufc" if want.kind == "c" else "biuf"):
         what = "a real" if want.kind != "c" else "a numeric"
         raise ShapeMismatchError(
             f"{rule} {kind} of dtype {dtype_of(value)} for {expected}: the derivative of a "
             f"{'complex' if want.kind == 'c' else 'real'} value is {what} array ({want})")
-    return cast(value, want)
+    return astype(value, want)
 
 
 # --- small helpers -------------------------------------------------------------------------
@@ -504,10 +497,6 @@ def _describe(value):
         if isinstance(value, (tuple, list)) else f"a {type(value).__name__}"
 
 
-def _as_array(x):
-    return x if isinstance(x, (np.ndarray, Tracer)) else np.asarray(x)
-
-
 def _type(x):
     """What a primal output must keep between the function and its rules: its shape and
     whether it is complex (precision may differ; the derivative keeps the primal's)."""
@@ -524,8 +513,11 @@ def _zeros(x):
     return np.zeros(shape_of(x), dtype_of(x))
 
 
-def _instantiate(ct):
-    return np.zeros(ct.shape, ct.dtype) if type(ct) is Zero else ct
+def _seeds(cotangents, refs):
+    """``cotangents`` for a pullback of ``refs``: zeros stay symbolic, the others take
+    their reference's derivative dtype (float32 stays float32)."""
+    return [ct if is_zero(ct) else astype(ct, tangent_dtype(dtype_of(r)))
+            for ct, r in zip(cotangents, refs)]
 
 
 def _fill(base, positions, values):

@@ -17,7 +17,7 @@ from typing import Any
 __all__ = [
     "PyTreeDef", "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map",
     "tree_leaves", "tree_structure", "treedef_children", "treedef_is_leaf",
-    "broadcast_prefix", "tree_transpose",
+    "broadcast_prefix", "tree_transpose", "flatten_as",
 ]
 
 
@@ -143,8 +143,15 @@ class PyTreeDef:
                              f"{self!r}: {e}") from None
         return out
 
-    def _up_to(self, tree, out, path):
+    def _up_to(self, tree, out, path, exact=None):
+        """Append the subtrees of ``tree`` at this structure's leaves to ``out``; with
+        ``exact`` (an ``is_leaf`` test), each of them must be a leaf too."""
         if self.node is None:
+            node = None if exact is None or exact(tree) else _node_of(type(tree))
+            if node is not None:
+                children, aux = node.flatten(tree)
+                raise _Mismatch(f"at {path or 'the root'}, expected a leaf, got "
+                                f"{_describe(node, aux, len(tuple(children)))}")
             out.append(tree)
             return
         node = _node_of(type(tree))
@@ -162,7 +169,7 @@ class PyTreeDef:
         else:
             steps = [f"[{i}]" for i in range(len(children))]
         for c, sub, step in zip(self._children, children, steps):
-            c._up_to(sub, out, path + step)
+            c._up_to(sub, out, path + step, exact)
 
     def __eq__(self, other):
         if not isinstance(other, PyTreeDef):
@@ -247,6 +254,29 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
             return [tree], _LEAF
     leaves: list = []
     return leaves, _flatten(tree, leaves, is_leaf)
+
+
+def flatten_as(treedef: PyTreeDef, tree: Any,
+               is_leaf: Callable[[Any], bool] | None = None) -> list:
+    """The leaves of ``tree``, which must have exactly the structure ``treedef``.
+
+    ``is_leaf`` as in :func:`tree_flatten` (e.g. to let ``None`` stand for a leaf); a
+    ``None`` node of ``treedef`` still matches ``None``. Raises ValueError naming both
+    structures and the path where they first differ.
+    """
+    leaves, got = tree_flatten(tree, is_leaf)
+    if got == treedef:  # the common case: one flatten and one comparison
+        return leaves
+    out: list = []
+    try:
+        treedef._up_to(tree, out, "", is_leaf or _never)
+    except _Mismatch as e:
+        raise ValueError(f"tree structure {got!r} does not match {treedef!r}: {e}") from None
+    return out  # differs only where is_leaf let a leaf stand for a None node
+
+
+def _never(_: Any) -> bool:
+    return False
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:

@@ -1,16 +1,30 @@
 """Forward mode: dual numbers.
 
 A ``JVPTracer`` carries a primal value and its tangent (the directional derivative along
-the direction the user chose). Each primitive maps ``(primals, tangents)`` to
-``(out, tangent_out)`` with its ``jvp`` rule; when every tangent is zero the primitive
-just runs on the primals and the result is an ordinary (lower-level) value.
+the direction the user chose). ``JVPTrace.process`` maps ``(primals, tangents)`` to
+``(out, tangent_out)`` with the primitive's ``jvp`` rule; when every tangent is zero the
+primitive just runs on the primals and the result is an ordinary (lower-level) value, so a
+tangent is never an array of zeros made for nothing.
+
+``jvp_flat`` is the engine's one entry point: it runs a function of flat lists of values on
+dual numbers and hands back flat lists of primals and tangents. ``diffkit.api`` adds the
+pytrees, argument checks and zero materialisation on top; ``custom`` and ``linearize``
+call it directly.
 """
 
 import numpy as np
 
-from ..core.trace import PrimalTracer, Trace, bind_custom, check_custom_outputs
+from ..core.trace import (
+    PrimalTracer,
+    Trace,
+    bind_custom,
+    check_custom_outputs,
+    check_not_escaped,
+    new_trace,
+)
 from ..core.zeros import Zero, dtype_of, shape_of, zero_like
 from ..errors import NoRuleError
+from ..tree_util import tree_map
 
 
 class JVPTracer(PrimalTracer):
@@ -70,3 +84,51 @@ class JVPTrace(Trace):
         if tangent is None or type(tangent) is Zero:
             return primal
         return JVPTracer(self, primal, tangent)
+
+
+# --- the entry point ---------------------------------------------------------------------
+
+
+def jvp_flat(fun, primals, tangents, *, has_aux=False, name="jvp"):
+    """Evaluate ``fun`` at ``primals`` with the directional derivative along ``tangents``.
+
+    ``fun(*inputs)`` takes one value per primal and returns a list (or tuple) of output
+    values, or ``(outputs, aux)`` with ``has_aux``. ``tangents`` holds one tangent per primal,
+    of its shape: an array, or a symbolic ``Zero``.
+
+    Returns ``(primals_out, tangents_out)``, one entry per output, and ``aux`` third with
+    ``has_aux`` (its traced values replaced by their primals). The tangent of an output that
+    does not depend on the primals is a symbolic ``Zero`` (callers materialise it where they
+    need an array). ``name``, the transformation the user called, is named in the error for
+    a traced value of a finished transformation among the outputs.
+    """
+    with new_trace(JVPTrace) as trace:
+        inputs = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        outs, aux = fun(*inputs) if has_aux else (fun(*inputs), None)
+        primals_out, tangents_out = [], []
+        for o in outs:
+            if type(o) is JVPTracer and o._trace is trace:
+                primals_out.append(o.primal)
+                tangents_out.append(o.tangent)
+            else:  # does not depend on the primals: a zero tangent
+                o = check_not_escaped(o, name)
+                primals_out.append(o)
+                tangents_out.append(zero_like(o))
+        if has_aux:
+            return primals_out, tangents_out, lower_aux(aux, trace, name)
+    return primals_out, tangents_out
+
+
+def lower_aux(aux, trace, name):
+    """``aux`` (any pytree) with ``trace``'s tracers (forward or reverse: both hold a
+    ``primal``) replaced by their primals; an error for a traced value of a transformation
+    that has finished (it would escape to the caller)."""
+    if aux is None:  # the usual aux (none at all): nothing to unwrap
+        return aux
+
+    def lower(x):
+        if isinstance(x, PrimalTracer) and x._trace is trace:
+            x = x.primal
+        return check_not_escaped(x, name)
+
+    return tree_map(lower, aux)

@@ -9,16 +9,32 @@ integer naming one traced value; constants have slot ``None``.
 order is already topological, so there is no sort and no recursion (a 100,000-op chain is
 fine). Cotangents live in a dict keyed by slot and are dropped as soon as the entry that
 produced the slot has consumed them; entries that received no cotangent are skipped. The
-sweep never mutates the tape, so a pullback may be called any number of times.
+sweep never mutates the tape, so a pullback may be called any number of times (unless it
+was made to consume its tape, as ``grad``'s is).
+
+The entry points, at the end of the module, run a function of flat lists of values:
+``vjp_flat`` records it and returns a pullback of flat cotangents; ``linearize_flat``
+records its tangent computation once (forward mode on top of a ``LinearRecorder``) and
+returns a function that replays it on new tangents. ``diffkit.api`` adds the pytrees and
+argument checks on top; ``custom`` calls ``vjp_flat`` directly.
 """
 
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.trace import PrimalTracer, Trace, bind_custom, check_custom_outputs
-from ..core.zeros import Zero, dtype_of, placeholder, shape_of
+from ..core.trace import (
+    PrimalTracer,
+    Trace,
+    bind_custom,
+    check_custom_outputs,
+    check_not_escaped,
+    new_trace,
+)
+from ..core.zeros import Zero, dtype_of, placeholder, shape_of, tangent_dtype, zero_like
 from ..errors import NoRuleError
-from ..tree_util import tree_map
+from ..ops.elementwise import astype
+from ..tree_util import tree_leaves, tree_map
+from .forward import jvp_flat, lower_aux
 
 
 class ReverseTracer(PrimalTracer):
@@ -325,3 +341,81 @@ def replay(tape, env, out_slots):
         else:
             env[out_slot] = out
     return [env.get(slot) for slot in out_slots]
+
+
+# --- the entry points ----------------------------------------------------------------------
+
+
+def vjp_flat(fun, primals, *, has_aux=False, retain=True, keep=False, name="vjp"):
+    """Evaluate ``fun`` at ``primals`` on a tape; return the outputs and their pullback.
+
+    ``fun(*inputs)`` takes one value per primal and returns a list (or tuple) of output
+    values, or ``(outputs, aux)`` with ``has_aux``. Returns ``(primals_out, pullback)``, and
+    ``aux`` third with ``has_aux`` (its traced values replaced by their primals).
+
+    ``pullback(cotangents)`` takes one cotangent per output, of its shape and derivative
+    dtype (``None`` or a symbolic ``Zero`` where it is zero), and returns one cotangent per
+    primal: an array of the primal's derivative dtype (float32 stays float32), or a symbolic
+    ``Zero`` where no cotangent reached it.
+
+    ``retain=False``: the pullback may be called once, and frees the tape as it sweeps (what
+    ``grad`` and ``jacrev`` use). ``keep=True``: the pullback is handed to a caller who may
+    write into arrays before calling it, so the tape keeps copies of the arrays it shares
+    with the caller (``keep_call_values``). ``name``, the transformation the user called, is
+    named in the error for a traced value of a finished transformation among the outputs.
+    """
+    with new_trace(ReverseTrace) as trace:
+        inputs = [trace.new_input(p) for p in primals]
+        outs, aux = fun(*inputs) if has_aux else (fun(*inputs), None)
+        primals_out, out_slots = [], []  # the value of each output; its slot if it is traced
+        for o in outs:
+            if type(o) is ReverseTracer and o._trace is trace:
+                primals_out.append(o.primal)
+                out_slots.append(o.slot)
+            else:  # does not depend on the primals: no cotangent flows through it
+                primals_out.append(check_not_escaped(o, name))
+                out_slots.append(None)
+        if has_aux:
+            aux = lower_aux(aux, trace, name)
+    tape, in_slots = trace.tape, [x.slot for x in inputs]
+    if keep:
+        keep_call_values(tape, [*primals, *primals_out, *tree_leaves(aux)])
+
+    def pullback(cotangents):
+        seeds = [(s, ct) for s, ct in zip(out_slots, cotangents) if s is not None]
+        in_cts = backward_pass(tape, seeds, in_slots, consume=not retain)
+        return [zero_like(p) if ct is None else astype(ct, tangent_dtype(dtype_of(p)))
+                for ct, p in zip(in_cts, primals)]
+
+    return (primals_out, pullback, aux) if has_aux else (primals_out, pullback)
+
+
+def linearize_flat(fun, primals, *, name="linearize"):
+    """Evaluate ``fun`` at ``primals`` and record the linear map from input tangents to
+    output tangents once; return ``(primals_out, jvp_fn)``.
+
+    ``fun`` takes one value per primal and returns a list (or tuple) of outputs.
+    ``jvp_fn(tangents)`` takes one tangent per primal, of its shape and derivative dtype,
+    and returns one tangent per output (a symbolic ``Zero`` where the output does not depend
+    on the primals) by replaying the recording: ``fun`` is not evaluated again. The tape
+    keeps copies of the arrays it shares with the caller, like a retained ``vjp_flat``.
+    """
+    with new_trace(LinearRecorder) as recorder:
+        # NaN placeholders: a rule's data-dependent shortcut (no mask where no product is
+        # NaN) is never taken while recording, so the tape holds the general computation
+        placeholders = [recorder.new_input(np.full(shape_of(p), np.nan,
+                                                   tangent_dtype(dtype_of(p))))
+                        for p in primals]
+        primals_out, tangents_out = jvp_flat(fun, primals, placeholders, name=name)
+        out_slots = [t.slot if type(t) is ReverseTracer and t._trace is recorder else None
+                     for t in tangents_out]
+    tape, in_slots = recorder.tape, [p.slot for p in placeholders]
+    keep_call_values(tape, [*primals, *primals_out])
+    traced_slots = [s for s in out_slots if s is not None]
+    zeros = [zero_like(o) for o in primals_out]
+
+    def jvp_fn(tangents):
+        values = iter(replay(tape, dict(zip(in_slots, tangents)), traced_slots))
+        return [zero if s is None else next(values) for s, zero in zip(out_slots, zeros)]
+
+    return primals_out, jvp_fn
