@@ -3,10 +3,12 @@
     python notebooks/build.py            # every notebook
     python notebooks/build.py 03_scipy   # one notebook
 
-Each notebook's source is ``notebooks/src/<name>.py`` in the "percent" format: ``# %%`` starts
-a code cell, ``# %% [markdown]`` a Markdown cell whose lines are written as ``# `` comments.
-Edit the source, not the ``.ipynb``; this script writes ``notebooks/<name>.ipynb`` with its
-outputs, and ``tests/test_notebooks.py`` checks that the two still match.
+Each notebook's source is ``notebooks/src/<name>.py`` in jupytext's "percent" format: ``# %%``
+starts a code cell, ``# %% [markdown]`` a Markdown cell whose lines are written as ``# ``
+comments. ``notebooks/jupytext.toml`` pairs each source with ``notebooks/<name>.ipynb``, so
+Jupyter (with jupytext) edits both as one notebook. This script reads the source with
+jupytext, executes it and writes ``notebooks/<name>.ipynb`` with its outputs;
+``tests/test_notebooks.py`` checks that the two still match.
 
 Notebooks run in a kernel started with this interpreter (``sys.executable``) and with the
 ``diffkit`` that this interpreter imports first on ``PYTHONPATH``, in a scratch copy of this
@@ -20,6 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import jupytext
 import nbformat
 
 HERE = Path(__file__).resolve().parent
@@ -35,46 +38,20 @@ def names():
     return sorted(path.stem for path in SOURCES.glob("[0-9]*.py"))
 
 
-def _cell(kind, lines):
-    text = "\n".join(lines).strip("\n")
-    if kind == "markdown":
-        return nbformat.v4.new_markdown_cell(text)
-    return nbformat.v4.new_code_cell(text)
+def build(name):
+    """The notebook ``name`` read from its source by jupytext, without outputs.
 
-
-def _markdown_line(line):
-    if line.startswith("# "):
-        return line[2:]
-    if line.strip() in ("#", ""):
-        return ""
-    raise ValueError(f"a Markdown cell's lines must start with '# ', got {line!r}")
-
-
-def notebook_from_source(text):
-    """A notebook (no outputs) from percent-format source ``text``."""
-    cells, kind, lines = [], None, []
-    for line in text.splitlines():
-        if line.startswith("# %%"):
-            if kind is not None:
-                cells.append(_cell(kind, lines))
-            kind = "markdown" if "[markdown]" in line else "code"
-            lines = []
-        elif kind == "markdown":
-            lines.append(_markdown_line(line))
-        elif kind == "code":
-            lines.append(line)
-    if kind is not None:
-        cells.append(_cell(kind, lines))
-    nb = nbformat.v4.new_notebook(cells=cells)
+    jupytext keeps a cell's count of blank lines to the next cell in its metadata (when it is
+    not the default), so that the stored notebook writes back to exactly its source
+    (``jupytext --sync`` changes nothing). The pairing lives in ``jupytext.toml``, not in the
+    notebook's metadata.
+    """
+    nb = jupytext.read(SOURCES / f"{name}.py", fmt="py:percent")
+    nb.metadata.pop("jupytext", None)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     return nb
-
-
-def build(name):
-    """The notebook ``name`` built from its source, without outputs."""
-    return notebook_from_source((SOURCES / f"{name}.py").read_text())
 
 
 def _write_kernel_spec(kernels_dir):

@@ -1,4 +1,4 @@
-"""The generic checker at the edges: every sample of tests/edge_records.py through
+"""The generic checker at the edges: every sample of tests/records/edges/ through
 ``diffkit.testing.edges.check_edge`` (value against NumPy/SciPy, jacfwd == jacrev bit for
 bit, finite differences or the documented convention, vmap against loops, a symmetric Hessian
 equal to finite differences of the gradient, float32 and complex64 kept).
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from edge_records import EDGES
+from records import EDGES, EXEMPT
 
 from diffkit.testing.edges import check_edge
 
@@ -76,13 +76,12 @@ def test_every_primitive_has_an_edge_sample():
     """Every registered primitive is reached by some edge sample, or is in EXEMPT with the
     reason it has no edge of its own."""
     import test_primitives
-    from edge_records import EXEMPT
 
     from diffkit.core.primitive import PRIMITIVES
 
     test_primitives._import_all_of_diffkit()
     missing = sorted(set(PRIMITIVES) - _reached_by_edges() - set(EXEMPT))
-    assert not missing, f"primitives with no edge sample in tests/edge_records.py: {missing}"
+    assert not missing, f"primitives with no edge sample in tests/records/edges/: {missing}"
     stale = sorted(set(EXEMPT) - set(PRIMITIVES))
     assert not stale, f"EXEMPT names primitives that no longer exist: {stale}"
 

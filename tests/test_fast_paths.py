@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
-from op_records import case_id, cases
+from records import case_id, cases
 
 import diffkit as dk
 import diffkit.numpy as dnp

@@ -5,11 +5,15 @@ so running it is the test. It runs in a scratch copy, in a kernel started with t
 interpreter and importing the same ``diffkit`` as these tests (``notebooks/build.py`` sets
 that up), with Matplotlib's non-interactive Agg backend; the stored notebook is never
 rewritten. To refresh the stored outputs after editing a notebook's source:
-``python notebooks/build.py <name>``.
+``python notebooks/build.py <name>``. jupytext reads the sources and pairs them with the
+stored notebooks (``notebooks/jupytext.toml``); the pairing is checked here with jupytext's
+own command line.
 """
 
 import importlib.util
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -81,6 +85,42 @@ def test_stored_notebook_matches_its_source(name):
     built = [(cell.cell_type, cell.source) for cell in build.build(name).cells]
     assert stored == built, (f"notebooks/{name}.ipynb differs from notebooks/src/{name}.py; "
                              f"rebuild it with python notebooks/build.py {name}")
+
+
+def _jupytext(*args, cwd):
+    """Run jupytext's command line with this interpreter, in ``cwd``."""
+    return subprocess.run([sys.executable, "-m", "jupytext", *args], capture_output=True,
+                          text=True, cwd=cwd, check=False)
+
+
+def test_jupytext_pairs_each_notebook_with_its_source():
+    for name in EXPECTED:  # (--paired-paths exits with 1 even when it prints the pairs)
+        result = _jupytext("--paired-paths", f"{name}.ipynb", cwd=NOTEBOOKS)
+        assert result.stdout.split() == [f"src/{name}.py"], (
+            f"jupytext pairs {name}.ipynb with {result.stdout.split()}, not src/{name}.py "
+            "(see notebooks/jupytext.toml)")
+
+
+@pytest.mark.parametrize("newer", ["source", "notebook"])
+def test_jupytext_sync_finds_every_pair_in_step(newer, tmp_path):
+    """``jupytext --sync`` changes no byte of a notebook or its source, whichever was saved
+    last: the stored notebooks are exactly what jupytext makes of their sources (cells,
+    blank lines between them), and the sources exactly what it makes of the notebooks."""
+    copy = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = {path: path.read_bytes() for path in copy.rglob("*") if path.is_file()}
+    for name in EXPECTED:  # sync reads the inputs from the file saved last
+        older, later = (f"{name}.ipynb", f"src/{name}.py") if newer == "source" else \
+            (f"src/{name}.py", f"{name}.ipynb")
+        os.utime(copy / older, (1_000_000_000, 1_000_000_000))
+        os.utime(copy / later, (1_000_000_100, 1_000_000_100))
+    result = _jupytext("--sync", *(f"{name}.ipynb" for name in EXPECTED), cwd=copy)
+    assert result.returncode == 0, f"jupytext --sync failed:\n{result.stderr}"
+    assert "is not a paired notebook" not in result.stderr + result.stdout
+    changed = sorted(str(path.relative_to(copy)) for path, data in before.items()
+                     if path.read_bytes() != data)
+    assert not changed, (f"jupytext --sync rewrote {changed}; rebuild with "
+                         "python notebooks/build.py")
 
 
 def test_notebooks_with_plots_store_them_and_stay_small():

@@ -1,4 +1,5 @@
-"""One generic checker over every function of diffkit.numpy, driven by tests/op_records.py.
+"""One generic checker over every function of diffkit.numpy, driven by the op records of
+tests/records/ops/.
 
 For each record and shape case, with values drawn by Hypothesis from the record's domains:
 
@@ -24,7 +25,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from op_records import RECORDS, case_id, cases
+from records import RECORDS, case_id, cases
 
 import diffkit as dk
 from diffkit.core.primitive import PRIMITIVES
@@ -246,7 +247,7 @@ def _exercise(record, shapes, rng):
 
 def test_every_primitive_is_exercised_by_a_record():
     """A primitive that no record reaches (directly or through a rule) has no test: add a
-    record to tests/op_records.py."""
+    record to its family's module in tests/records/ops/."""
     _import_all_of_diffkit()
     errors = []
     rng = np.random.default_rng(0)
@@ -258,7 +259,7 @@ def test_every_primitive_is_exercised_by_a_record():
                 errors.append(f"{case_id(record, shapes)}: {type(error).__name__}")
     unreached = sorted(set(PRIMITIVES) - reached)
     assert not unreached, (
-        f"no record in tests/op_records.py exercises the primitives {unreached}"
+        f"no record in tests/records/ops/ exercises the primitives {unreached}"
         + (f" (records that raised, possibly hiding coverage: {errors})" if errors else ""))
 
 

@@ -4,7 +4,7 @@ of the (linear) transforms, and NumPy's errors.
 Derivatives are checked against closed forms (the DFT matrix and its pieces), against
 central finite differences along real and imaginary directions, and by the bilinear
 adjoint identity of ``test_complex.check_complex``; the generic checker runs the records
-of tests/more_records/complex_fft.py on top (order 2, jacfwd == jacrev, vmap).
+of tests/records/ops/complex_fft.py on top (order 2, jacfwd == jacrev, vmap).
 """
 
 import numpy as np

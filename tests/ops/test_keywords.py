@@ -3,7 +3,7 @@ dtypes equal NumPy's (plain and traced inputs, masks that empty a slice), deriva
 closed form, and the errors for ``out=`` and for a ``where`` mask without ``initial``.
 
 The generic derivative, Jacobian and vmap checks of these keywords are the records of
-tests/more_records/keywords.py.
+tests/records/ops/keywords.py.
 """
 
 import warnings

@@ -3,7 +3,7 @@
 closed forms (every function here is linear in each input, so its Jacobian's columns are
 SciPy's results on unit vectors), ``x`` derivatives against finite differences, ``vmap``
 against a loop over SciPy, and SciPy's errors. The generic checker runs the records of
-tests/more_records/scipy_signal.py on top (order 2, jacfwd == jacrev, vmap)."""
+tests/records/ops/scipy_signal.py on top (order 2, jacfwd == jacrev, vmap)."""
 
 import numpy as np
 import pytest

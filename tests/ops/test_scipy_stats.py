@@ -1,4 +1,4 @@
-"""Tests for diffkit.scipy.stats beyond the generic records (tests/more_records/scipy_stats.py):
+"""Tests for diffkit.scipy.stats beyond the generic records (tests/records/ops/scipy_stats.py):
 values of every method against scipy.stats (rtol 1e-10), including the tails, the boundaries
 of the supports and invalid parameters (nan, as SciPy); derivatives against closed forms and
 finite differences (check_grads) in both engines, at the special points (t's cdf at its

@@ -1,4 +1,4 @@
-"""Tests for diffkit.scipy.special beyond the generic records (tests/more_records/special.py):
+"""Tests for diffkit.scipy.special beyond the generic records (tests/records/ops/special.py):
 values against SciPy, dtypes, derivatives against closed forms and SciPy's own derivative
 functions, the conventions at special points in both engines, the far tail of log_ndtr,
 the derivatives of gammainc in its shape parameter, errors, and large arrays (the reverse

@@ -1,6 +1,6 @@
 """Tests for diffkit.ops.statistics and the cumulative primitives of diffkit.ops.reductions.
 
-What the generic checker (tests/more_records/statistics.py) cannot express: values, dtypes
+What the generic checker (tests/records/ops/statistics.py) cannot express: values, dtypes
 and keywords against NumPy itself, the conventions at nondifferentiable points (ties, zero
 variance, NaN entries, zeros in products) in both engines, closed-form derivatives, and the
 errors. Oracles: NumPy, closed forms, products computed entry by entry, Python loops.

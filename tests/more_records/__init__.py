@@ -1,1 +1,0 @@
-"""Records for tests/test_primitives.py, one module per family (see op_records.py)."""

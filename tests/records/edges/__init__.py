@@ -1,0 +1,23 @@
+"""The edge samples that drive tests/test_edges.py, one module per family: points where
+functions stop being generic (0 and -0, domain boundaries, poles, ties, overflow, NaN
+entries, singular matrices, repeated eigenvalues and singular values).
+
+Each family module defines ``EDGES``, a list made with the helpers of
+``records.edge_sample``; a new module must be listed in ``FAMILIES``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from . import elementwise, linalg, misc, reductions, series, special
+
+FAMILIES = (elementwise, linalg, misc, reductions, series, special)
+
+EDGES = tuple(sample for family in FAMILIES for sample in family.EDGES)
+
+_repeated = sorted(i for i, k in Counter(e.id for e in EDGES).items() if k > 1)
+assert not _repeated, f"edge sample ids must be unique (give a label): {_repeated}"
+
+# Primitives no edge sample needs to reach, with the reason.
+EXEMPT = {}

@@ -1,0 +1,178 @@
+"""Records of diffkit.scipy.special for the generic checker (tests/test_primitives.py).
+
+Domains keep away from poles, branch points and kinks: positive arguments for the gamma
+family and the Bessel functions of the second kind, (0, 1) for probabilities, interleaved
+grids for ``huber`` (|r| never meets delta). Integer orders (``n`` of ``polygamma``,
+``expn``; Bessel orders; the shape parameters of ``betainc``) are integer arguments: they
+are held fixed by the derivative checks and batched by the vmap checks.
+"""
+
+import dataclasses
+
+import numpy as np
+
+import diffkit.scipy.special as sp
+
+from ..domains import NONZERO, POSITIVE, REAL, REAL32, Domain
+from ..op_record import binary, one, records, unary
+
+UNARY = [((),), ((3,),), ((2, 3),)]
+BINARY = [((3,), (3,)), ((2, 1), (3,)), ((), (2, 3))]
+TERNARY = [((3,), (3,), (3,)), ((2, 1), (), (3,))]
+
+WIDE = Domain("wide", -4.0, 4.0)
+SMALL = Domain("(-1, 1)", -1.0, 1.0)
+INSIDE = Domain("(-0.9, 0.9)", -0.9, 0.9)
+UNIT = Domain("(0, 1)", 0.05, 0.95)
+ERFC = Domain("(0, 2)", 0.1, 1.9)
+SHAPE = Domain("shape", 0.5, 4.0)
+LARGE = Domain("(1.5, 4)", 1.5, 4.0)
+NEGATIVE_NONINTEGER = Domain("negative non-integer", -2.8, -0.2, avoid=(-2.0, -1.0),
+                             margin=0.2)
+LOG1P = Domain("above -1", -0.6, 2.0)
+TAIL = Domain("lower tail", -40.0, 3.0)
+LOG_PROBABILITY = Domain("log probability", -4.0, -0.1)
+NONZERO_M = Domain("m away from 0", -1.0, 0.9, avoid=(0.0,), margin=0.05)
+P_BELOW_1 = Domain("p in (0, 1.5), not 1", 0.1, 1.5, avoid=(1.0,), margin=0.05)
+LAMBERT = Domain("above -1/e", -0.3, 3.0)
+ZERO_TO_2 = Domain("(0, 2)", 0.1, 2.0)
+# huber: delta on a positive grid, r on a grid offset by 1/8, so |r| stays 1/8 from delta
+DELTA = Domain("delta grid", 0.25, 2.0, grid=0.25)
+R_OFFSET = Domain("r grid + 1/8", grid=0.25, offset=0.125)
+ORDER = Domain("order 0..3", 0, 3, kind="int")
+ORDER_1 = Domain("order 1..3", 1, 3, kind="int")
+ZETA_S = Domain("zeta exponent 2..4", 2, 4, kind="int")
+
+R = []
+
+# --- error function and the normal distribution ------------------------------------------
+R += unary("erf", sp.erf, shapes=UNARY)
+R += unary("erfc", sp.erfc, shapes=UNARY)
+R += unary("erfinv", sp.erfinv, INSIDE, shapes=UNARY)
+R += unary("erfcinv", sp.erfcinv, ERFC, shapes=UNARY)
+R += unary("erfcx", sp.erfcx, WIDE, shapes=UNARY)
+R += unary("erfi", sp.erfi, SMALL, shapes=UNARY)
+R += unary("dawsn", sp.dawsn, WIDE, shapes=UNARY)
+R += unary("ndtr", sp.ndtr, WIDE, shapes=UNARY)
+R += unary("ndtri", sp.ndtri, UNIT, shapes=UNARY)
+R += unary("log_ndtr", sp.log_ndtr, TAIL, shapes=UNARY)
+R += unary("ndtri_exp", sp.ndtri_exp, LOG_PROBABILITY, shapes=UNARY)
+R += binary("owens_t", sp.owens_t, (REAL, REAL), shapes=BINARY)
+R += unary("fresnel", sp.fresnel, REAL, shapes=UNARY[1:])
+R += unary("fresnel_first", lambda z: sp.fresnel(z)[0], REAL, shapes=[((3,),)])
+R += unary("sici", sp.sici, POSITIVE, shapes=UNARY[1:])
+R += unary("sici_second", lambda x: sp.sici(x)[1], POSITIVE, shapes=[((3,),)])
+R += unary("shichi", sp.shichi, POSITIVE, shapes=UNARY[1:])
+
+# --- gamma and beta functions -------------------------------------------------------------
+R += unary("gamma", sp.gamma, SHAPE, shapes=UNARY)
+R += unary("gamma_negative", sp.gamma, NEGATIVE_NONINTEGER, shapes=UNARY[1:2])
+R += unary("gammaln", sp.gammaln, SHAPE, shapes=UNARY)
+R += unary("gammaln_negative", sp.gammaln, NEGATIVE_NONINTEGER, shapes=UNARY[1:2])
+R += unary("loggamma", sp.loggamma, SHAPE, shapes=UNARY[1:])
+R += unary("rgamma", sp.rgamma, SHAPE, shapes=UNARY[1:])
+R += unary("rgamma_negative", sp.rgamma, NEGATIVE_NONINTEGER, shapes=UNARY[1:2])
+R += unary("digamma", sp.digamma, SHAPE, shapes=UNARY)
+R += unary("psi", sp.psi, SHAPE, shapes=UNARY[1:2])
+R += binary("polygamma", sp.polygamma, (ORDER, SHAPE), shapes=BINARY)
+R += unary("polygamma_fixed_order", lambda x: sp.polygamma(2, x), SHAPE, shapes=UNARY[1:2])
+R += unary("multigammaln", lambda a: sp.multigammaln(a, 3), LARGE, shapes=UNARY[1:])
+R += binary("beta", sp.beta, (SHAPE, SHAPE), shapes=BINARY)
+R += binary("betaln", sp.betaln, (SHAPE, SHAPE), shapes=BINARY)
+R += binary("poch", sp.poch, (SHAPE, ZERO_TO_2), shapes=BINARY)
+R += binary("binom", sp.binom, (Domain("(3, 6)", 3.0, 6.0), Domain("(0.5, 2.5)", 0.5, 2.5)),
+            shapes=BINARY)
+R += binary("gammainc", sp.gammainc, (SHAPE, Domain("(0.2, 6)", 0.2, 6.0)), shapes=BINARY)
+R += binary("gammaincc", sp.gammaincc, (SHAPE, Domain("(0.2, 6)", 0.2, 6.0)),
+            shapes=BINARY[:2])
+R += unary("gammainc_in_x", lambda x: sp.gammainc(2.5, x), POSITIVE, shapes=UNARY[1:2])
+R += binary("gammaincinv", sp.gammaincinv, (SHAPE, UNIT), shapes=BINARY[:2])
+R += binary("gammainccinv", sp.gammainccinv, (SHAPE, UNIT), shapes=BINARY[:2])
+R += records("betainc", sp.betainc, TERNARY, (SHAPE, SHAPE, UNIT))
+R += records("betaincc", sp.betaincc, TERNARY[:1], (SHAPE, SHAPE, UNIT))
+R += unary("betainc_in_x", lambda x: sp.betainc(1.5, 2.5, x), UNIT, shapes=UNARY[1:2])
+R += records("betainc_integer_shapes", sp.betainc, TERNARY[1:], (ORDER_1, ORDER_1, UNIT))
+R += records("betaincinv", sp.betaincinv, TERNARY, (SHAPE, SHAPE, UNIT))
+R += records("betainccinv", sp.betainccinv, TERNARY[:1], (SHAPE, SHAPE, UNIT))
+R += binary("zeta", sp.zeta, (ZETA_S, SHAPE), shapes=BINARY)
+R += binary("zeta_riemann", lambda s, y: sp.zeta(s) * y, (ZETA_S, REAL), shapes=BINARY[:2])
+
+# --- logistic, softmax, information theory ------------------------------------------------
+R += unary("expit", sp.expit, WIDE, shapes=UNARY)
+R += unary("logit", sp.logit, UNIT, shapes=UNARY)
+R += unary("log_expit", sp.log_expit, WIDE, shapes=UNARY)
+R += unary("logsumexp", sp.logsumexp, shapes=UNARY)
+R += one("logsumexp_axis", lambda a: sp.logsumexp(a, axis=-1, keepdims=True), (2, 3))
+R += records("logsumexp_b", lambda a, b: sp.logsumexp(a, axis=0, b=b),
+             [((3,), (3,)), ((2, 3), (3,)), ((3, 1), (3, 4))], (REAL, POSITIVE))
+# b of mixed signs, the sum kept away from 0: row 0 positive, row 1 negative
+_SIGNS = np.array([[1.0, -0.05, 2.0], [-1.0, 0.05, -2.0]])
+R += records("logsumexp_b_sign",
+             lambda a, b: sp.logsumexp(a, axis=1, b=b * _SIGNS, return_sign=True),
+             [((2, 3), (2, 3)), ((3,), (2, 1))], (SMALL, Domain("(1, 2)", 1.0, 2.0)))
+R += one("logsumexp_sign_no_b",
+         lambda a: sp.logsumexp(a, axis=(0, 2), return_sign=True), (2, 3, 4))
+R += unary("softmax", sp.softmax, shapes=UNARY[1:])
+R += one("softmax_axis", lambda x: sp.softmax(x, axis=0), (3, 4))
+R += unary("log_softmax", sp.log_softmax, shapes=UNARY[1:])
+R += one("log_softmax_axis", lambda x: sp.log_softmax(x, axis=-1), (2, 3, 4))
+R += binary("xlogy", sp.xlogy, (REAL, POSITIVE), shapes=BINARY)
+R += binary("xlog1py", sp.xlog1py, (REAL, LOG1P), shapes=BINARY)
+R += unary("entr", sp.entr, POSITIVE, shapes=UNARY)
+R += binary("rel_entr", sp.rel_entr, (POSITIVE, POSITIVE), shapes=BINARY)
+R += binary("kl_div", sp.kl_div, (POSITIVE, POSITIVE), shapes=BINARY)
+R += binary("huber", sp.huber, (DELTA, R_OFFSET), shapes=BINARY)
+R += binary("pseudo_huber", sp.pseudo_huber, (POSITIVE, REAL), shapes=BINARY)
+
+# --- Bessel functions ------------------------------------------------------------------------
+for _name in ("j0", "j1", "i0", "i1", "k0", "k0e", "k1", "k1e", "y0", "y1"):
+    R += unary(_name, getattr(sp, _name), POSITIVE, shapes=UNARY[1:])
+R += unary("j0_negative", sp.j0, Domain("negative", -3.0, -0.2), shapes=UNARY[1:2])
+R += unary("i0e", sp.i0e, NONZERO, shapes=UNARY[1:])
+R += unary("i1e", sp.i1e, NONZERO, shapes=UNARY[1:])
+for _name in ("jv", "yv", "iv", "ive", "kv", "kve"):
+    _fn = getattr(sp, _name)
+    R += binary(_name, _fn, (ORDER, POSITIVE), shapes=BINARY)
+    R += unary(f"{_name}_real_order", lambda x, f=_fn: f(1.5, x), POSITIVE, shapes=UNARY[1:2])
+R += binary("ive_negative_x", sp.ive, (ORDER, Domain("negative", -3.0, -0.2)),
+            shapes=BINARY[:1])
+for _name in ("jn", "yn", "kn"):
+    R += binary(_name, getattr(sp, _name), (ORDER, POSITIVE), shapes=BINARY[:1])
+
+# --- exponential integrals and others --------------------------------------------------------
+R += binary("expn", sp.expn, (ORDER, POSITIVE), shapes=BINARY)
+R += unary("exp1", sp.exp1, POSITIVE, shapes=UNARY)
+R += unary("expi", sp.expi, NONZERO, shapes=UNARY)
+R += unary("exprel", sp.exprel, WIDE, shapes=UNARY)
+R += unary("exprel_near_0", sp.exprel, Domain("(-0.01, 0.01)", -0.01, 0.01), shapes=UNARY[1:2])
+R += unary("spence", sp.spence, Domain("(0.2, 3)", 0.2, 3.0), shapes=UNARY)
+R += unary("spence_near_1", sp.spence, Domain("near 1", 0.995, 1.005), shapes=UNARY[1:2])
+R += unary("cosm1", sp.cosm1, shapes=UNARY[1:])
+R += unary("exp10", sp.exp10, SMALL, shapes=UNARY[1:])
+R += unary("ellipk", sp.ellipk, NONZERO_M, shapes=UNARY)
+R += unary("ellipe", sp.ellipe, NONZERO_M, shapes=UNARY)
+R += unary("ellipkm1", sp.ellipkm1, P_BELOW_1, shapes=UNARY)
+R += unary("lambertw", sp.lambertw, LAMBERT, shapes=UNARY)
+R += unary("wrightomega", sp.wrightomega, WIDE, shapes=UNARY)
+R += binary("boxcox", sp.boxcox, (POSITIVE, REAL), shapes=BINARY)
+R += binary("boxcox_small_lmbda", sp.boxcox,
+            (POSITIVE, Domain("(-0.002, 0.002)", -0.002, 0.002)), shapes=BINARY[:1])
+R += binary("boxcox1p", sp.boxcox1p, (LOG1P, REAL), shapes=BINARY)
+R += binary("inv_boxcox", sp.inv_boxcox, (SMALL, INSIDE), shapes=BINARY)
+R += binary("inv_boxcox_small_lmbda", sp.inv_boxcox,
+            (SMALL, Domain("(-0.005, 0.005)", -0.005, 0.005)), shapes=BINARY[:1])
+R += binary("inv_boxcox1p", sp.inv_boxcox1p, (SMALL, INSIDE), shapes=BINARY)
+R += records("hyp1f1", sp.hyp1f1, TERNARY, (ORDER_1, ORDER_1, SMALL))
+R += unary("hyp1f1_in_x", lambda x: sp.hyp1f1(0.5, 1.5, x), SMALL, shapes=UNARY[1:2])
+R += records("hyp2f1", sp.hyp2f1, [((3,), (3,), (3,), (3,)), ((2, 1), (), (3,), (3,))],
+             (ORDER_1, ORDER_1, ORDER_1, Domain("(-0.5, 0.5)", -0.5, 0.5)))
+
+# --- float32 stays float32 ----------------------------------------------------------------
+R += unary("erf_float32", sp.erf, REAL32, shapes=UNARY[1:2])
+R += unary("gammaln_float32", sp.gammaln, Domain("positive float32", 0.5, 3.0,
+                                                 dtype=np.float32), shapes=UNARY[1:2])
+R += binary("jv_float32", sp.jv, (ORDER, Domain("positive float32", 0.5, 3.0,
+                                                    dtype=np.float32)), shapes=BINARY[:1])
+
+# Every name gets the family's prefix (``-k special_`` selects them; no clash with NumPy's).
+RECORDS = [dataclasses.replace(r, name=f"special_{r.name}") for r in R]
