@@ -128,8 +128,9 @@ class _FlatFun:
         self.out_tree = None
 
     def __call__(self, *leaves):
-        out, aux = split_aux(self.fun(*self.in_tree.unflatten(leaves)), self.has_aux,
-                             self.name)
+        out = self.fun(*self.in_tree.unflatten(leaves))
+        if self.has_aux:
+            out, aux = split_aux(out, True, self.name)
         outs, self.out_tree = tree_util.tree_flatten(out)
         for i, o in enumerate(outs):
             if not isinstance(o, Tracer):
@@ -179,12 +180,11 @@ def _jvp(fun, primals, tangents, has_aux, name):
     flat_primals, in_tree = flat_inputs(tuple(primals), f"{name} primal")
     flat_tangents = _matching_leaves(tuple(tangents), in_tree, flat_primals, "tangent")
     flat_fun = _FlatFun(fun, in_tree, has_aux, name)
-    primals_out, tangents_out, *aux = jvp_flat(flat_fun, flat_primals, flat_tangents,
-                                               has_aux=has_aux, name=name)
+    result = jvp_flat(flat_fun, flat_primals, flat_tangents, has_aux=has_aux, name=name)
     out_tree = flat_fun.out_tree
-    result = (out_tree.unflatten(primals_out),
-              out_tree.unflatten([instantiate(t) for t in tangents_out]))
-    return result + tuple(aux)
+    out = (out_tree.unflatten(result[0]),
+           out_tree.unflatten([instantiate(t) for t in result[1]]))
+    return out + (result[2],) if has_aux else out
 
 
 def linearize(fun, *primals):
@@ -248,13 +248,14 @@ def _vjp_tree(fun, primals, has_aux, retain, name, what=None, keep=False):
     transformation the user called; ``what`` names the primals in errors."""
     flat_primals, in_tree = flat_inputs(primals, what or f"{name} primal")
     flat_fun = _FlatFun(fun, in_tree, has_aux, name)
-    primals_out, pullback, *aux = vjp_flat(flat_fun, flat_primals, has_aux=has_aux,
-                                           retain=retain, keep=keep, name=name)
+    result = vjp_flat(flat_fun, flat_primals, has_aux=has_aux, retain=retain, keep=keep,
+                      name=name)
+    pullback = result[1]
 
     def pull(cotangents):
         return in_tree.unflatten([instantiate(ct) for ct in pullback(cotangents)])
 
-    return flat_fun.out_tree, primals_out, pull, (aux[0] if has_aux else None)
+    return flat_fun.out_tree, result[0], pull, (result[2] if has_aux else None)
 
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
