@@ -13,6 +13,12 @@ Conventions shared by every function here:
 - A Jacobian of ``f: in.shape -> out.shape`` has shape ``out.shape + in.shape``; with pytrees
   on both sides it nests as the output's structure of the input's structure.
 
+Every transformation has the same shape: check the arguments and flatten their pytrees
+(``api_checks``), wrap ``fun`` as a function of flat lists (``_FlatFun``), run one engine's
+entry point (``jvp_flat``, ``vjp_flat``, ``linearize_flat``, ``batch_flat`` in
+``diffkit.interpreters``), then rebuild the output pytrees and materialise the symbolic
+zeros the engine hands back. Jacobians, Hessians and ``hvp`` compose these.
+
 Complex numbers (JAX's convention)
 ----------------------------------
 A complex number is a pair of reals and every function is differentiated as a real-linear
@@ -79,6 +85,36 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
            "jacobian", "hessian", "hvp", "vmap", "stop_gradient"]
 
 
+# --- the bridge to the engines: pytrees outside, flat lists inside -----------------------
+
+
+class _FlatFun:
+    """``fun`` as the engines call it: a function of a flat list of input leaves (rebuilt
+    into ``fun``'s arguments by ``in_tree``) returning a flat list of output leaves, or
+    ``(leaves, aux)`` with ``has_aux``. The output's structure is ``out_tree`` once it has
+    run. Output leaves that are not traced values are checked and converted here
+    (``output_leaf``: arrays of numbers); the engines check the traced ones."""
+
+    __slots__ = ("fun", "in_tree", "has_aux", "name", "out_tree")
+
+    def __init__(self, fun, in_tree, has_aux, name):
+        self.fun, self.in_tree, self.has_aux, self.name = fun, in_tree, has_aux, name
+        self.out_tree = None
+
+    def __call__(self, *leaves):
+        out = self.fun(*self.in_tree.unflatten(leaves))
+        if self.has_aux:
+            out, aux = split_aux(out, True, self.name)
+        outs, self.out_tree = tree_util.tree_flatten(out)
+        for i, o in enumerate(outs):
+            if not isinstance(o, Tracer):
+                outs[i] = output_leaf(o, self.name)
+        return (outs, aux) if self.has_aux else outs
+
+
+# --- which arguments, and which kind of Jacobian --------------------------------------
+
+
 def _select_args(fun, args, kwargs, argnums, name, seen=None):
     """Split the call into the differentiated arguments and a function of them alone.
 
@@ -112,29 +148,6 @@ def _jacobian_inputs(fun, args, kwargs, argnums, holomorphic, name):
     if holomorphic:
         require_complex(leaves, name, "inputs")
     return f, dyn, leaves, in_tree
-
-
-class _FlatFun:
-    """``fun`` as the engines call it: a function of a flat list of input leaves (rebuilt
-    into ``fun``'s arguments by ``in_tree``) returning a flat list of output leaves, or
-    ``(leaves, aux)`` with ``has_aux``. The output's structure is ``out_tree`` once it has
-    run. Output leaves that are not traced values are checked and converted here
-    (``output_leaf``: arrays of numbers); the engines check the traced ones."""
-
-    __slots__ = ("fun", "in_tree", "has_aux", "name", "out_tree")
-
-    def __init__(self, fun, in_tree, has_aux, name):
-        self.fun, self.in_tree, self.has_aux, self.name = fun, in_tree, has_aux, name
-        self.out_tree = None
-
-    def __call__(self, *leaves):
-        out, aux = split_aux(self.fun(*self.in_tree.unflatten(leaves)), self.has_aux,
-                             self.name)
-        outs, self.out_tree = tree_util.tree_flatten(out)
-        for i, o in enumerate(outs):
-            if not isinstance(o, Tracer):
-                outs[i] = output_leaf(o, self.name)
-        return (outs, aux) if self.has_aux else outs
 
 
 def _doubled_side(in_leaves, out_leaves, holomorphic, name):
@@ -179,12 +192,11 @@ def _jvp(fun, primals, tangents, has_aux, name):
     flat_primals, in_tree = flat_inputs(tuple(primals), f"{name} primal")
     flat_tangents = _matching_leaves(tuple(tangents), in_tree, flat_primals, "tangent")
     flat_fun = _FlatFun(fun, in_tree, has_aux, name)
-    primals_out, tangents_out, *aux = jvp_flat(flat_fun, flat_primals, flat_tangents,
-                                               has_aux=has_aux, name=name)
+    result = jvp_flat(flat_fun, flat_primals, flat_tangents, has_aux=has_aux, name=name)
     out_tree = flat_fun.out_tree
-    result = (out_tree.unflatten(primals_out),
-              out_tree.unflatten([instantiate(t) for t in tangents_out]))
-    return result + tuple(aux)
+    out = (out_tree.unflatten(result[0]),
+           out_tree.unflatten([instantiate(t) for t in result[1]]))
+    return out + (result[2],) if has_aux else out
 
 
 def linearize(fun, *primals):
@@ -248,13 +260,14 @@ def _vjp_tree(fun, primals, has_aux, retain, name, what=None, keep=False):
     transformation the user called; ``what`` names the primals in errors."""
     flat_primals, in_tree = flat_inputs(primals, what or f"{name} primal")
     flat_fun = _FlatFun(fun, in_tree, has_aux, name)
-    primals_out, pullback, *aux = vjp_flat(flat_fun, flat_primals, has_aux=has_aux,
-                                           retain=retain, keep=keep, name=name)
+    result = vjp_flat(flat_fun, flat_primals, has_aux=has_aux, retain=retain, keep=keep,
+                      name=name)
+    pullback = result[1]
 
     def pull(cotangents):
         return in_tree.unflatten([instantiate(ct) for ct in pullback(cotangents)])
 
-    return flat_fun.out_tree, primals_out, pull, (aux[0] if has_aux else None)
+    return flat_fun.out_tree, result[0], pull, (result[2] if has_aux else None)
 
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):

@@ -253,7 +253,7 @@ def matching_leaves(values, treedef, like, what):
             raise ShapeMismatchError(
                 f"{what} leaf {i} has dtype {dtype_of(leaf)}, expected {ref_dtype} (the "
                 f"derivative of a {kind} value is a {kind} array of the same precision)")
-        checked.append(astype(leaf, ref_dtype))
+        checked.append(leaf if dtype_of(leaf) == ref_dtype else astype(leaf, ref_dtype))
     return checked
 
 

@@ -24,8 +24,11 @@ both rules are linear in what they propagate:
 Values a decorated function closes over are differentiated through the function itself,
 not through its rule; pass them as arguments to have the rule apply to them.
 
-This module sits above ``api`` (it builds rules from ``vjp``, ``jvp`` and ``vmap``), which
-is why it is not among the primitive families in ``diffkit.ops``.
+The transpositions run the engines through their flat entry points (``vjp_flat`` and
+``jvp_flat`` in ``diffkit.interpreters``), on the flat lists of arrays the call records
+hold; the batched records use ``api.vmap``, whose pytree handling the rules' nested
+arguments need. This module therefore sits above ``api``, which is why it is not among the
+primitive families in ``diffkit.ops``.
 """
 
 import functools

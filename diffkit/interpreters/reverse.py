@@ -384,10 +384,14 @@ def vjp_flat(fun, primals, *, has_aux=False, retain=True, keep=False, name="vjp"
     def pullback(cotangents):
         seeds = [(s, ct) for s, ct in zip(out_slots, cotangents) if s is not None]
         in_cts = backward_pass(tape, seeds, in_slots, consume=not retain)
-        return [zero_like(p) if ct is None else astype(ct, tangent_dtype(dtype_of(p)))
+        return [zero_like(p) if ct is None else _in_dtype(ct, tangent_dtype(dtype_of(p)))
                 for ct, p in zip(in_cts, primals)]
 
     return (primals_out, pullback, aux) if has_aux else (primals_out, pullback)
+
+
+def _in_dtype(x, dtype):
+    return x if dtype_of(x) == dtype else astype(x, dtype)
 
 
 def linearize_flat(fun, primals, *, name="linearize"):
