@@ -10,7 +10,12 @@ Transformations: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, 
 derivatives with ``custom_jvp`` and ``custom_vjp``; ``checkpoint`` to trade time for memory.
 """
 
-from . import flatten_util, numpy, tree_util  # noqa: F401  (registers the primitives and array methods)
+from . import (  # noqa: F401  (registers the primitives)
+    flatten_util,
+    numpy,
+    numpy_protocol,  # noqa: F401  (traced values get NumPy's operators and protocols)
+    tree_util,
+)
 from .api import (  # noqa: F401
     grad,
     hessian,
