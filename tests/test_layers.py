@@ -10,6 +10,7 @@ table's ``[[lazy]]`` entries with its reason.
 """
 
 import ast
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,6 +211,30 @@ def test_the_protocol_is_installed_by_import_diffkit_and_core_knows_no_namespace
     assert Tracer.__array_function__ is dispatch.array_function
     core = [i for i in imports_of(ROOT, "diffkit") if i.module.startswith("diffkit.core")]
     assert all(not i.target.startswith(("diffkit.numpy", "diffkit.scipy")) for i in core)
+
+
+def _docs_hooks():
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    return hooks
+
+
+def test_the_docs_show_the_same_table(table):
+    hooks = _docs_hooks()
+    page = hooks.on_page_markdown("<!-- layers: picture -->\n\n<!-- layers: table -->",
+                                  None, None, None)
+    picture, rows = page.split("\n\n")
+    names = [floor["name"] for floor in table["floor"]]
+    # the picture stacks the floors top first, the table lists them bottom first
+    tops = [line.split()[0] for line in picture.splitlines()[1:-1] if line.strip() != "↓"]
+    assert tops == names[::-1]
+    table_rows = rows.splitlines()[2:]
+    assert len(table_rows) == len(names)
+    for number, (row, floor) in enumerate(zip(table_rows, table["floor"]), 1):
+        assert row.startswith(f"| {number}. {floor['name']} | ")
+        assert all(f"`{module}`" in row for module in floor["modules"])
+    assert "<!-- layers:" in (ROOT / "docs" / "layers.md").read_text()
 
 
 # --- the checker on a synthetic tree ------------------------------------------------------
