@@ -10,12 +10,9 @@ Transformations: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, 
 derivatives with ``custom_jvp`` and ``custom_vjp``; ``checkpoint`` to trade time for memory.
 """
 
-from . import (  # noqa: F401  (registers the primitives)
-    flatten_util,
-    numpy,
-    numpy_protocol,  # noqa: F401  (traced values get NumPy's operators and protocols)
-    tree_util,
-)
+# numpy registers the primitives; numpy_protocol then gives traced values NumPy's operators,
+# methods and dispatch protocols (Tracer itself, in core, knows no namespace).
+from . import flatten_util, numpy, numpy_protocol, tree_util  # noqa: F401
 from .api import (  # noqa: F401
     grad,
     hessian,
