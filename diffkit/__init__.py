@@ -10,7 +10,9 @@ Transformations: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, 
 derivatives with ``custom_jvp`` and ``custom_vjp``; ``checkpoint`` to trade time for memory.
 """
 
-from . import flatten_util, numpy, tree_util  # noqa: F401  (registers the primitives and array methods)
+# numpy registers the primitives; numpy_protocol then gives traced values NumPy's operators,
+# methods and dispatch protocols (Tracer itself, in core, knows no namespace).
+from . import flatten_util, numpy, numpy_protocol, tree_util  # noqa: F401
 from .api import (  # noqa: F401
     grad,
     hessian,

@@ -32,7 +32,6 @@ from numpy import (  # noqa: F401  (non-differentiable pass-throughs, NumPy's ow
     zeros,
 )
 
-from ..core import interop as _interop
 from ..core.zeros import shape_of as _shape_of
 from ..ops.arrays import *  # noqa: E402, F403
 from ..ops.complex import *  # noqa: E402, F403
@@ -78,8 +77,8 @@ from ..ops.elementwise import (  # noqa: F401
     tanh,
 )
 from ..ops.elementwise import clip as _clip_p
+from ..ops.elementwise import where as _where_p
 from ..ops.functional import *  # noqa: E402, F403
-from ..ops.indexing import At as _At
 from ..ops.indexing import getitem  # noqa: F401
 from ..ops.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: F401
 from ..ops.polynomial import *  # noqa: E402, F403
@@ -125,8 +124,7 @@ def where(condition, x=None, y=None):
         return _np.nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
-    from ..ops.elementwise import where as where_p
-    return where_p(condition, x, y)
+    return _where_p(condition, x, y)
 
 
 def clip(x, a_min=None, a_max=None):
@@ -148,17 +146,10 @@ def size(x):
     return _math.prod(_shape_of(x))
 
 
-import sys as _sys  # noqa: E402
-
-# Traced values' operators and methods call the functions above directly (fast)...
-_interop.install(_sys.modules[__name__])
-
-# x.at[idx].set(v) / .add / .multiply / .min / .max: functional updates, as in JAX.
-_interop.Tracer.at = property(_At)
-
 # np.r_ / np.c_ (the same objects as dnp.r_ / dnp.c_) take traced values
 _index_tricks.install()
 r_, c_, s_, index_exp = _np.r_, _np.c_, _np.s_, _np.index_exp
 
-# ...while the public names get NumPy's signatures, docstrings and array-like inputs.
+# The public names get NumPy's signatures, docstrings and array-like inputs (traced values'
+# operators and methods, installed by diffkit.numpy_protocol, call the functions underneath).
 _wrap.wrap_namespace(globals(), _np, __name__, [n for n in dir() if not n.startswith("_")])

@@ -20,7 +20,7 @@ those same objects.
 
 import numpy as np
 
-from ..core.interop import concrete_value
+from ..core.concrete import concrete_value
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from ..ops import elementwise as ew

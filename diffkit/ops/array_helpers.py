@@ -17,7 +17,7 @@ statistics.
 
 import numpy as np
 
-from ..core.interop import concrete_value
+from ..core.concrete import concrete_value
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from ..errors import TracerConversionError

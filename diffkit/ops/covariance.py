@@ -8,7 +8,9 @@ import numpy as np
 
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
+from . import complex as cx
 from . import elementwise as ew
+from . import linalg
 from . import reductions as rd
 from . import shape as sh
 from .indexing import getitem
@@ -97,8 +99,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     weighted = centred if w is None else centred * w
     if dtype_of(weighted).kind == "c":
         weighted = ew.conj(weighted)
-    from .linalg import matmul
-    product = matmul(centred, sh.transpose(weighted))
+    product = linalg.matmul(centred, sh.transpose(weighted))
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = 1.0 / fact if isinstance(fact, Tracer) else np.true_divide(1.0, fact)
         return sh.squeeze(product * scale)
@@ -115,12 +116,10 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     k = shape_of(c)[0]
     diagonal = getitem(c, (np.arange(k), np.arange(k)))
     if dtype_of(diagonal).kind == "c":
-        from .complex import real
-        diagonal = real(diagonal)
+        diagonal = cx.real(diagonal)
     spread = ew.sqrt(diagonal)
     c = c / sh.reshape(spread, (k, 1))
     c = c / sh.reshape(spread, (1, k))
     if dtype_of(c).kind == "c":
-        from .complex import imag, real
-        return ew.clip(real(c), -1.0, 1.0) + 1j * ew.clip(imag(c), -1.0, 1.0)
+        return ew.clip(cx.real(c), -1.0, 1.0) + 1j * ew.clip(cx.imag(c), -1.0, 1.0)
     return ew.clip(c, -1.0, 1.0)

@@ -11,12 +11,15 @@ import operator
 
 import numpy as np
 
-from ..core.interop import concrete_value
+from ..core.concrete import concrete_value
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
+from ..errors import TracerConversionError
+from . import array_products, reductions, shape, special, statistics, ufuncs
+from . import complex as cx
 from . import elementwise as ew
-from . import reductions, shape
 from . import shape as shape_mod  # ``shape`` is also a parameter name below
+from .control import stop_gradient
 from .indexing import getitem
 
 __all__ = [
@@ -184,8 +187,7 @@ def polysub(a1, a2):
 
 def polymul(a1, a2):
     """Product of two polynomials: the full convolution of their coefficients."""
-    from .array_products import convolve
-    return convolve(asarray(a1), asarray(a2))
+    return array_products.convolve(asarray(a1), asarray(a2))
 
 
 def polyder(p, m=1):
@@ -215,22 +217,18 @@ def polyint(p, m=1, k=None):
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     """``p`` with jumps larger than ``discont`` unwrapped by multiples of ``period``, as
     ``np.unwrap``. The correction is piecewise constant, so the derivative is 1."""
-    from .control import stop_gradient
-    from .statistics import cumsum, diff
-    from .ufuncs import remainder
-
     base = stop_gradient(p)
-    jumps = diff(base, axis=axis)
+    jumps = statistics.diff(base, axis=axis)
     half = period / 2
     discont = half if discont is None else max(discont, half)
-    wrapped = ew.subtract(remainder(ew.add(jumps, half), period), half)
+    wrapped = ew.subtract(ufuncs.remainder(ew.add(jumps, half), period), half)
     wrapped = ew.where(ew.logical_and(ew.equal(wrapped, -half), ew.greater(jumps, 0)),
                        half, wrapped)
     step = ew.where(ew.less(ew.abs(jumps), discont), 0.0, ew.subtract(wrapped, jumps))
     axis = axis % len(shape_of(p))
     first = np.zeros(tuple(1 if i == axis else d for i, d in enumerate(shape_of(p))),
                      dtype_of(step))
-    return ew.add(p, shape.concatenate([first, cumsum(step, axis=axis)], axis=axis))
+    return ew.add(p, shape.concatenate([first, statistics.cumsum(step, axis=axis)], axis=axis))
 
 
 def resize(a, new_shape):
@@ -248,7 +246,6 @@ def _concrete(x):
     if isinstance(x, Tracer):
         value = concrete_value(x)
         if value is None:
-            from ..errors import TracerConversionError
             raise TracerConversionError("this function needs concrete values, but got a value "
                                         "batched by vmap; it has no batching rule")
         return value
@@ -355,7 +352,6 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 
 def i0(x):
     """The modified Bessel function of order 0 (NumPy's ``i0``), differentiable."""
-    from . import special
     return special.i0(x)
 
 
@@ -366,8 +362,7 @@ def real_if_close(a, tol=100):
         return a
     value = np.asarray(_concrete(a))
     if np.all(np.abs(value.imag) < tol * np.finfo(value.real.dtype).eps):
-        from .complex import real
-        return real(a)
+        return cx.real(a)
     return a
 
 
@@ -441,8 +436,7 @@ def _finish(samples, axis, dtype, round_down=True):
         return samples
     dtype = np.dtype(dtype)
     if dtype.kind in "iu" and round_down:
-        from .ufuncs import floor
-        samples = floor(samples)
+        samples = ufuncs.floor(samples)
     return ew.astype(samples, dtype)
 
 
@@ -518,11 +512,10 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     lead = _lead_shape(start, stop)
     start = shape.broadcast_to(ew.astype(start, work), lead)
     stop = shape.broadcast_to(ew.astype(stop, work), lead)
-    from .control import stop_gradient
-    from .ufuncs import log10
     sign = stop_gradient(ew.sign(start))  # negative sequences: the same, mirrored
     start, stop = ew.divide(start, sign), ew.divide(stop, sign)
-    exponents, _ = _samples_along_first_axis(log10(start), log10(stop), num, endpoint)
+    exponents, _ = _samples_along_first_axis(ufuncs.log10(start), ufuncs.log10(stop), num,
+                                             endpoint)
     samples = ew.power(np.asarray(10.0, work), exponents)
     if num > 0:  # the end points exactly, as NumPy
         first = [shape.reshape(start, (1,) + lead)]

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
+from . import complex as cx
 from . import reductions, shape
 from .control import stop_gradient
 from .families import (
@@ -32,13 +33,11 @@ def _is_complex(x):
 
 
 def _real(x):
-    from .complex import real_p
-    return real_p(x)
+    return cx.real_p(x)
 
 
 def _real_part(ct):
-    from .complex import real_part
-    return real_part(ct)
+    return cx.real_part(ct)
 
 # --- comparisons and other maps with no derivative -------------------------------------
 equal = nondiff_elementwise("equal", np.equal)

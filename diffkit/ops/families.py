@@ -22,6 +22,7 @@ import numpy as np
 from ..core.primitive import Primitive
 from ..core.trace import PrimalTracer, Tracer
 from ..core.zeros import Zero, dtype_of, shape_of
+from . import complex as cx
 from . import elementwise, reductions, shape
 
 
@@ -31,8 +32,7 @@ def real_cotangent(ct, x):
     dtype = getattr(ct, "dtype", None)  # arrays, tracers and NumPy scalars (the hot path)
     if dtype is None or dtype.kind != "c" or type(ct) is Zero or dtype_of(x).kind == "c":
         return ct
-    from .complex import real
-    return real(ct)
+    return cx.real(ct)
 
 
 def sum_tangents(parts, out):

@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from ..core.interop import concrete_value
+from ..core.concrete import concrete_value
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from . import elementwise as ew

@@ -43,11 +43,13 @@ import operator
 
 import numpy as np
 
-from ..core.interop import concrete_value
+from ..core.concrete import concrete_value
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
 from ..core.zeros import Zero, dtype_of, shape_of, tangent_dtype
 from ..errors import TracerConversionError
+from . import elementwise as ew
+from . import reductions
 from . import shape as _shape
 
 
@@ -508,23 +510,21 @@ class _AtIndex:
         return restore(x + self._scatter(v, x, spec, arrays))
 
     def set(self, v):
-        from .. import numpy as dnp
         x, spec, arrays, restore, v = self._parts(v)
         flat, ids = self._ids(x, spec, arrays, v)
         if isinstance(ids, Tracer):
-            later = dnp.any(dnp.logical_and(_same(ids), np.triu(np.ones((len(flat),) * 2, bool),
-                                                                 1)), axis=1)
+            after = ew.logical_and(_same(ids), np.triu(np.ones((len(flat),) * 2, bool), 1))
+            later = ew.greater(reductions.sum(ew.astype(after, np.int64), axis=1), 0)
         else:
             ranks, counts = _occurrences(ids)
             later = ranks < counts - 1
-        last = dnp.where(later, 0, flat)   # only the last write of each element counts
+        last = ew.where(later, 0, flat)   # only the last write of each element counts
         hit = self._scatter(np.ones(shape_of(v)), x, spec, arrays) > 0
         written = self._scatter(_shape.reshape(last, shape_of(v)), x, spec, arrays)
-        return restore(dnp.where(hit, written, x))
+        return restore(ew.where(hit, written, x))
 
     def _combine(self, v, reduce, combine):
         """Each element of ``x`` combined with ``reduce`` of all its updates."""
-        from .. import numpy as dnp
         x, spec, arrays, restore, v = self._parts(v)
         flat, ids = self._ids(x, spec, arrays, v)
         if isinstance(ids, Tracer):
@@ -537,19 +537,18 @@ class _AtIndex:
             for k in range(int(ranks.max(initial=-1)) + 1):
                 round_k = _shape.reshape(ranks == k, shape_of(v))
                 hit = self._scatter(round_k.astype(float), x, spec, arrays) > 0
-                written = self._scatter(dnp.where(round_k, v, 0), x, spec, arrays)
-                out = dnp.where(hit, combine(out, written), out)
+                written = self._scatter(ew.where(round_k, v, 0), x, spec, arrays)
+                out = ew.where(hit, combine(out, written), out)
         if not isinstance(out, Tracer) and out.dtype != dtype_of(x):  # integer x
             out = out.astype(dtype_of(x))
         return restore(out)
 
     def _combine_pairwise(self, x, spec, arrays, v, flat, ids, reduce, combine):
         """``_combine`` for traced (batched) indices: O(n**2) pairwise comparisons."""
-        from .. import numpy as dnp
         n = len(flat)
         identity = {"prod": 1.0, "min": np.inf, "max": -np.inf}[reduce]
-        group = getattr(dnp, reduce)(
-            dnp.where(_same(ids), _shape.reshape(flat, (1, n)), identity), axis=1)
+        group = getattr(reductions, reduce)(
+            ew.where(_same(ids), _shape.reshape(flat, (1, n)), identity), axis=1)
         # Every position of a group carries the whole group's value: set them.
         start = np.full(shape_of(x), identity, np.result_type(dtype_of(x), float))
         total = At(start)[_build(spec, arrays)].set(_shape.reshape(group, shape_of(v)))
@@ -559,19 +558,16 @@ class _AtIndex:
         return self._combine(v, "prod", lambda x, t: x * t)
 
     def min(self, v):
-        from .. import numpy as dnp
-        return self._combine(v, "min", dnp.minimum)
+        return self._combine(v, "min", ew.minimum)
 
     def max(self, v):
-        from .. import numpy as dnp
-        return self._combine(v, "max", dnp.maximum)
+        return self._combine(v, "max", ew.maximum)
 
 
 def _same(ids):
     """``same[p, q]``: positions ``p`` and ``q`` update the same element."""
-    from .. import numpy as dnp
     n = shape_of(ids)[0]
-    return dnp.equal(_shape.reshape(ids, (n, 1)), _shape.reshape(ids, (1, n)))
+    return ew.equal(_shape.reshape(ids, (n, 1)), _shape.reshape(ids, (1, n)))
 
 
 def _occurrences(ids):

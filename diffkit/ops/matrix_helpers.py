@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
+from . import complex as cx
 from . import elementwise as ew
 from . import shape as sh
 from .linalg import einsum, matmul_p
@@ -41,16 +42,11 @@ def _is_complex(x):
     return dtype_of(x).kind == "c"
 
 
-def _complex_module():
-    from . import complex as cx
-    return cx
-
-
 def _real(x):
     """The real part (the value itself for real ``x``)."""
     if not _is_complex(x):
         return x
-    real = getattr(_complex_module(), "real", None)
+    real = getattr(cx, "real", None)
     if real is not None:
         return real(x)
     return ew.astype(x, np.empty((), dtype_of(x)).real.dtype)  # keeps the real part

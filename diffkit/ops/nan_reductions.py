@@ -14,6 +14,7 @@ from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as rd
+from . import ufuncs
 from .statistics_helpers import (
     _asarray,
     _dropped,
@@ -105,8 +106,7 @@ def _nan_extremum(name, prim, fill, a, axis, out, keepdims, initial, where):
     if initial is np._NoValue:
         _warn_where(empty, "All-NaN slice encountered")
         return result
-    from .ufuncs import fmax, fmin
-    pick = fmax if prim is rd.max_p else fmin  # a NaN initial is ignored too
+    pick = ufuncs.fmax if prim is rd.max_p else ufuncs.fmin  # a NaN initial is ignored too
     result = pick(result, rd.scalar_initial(initial, dtype_of(x)))
     _warn_where(ew.isnan(result), "All-NaN slice encountered")
     return result

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from ..core.interop import concrete_value
+from ..core.concrete import concrete_value
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of

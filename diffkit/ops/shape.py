@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
+from . import indexing, reductions
 
 
 def _normalize_axis(axis, ndim, what="axis"):
@@ -92,8 +93,7 @@ def _broadcast_batch(axis_size, values, batch_axes, shape):
 
 
 def _unbroadcast(ct, out, x, shape):
-    from .reductions import unbroadcast
-    return unbroadcast(ct, shape_of(x))
+    return reductions.unbroadcast(ct, shape_of(x))
 
 
 broadcast_to_p = Primitive(
@@ -176,12 +176,11 @@ def _concatenate_jvp(primals, tangents, axis):
 
 
 def _concatenate_vjp(ct, out, *xs, axis):
-    from .indexing import getitem
     cts = []
     start = 0
     for x in xs:
         stop = start + shape_of(x)[axis]
-        cts.append(getitem(ct, (slice(None),) * axis + (slice(start, stop),)))
+        cts.append(indexing.getitem(ct, (slice(None),) * axis + (slice(start, stop),)))
         start = stop
     return cts
 

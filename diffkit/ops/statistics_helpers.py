@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
+from . import complex as cx
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
@@ -64,8 +65,7 @@ def _keep(dims, axes):
 def _abs2(d):
     """``|d|**2``, real for complex ``d``."""
     if dtype_of(d).kind == "c":
-        from .complex import real
-        return real(d * ew.conj(d))
+        return cx.real(d * ew.conj(d))
     return d * d
 
 

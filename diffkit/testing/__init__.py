@@ -13,6 +13,8 @@
   (``pip install 'diffkit[test]'``); this package itself does not.
 """
 
+import importlib
+
 from .checks import assert_jacobians_agree, check_grads, check_vmap
 from .edges import check_edge
 
@@ -22,6 +24,5 @@ __all__ = ["check_grads", "assert_jacobians_agree", "check_vmap", "check_edge"]
 def __getattr__(name):
     # ``diffkit.testing.strategies`` imports hypothesis, so it is loaded only when asked for.
     if name == "strategies":
-        import importlib
         return importlib.import_module(f"{__name__}.strategies")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from .. import numpy as dnp
+
 __all__ = ["shapes", "arrays", "broadcastable_shapes", "programs", "Program", "PROGRAM_OPS"]
 
 
@@ -144,8 +146,6 @@ class Step:
 
 
 def _apply(op, operands, params):
-    import diffkit.numpy as dnp
-
     p = dict(params)
     if op in _UNARY:
         return getattr(dnp, op)(*operands)

@@ -10,14 +10,14 @@ error naming the method.
 
 import numpy as np
 
+from ..core.zeros import shape_of
 from ..errors import NoRuleError
-from .zeros import shape_of
+from ..ops.special_logistic import logsumexp
 
 _NO_VALUE = getattr(np, "_NoValue", object())
 
 
 def _reductions(dnp):
-    from ..scipy.special import logsumexp
     return {"add": dnp.sum, "multiply": dnp.prod, "maximum": dnp.max, "minimum": dnp.min,
             "fmax": dnp.nanmax, "fmin": dnp.nanmin, "logaddexp": logsumexp,
             "logical_and": dnp.all, "logical_or": dnp.any}

@@ -1,18 +1,17 @@
-"""How traced values behave as NumPy arrays: operators, methods, and escape guards.
+"""Escape diagnosis: where a traced value left diffkit, and what to write there instead.
 
-``install(dnp)`` gives ``Tracer`` NumPy's operators (``+ - * / ** @``, comparisons, indexing)
-and array methods (``.sum``, ``.reshape``, ``.T`` ...), each routed to the differentiable
-function of the same name in ``diffkit.numpy``. Conversions that would silently drop the
-derivative (``np.asarray``, ``float()``, ``.item()``, ``y[i] = t`` into an ndarray, ``out=``
-buffers, SciPy functions that coerce with ``asarray``) raise ``TracerConversionError``
-instead, naming the user's line and saying what to write there.
+NumPy's C code calls the conversion guards (``__array__``, ``__float__`` ...; see
+``conversions.py``) directly, so the frame right above a guard is the Python code whose
+instruction asked for the conversion: the user's own line (``np.asarray(t)``, ``float(t)``,
+``y[i] = t``) or a NumPy/SciPy function that coerces its input. ``Site`` finds the first
+frame outside diffkit, NumPy and SciPy (the user's line); ``array_escape``,
+``scalar_escape`` and ``in_place_call_error`` pick the fix from what that instruction was
+and name the replacement in ``diffkit.numpy`` or ``diffkit.scipy`` when there is one.
 """
-
 
 import ast
 import builtins
 import dis
-import functools
 import importlib
 import inspect
 import linecache
@@ -20,27 +19,9 @@ import sys
 
 import numpy as np
 
+from .. import numpy as dnp
+from ..core.concrete import concrete_value
 from ..errors import NoRuleError, TracerConversionError
-from .trace import Tracer
-from .ufunc_methods import ufunc_method
-
-
-def concrete_value(tracer):
-    """The plain value under ``tracer`` (for truth tests), or None when it has none (a
-    batched value stands for many values at once)."""
-    value = tracer
-    while isinstance(value, Tracer):
-        value = getattr(value, "primal", None)
-    return value
-
-
-# --- escapes: where a traced value left diffkit, and what to write instead -----------------
-#
-# NumPy's C code calls the guards below (``__array__``, ``__float__`` ...) directly, so the
-# frame right above a guard is the Python code whose instruction asked for the conversion:
-# the user's own line (``np.asarray(t)``, ``float(t)``, ``y[i] = t``) or a NumPy/SciPy
-# function that coerces its input. The error names the first frame outside diffkit, NumPy
-# and SciPy (the user's line) and picks the fix from what that instruction was.
 
 _LIBRARIES = frozenset({"diffkit", "numpy", "scipy"})
 
@@ -50,10 +31,10 @@ def _package(frame):
 
 
 _NO_POSITIONS = (None, None, None, None)
-_STORES = frozenset({"STORE_SUBSCR", "STORE_SLICE"})   # y[i] = t; y[a:b] = t (3.12+)
+STORES = frozenset({"STORE_SUBSCR", "STORE_SLICE"})   # y[i] = t; y[a:b] = t (3.12+)
 
 
-def _instruction(frame):
+def instruction(frame):
     """``(opname, (line, end_line, col, end_col))`` of the instruction ``frame`` executes
     (the positions are all None before Python 3.11)."""
     code, offset = frame.f_code, frame.f_lasti
@@ -133,7 +114,7 @@ def _resolve(node, frame):
     return None
 
 
-class _Site:
+class Site:
     """Where a conversion was asked for.
 
     ``direct`` is the Python frame whose instruction triggered it, ``user`` the first frame
@@ -150,7 +131,7 @@ class _Site:
             frame = frame.f_back
         self.user = frame
         self.library = library
-        self.opname, positions = _instruction(direct)
+        self.opname, positions = instruction(direct)
         self.text = _source(direct.f_code.co_filename, positions)
 
     def location(self):
@@ -167,7 +148,7 @@ class _Site:
         frame = frame or self.direct
         text = self.text
         if frame is not self.direct:
-            text = _source(frame.f_code.co_filename, _instruction(frame)[1])
+            text = _source(frame.f_code.co_filename, instruction(frame)[1])
         if text is None:
             return _call_on_line(frame)
         node = _parse(text)
@@ -185,7 +166,7 @@ class _Site:
         return _parse_statement(linecache.getline(frame.f_code.co_filename, frame.f_lineno))
 
 
-def _escape_error(tracer, site, what, fix):
+def escape_error(tracer, site, what, fix):
     traced = f"(shape {tracer.shape}, traced by {tracer._trace.name})"
     if concrete_value(tracer) is None:    # under vmap: a batch, not one value
         problem = f"would turn a batched traced value {traced} into plain numbers"
@@ -293,6 +274,9 @@ def _lookup(namespace, dotted):
 
 
 def _diffkit_scipy(submodule, name):
+    # Imported only when an error names a SciPy function: diffkit.scipy loads SciPy's
+    # integrate, signal, stats and optimize (about half a second), which `import diffkit`
+    # does not need.
     try:
         namespace = importlib.import_module(f"diffkit.scipy.{submodule}")
     except ImportError:
@@ -389,9 +373,9 @@ def _library_escape(site):
 def _diffkit_numpy_name(name):
     """``'diffkit.numpy.mean'`` for ``'np.mean'`` when diffkit.numpy has its own
     differentiable function of that name, else None."""
-    if not name.startswith("np.") or _dnp is None:
+    if not name.startswith("np."):
         return None
-    obj = _dnp
+    obj = dnp
     for part in name[3:].split("."):
         obj = getattr(obj, part, None)
     module = getattr(obj, "__module__", None) or ""
@@ -403,11 +387,11 @@ def _diffkit_numpy_name(name):
 _BUILDERS = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
 
 
-def _array_escape(site):
+def array_escape(site):
     """``(what, fix)`` for ``np.asarray(t)``, ``np.array([t0, t1])``, ``t.__array__()``..."""
     if site.library:
         return _library_escape(site)
-    if site.opname in _STORES:
+    if site.opname in STORES:
         return "Writing into a NumPy array in place", _in_place_fix(site)
     _, call = site.call()
     what = site.what(call, "np.asarray")
@@ -423,11 +407,11 @@ _PYTHON_NUMBER = {"float": "float", "int": "int", "complex": "complex",
                   "operator.index": "int", ".tolist": "list of numbers"}
 
 
-def _scalar_escape(site, kind):
+def scalar_escape(site, kind):
     """``(what, fix)`` for ``float(t)``, ``t.item()``, ``math.sin(t)``..."""
     if site.library:
         return _library_escape(site)
-    if site.opname in _STORES:
+    if site.opname in STORES:
         return "Writing into a NumPy array in place", _in_place_fix(site)
     callee, call = site.call()
     what = site.what(call, f"{kind}()")
@@ -449,20 +433,20 @@ def _scalar_escape(site, kind):
                   f"{constant}")
 
 
-def _writes_out(out):
+def writes_out(out):
     """Whether an ``out=`` argument names a buffer (NumPy passes ufuncs a tuple)."""
     outs = out if isinstance(out, tuple) else (out,)
     return any(o is not None for o in outs)
 
 
-def _in_place_call_error(tracer, direct, name, method="__call__"):
+def in_place_call_error(tracer, direct, name, method="__call__"):
     """The error for ``np.add(a, t, out=y)`` and ``np.add.at(y, i, t)``."""
-    site = _Site(direct)
+    site = Site(direct)
     _, call = site.call()
     if method == "at":
         args = [_text(a, "?") for a in call.args] if call is not None else []
         array, index, value = (args + ["y", "i", "t"][len(args):])[:3]
-        return _escape_error(tracer, site, site.what(call, f"{name}.at"), (
+        return escape_error(tracer, site, site.what(call, f"{name}.at"), (
             f"{name}.at writes into {array} in place, which a traced value cannot be. Use the "
             f"functional form: {array} = {array}.at[{index}].{name[3:]}({value}) for a traced "
             f"{array} (repeated indices combine as with {name}.at), or build the result with "
@@ -474,7 +458,7 @@ def _in_place_call_error(tracer, direct, name, method="__call__"):
         target, value = _text(statement.target, "y"), _text(statement.value, "t")
         operator = _text(statement, "y += t").removeprefix(target).split("=")[0].strip()
         rebind = f"{target} = {target} {operator} {value}"
-        return _escape_error(tracer, site, _text(statement, "y += t"), (
+        return escape_error(tracer, site, _text(statement, "y += t"), (
             f"Augmented assignment writes into the NumPy array {target} in place, which a "
             f"traced result cannot be. Write {rebind} instead: it makes a new, traced array."))
     what = site.what(call, f"{name}(..., out=...)")
@@ -482,151 +466,15 @@ def _in_place_call_error(tracer, direct, name, method="__call__"):
     if call is not None:
         call.keywords = [k for k in call.keywords if k.arg != "out"]
         functional = _text(call, functional)
-    return _escape_error(tracer, site, what, _OUT_BUFFER.format(call=functional))
+    return escape_error(tracer, site, what, _OUT_BUFFER.format(call=functional))
 
 
-def _array(self, dtype=None, copy=None):
-    direct = sys._getframe(1)
-    if dtype is not None and np.dtype(dtype).kind in "iub":   # np.int64(t), np.intp(t) ...
-        value = concrete_value(self)
-        if value is not None and _instruction(direct)[0] not in _STORES:
-            return _integer_cast(value, dtype)
-    site = _Site(direct)
-    raise _escape_error(self, site, *_array_escape(site))
 
 
-def _integer_cast(value, dtype):
-    """An integer (or boolean) cast of a traced value: its plain value, as in JAX. Its
-    derivative is zero, so nothing is lost (float casts keep raising)."""
-    return np.asarray(value).astype(dtype)
-
-
-# A write ``y[i] = t`` into an ndarray calls float(t); NumPy replaces any error raised there
-# (of any type) by ValueError("setting an array element with a sequence.") because a traced
-# value supports indexing. So that the user sees diffkit's error, the conversion returns a
-# placeholder and a one-shot trace hook raises the error in the writing frame at its next
-# instruction. Python turns tracing off when a trace function raises, so this is done only
-# when no tracer (debugger, coverage) is running; under one, NumPy's ValueError is raised
-# with diffkit's error as its cause.
-_PLACEHOLDER = {"float": float("nan"), "int": 0, "complex": complex("nan")}
-
-
-def _raise_after_store(frame, error):
-    """Raise ``error`` in ``frame`` before its next instruction; False if tracing is in use."""
-    if sys.gettrace() is not None or frame.f_trace is not None:
-        return False
-
-    def hook(hooked, event, arg):
-        hooked.f_trace = None
-        hooked.f_trace_opcodes = False
-        sys.settrace(None)
-        raise error
-
-    sys.settrace(_no_trace)   # tracing must be on for a frame's hook to run
-    frame.f_trace_opcodes = True
-    frame.f_trace = hook
-    return True
-
-
-def _no_trace(frame, event, arg):
-    return None
-
-
-def _scalar(kind):
-    def convert(self):
-        return _refuse_scalar(self, sys._getframe(1), kind)
-    return convert
-
-
-def _int(self):
-    """``int(t)`` of a 0-d traced value: the plain integer under it (an integer cast, as in
-    JAX: its derivative is zero). Under ``vmap`` there is no one value, so it raises."""
-    direct = sys._getframe(1)
-    value = concrete_value(self)
-    if value is None or _instruction(direct)[0] in _STORES:
-        return _refuse_scalar(self, direct, "int")
-    return int(np.asarray(value))
-
-
-def _refuse_scalar(self, direct, kind):
-    """Raise the escape error for ``float(t)``, ``t.item()`` ... called from ``direct``
-    (a store ``y[i] = t`` gets a placeholder now and the error at its next instruction)."""
-    site = _Site(direct)
-    error = _escape_error(self, site, *_scalar_escape(site, kind))
-    try:
-        if (site.opname in _STORES and kind in _PLACEHOLDER
-                and _raise_after_store(site.direct, error)):
-            return _PLACEHOLDER[kind]
-        raise error
-    finally:
-        del error, site   # no cycle through the traceback's frames
-
-
-def _bool(self):
-    value = concrete_value(self)
-    if value is None:
-        site = _Site(sys._getframe(1))
-        raise TracerConversionError(
-            f"The truth value of a batched traced value (shape {self.shape}) under vmap is "
-            f"different for each example, at\n{site.location()}\nUse "
-            "dnp.where(condition, a, b) instead of if/else.")
-    return bool(value)
-
-
-def _iter(self):
-    if not self.shape:
-        raise TypeError("iteration over a 0-d traced array")
-    return (self[i] for i in range(self.shape[0]))
-
-
-def _reshape_method(self, *shape, order="C"):
-    if order != "C":
-        raise NotImplementedError("only order='C' reshapes are supported")
-    return _OPERATIONS["reshape"](self, shape[0] if len(shape) == 1 else shape)
-
-
-def _transpose_method(self, *axes):
-    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-        axes = axes[0]
-    return _OPERATIONS["transpose"](self, axes or None)
-
-
-_UFUNC_FUNCTIONS = {}  # ufunc -> the diffkit function found for it
-
-
-def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """Route ``np.sin(t)``, ``ndarray + t``, ``scipy.special.erf(t)`` ... to the diffkit.numpy
-    (or diffkit.scipy.special) function of that name."""
-    if method == "__call__" and not kwargs:
-        fn = _UFUNC_FUNCTIONS.get(ufunc)  # the common case, and on every ``ndarray * t``
-        if fn is not None:
-            return fn(*inputs)
-    if _writes_out(kwargs.get("out")) or method == "at":
-        raise _in_place_call_error(self, sys._getframe(1), f"np.{ufunc.__name__}", method)
-    kwargs.pop("out", None)   # only all-None here
-    fn = getattr(_dnp, ufunc.__name__, None)
-    if fn is None:
-        from ..scipy import special
-        fn = getattr(special, ufunc.__name__, None)
-    if fn is None and method == "__call__":
-        _raise_for_scipy_wrapper(ufunc, sys._getframe(1))
-    if method != "__call__":  # reduce, accumulate, outer, reduceat
-        return ufunc_method(_dnp, ufunc, method, inputs, kwargs)
-    if fn is None:
-        raise NoRuleError(
-            f"np.{ufunc.__name__} has no diffkit rule, so it cannot be applied to a "
-            "traced value. Use the diffkit.numpy function of the same name where one "
-            "exists, or define the derivative yourself with dk.custom_vjp/dk.custom_jvp.")
-    if kwargs:   # the namespace's wrapper takes NumPy's keywords (or names the one it cannot)
-        return fn(*inputs, **kwargs)
-    _UFUNC_FUNCTIONS[ufunc] = getattr(fn, "diffkit_function", fn)  # skip the wrapper next time
-    return fn(*inputs)
-
-
-def _raise_for_scipy_wrapper(ufunc, direct):
+def raise_for_scipy_wrapper(ufunc, direct):
     """A SciPy function such as ``scipy.special.zeta`` that calls a private ufunc
     (``_zeta``) with no diffkit rule: point to the diffkit.scipy function instead."""
-    site = _Site(direct)
+    site = Site(direct)
     if not site.library:
         return
     called = _scipy_callee(site) or next(
@@ -637,206 +485,3 @@ def _raise_for_scipy_wrapper(ufunc, direct):
             f"scipy.{called[0]}.{called[1]} calls the ufunc {ufunc.__name__}, which has no "
             f"diffkit rule, at\n{site.location()}\nUse {replacement} instead (same "
             "arguments), which is differentiable.")
-
-
-_NO_VALUE = getattr(np, "_NoValue", object())
-_SIMPLE = (bool, int, float, complex, str, type(None))
-
-
-def _accepted_keywords(fn):
-    """The keyword names ``fn`` accepts, or None when it takes ``**kwargs``."""
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    names = set()
-    for p in params:
-        if p.kind is p.VAR_KEYWORD:
-            return None
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
-            names.add(p.name)
-    return frozenset(names)
-
-
-def _numpy_defaults(func):
-    try:
-        params = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):
-        return {}
-    return {p.name: p.default for p in params if p.default is not p.empty}
-
-
-def _is_harmless(name, value, defaults):
-    """A keyword NumPy passes through that does not change the result: its NumPy default,
-    ``np._NoValue``, ``out=None``/``dtype=None``, or ``where=True``."""
-    if value is _NO_VALUE or (value is None and name in ("out", "dtype")):
-        return True
-    if name == "where" and value is True:
-        return True
-    if name not in defaults:
-        return False
-    default = defaults[name]
-    if value is default:
-        return True
-    return (isinstance(value, _SIMPLE) and type(value) is type(default)
-            and value == default)
-
-
-@functools.cache
-def _signature_info(fn, func):
-    return _accepted_keywords(fn), _numpy_defaults(func)
-
-
-def _filter_keywords(where, fn, func, kwargs):
-    """Keep the keywords ``fn`` accepts, drop harmless NumPy-only defaults, and raise for
-    NumPy-only keywords that would change the result."""
-    if not kwargs:
-        return kwargs
-    try:
-        accepted, defaults = _signature_info(fn, func)
-    except TypeError:  # unhashable callables
-        accepted, defaults = _accepted_keywords(fn), _numpy_defaults(func)
-    if accepted is None:
-        return kwargs
-    kept = {}
-    for name, value in kwargs.items():
-        if name in accepted:
-            kept[name] = value
-        elif not _is_harmless(name, value, defaults):
-            raise NoRuleError(
-                f"{where} with keyword {name}={value!r} has no diffkit rule, so it cannot be "
-                "applied to a traced value. Drop the keyword (convert the result afterwards), "
-                "or define the derivative yourself with dk.custom_vjp/dk.custom_jvp.")
-    return kept
-
-
-def _numpy_name(func):
-    module = getattr(func, "__module__", None) or "numpy"
-    prefix = "np" + module[len("numpy"):] if module.startswith("numpy") else module
-    return module, f"{prefix}.{func.__name__}"
-
-
-def _diffkit_counterpart(func):
-    """The diffkit function standing for the NumPy function ``func``, or None."""
-    module, _ = _numpy_name(func)
-    if module == "numpy" or (module.startswith("numpy.")
-                             and module.split(".")[1] in ("core", "_core", "lib")):
-        namespace = _dnp
-    elif module == "numpy.linalg":
-        from ..numpy import linalg as namespace
-    elif module == "numpy.fft":
-        from ..numpy import fft as namespace
-    else:
-        return None
-    fn = getattr(namespace, func.__name__, None)
-    if fn is None or fn is func or not callable(fn) or inspect.ismodule(fn):
-        return None
-    if (getattr(fn, "__module__", None) or "").startswith("numpy"):
-        return None  # a re-exported NumPy function would dispatch back here
-    return fn
-
-
-def _array_function(self, func, types, args, kwargs):
-    """Route ``np.sum(t)``, ``np.linalg.solve(t, b)``, ``np.fft.fft(t)`` ... to the diffkit
-    function of the same name, with NumPy's positional arguments and keywords."""
-    for t in types:
-        if not issubclass(t, (np.ndarray, Tracer)):
-            return NotImplemented  # a foreign array type: let its own dispatch run
-    _, where = _numpy_name(func)
-    if _writes_out(kwargs.get("out")):
-        raise _in_place_call_error(self, sys._getframe(1), where)
-    fn = _diffkit_counterpart(func)
-    if fn is None:
-        raise NoRuleError(
-            f"{where} has no diffkit rule, so it cannot be applied to a traced value. Use "
-            "the diffkit.numpy function that computes the same thing, or define the "
-            "derivative yourself with dk.custom_vjp or dk.custom_jvp (or apply it to "
-            "dk.stop_gradient(x) if no derivative is wanted).")
-    return fn(*args, **_filter_keywords(where, fn, func, kwargs))
-
-
-def _reduction_method(fn, name):
-    """``Tracer.sum`` and friends, accepting NumPy's ``dtype=None``/``out=None`` keywords."""
-    accepted = _accepted_keywords(fn)
-    numpy_method = getattr(np.ndarray, name)
-
-    def method(self, *args, **kwargs):
-        if kwargs and accepted is not None:
-            kwargs = {k: v for k, v in kwargs.items()
-                      if k in accepted or not _is_harmless(k, v, {})}
-            extra = sorted(set(kwargs) - accepted)
-            if extra:
-                raise NoRuleError(
-                    f".{name} with keywords {extra} has no diffkit rule, so it cannot be "
-                    "applied to a traced value. Drop them, or define the derivative "
-                    "yourself with dk.custom_vjp/dk.custom_jvp.")
-        return fn(self, *args, **kwargs)
-
-    method.__name__ = name
-    method.__doc__ = getattr(numpy_method, "__doc__", None)
-    return method
-
-
-_dnp = None
-_OPERATIONS = {}  # the namespace's functions as install found them (before any wrapper)
-
-# ndarray methods that are diffkit.numpy functions of the same name (installed when present)
-# (not "sort": ndarray.sort sorts in place, which a traced value cannot do)
-_METHODS = ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "squeeze", "ravel",
-            "astype", "dot", "clip", "swapaxes", "round", "var", "std", "cumsum", "cumprod",
-            "ptp", "argsort", "diagonal", "trace", "repeat", "take", "conj",
-            "conjugate", "nonzero", "all", "any", "copy", "searchsorted", "compress")
-
-
-def install(dnp):
-    """Attach NumPy's operators and array methods to ``Tracer``, routed to ``dnp``."""
-    global _dnp
-    _dnp = dnp
-    _OPERATIONS.update(reshape=dnp.reshape, transpose=dnp.transpose)
-    negative, absolute, getitem, transpose, swapaxes = (
-        dnp.negative, dnp.abs, dnp.getitem, dnp.transpose, dnp.swapaxes)
-    # Operators are the functions themselves (a primitive called as Tracer.__mul__(a, b)
-    # binds directly): no extra Python frame on the hottest path.
-    binary = {"add": dnp.add, "sub": dnp.subtract, "mul": dnp.multiply,
-              "truediv": dnp.divide, "pow": dnp.power, "matmul": dnp.matmul,
-              "floordiv": dnp.floor_divide, "mod": dnp.remainder, "divmod": dnp.divmod}
-    for name, fn in binary.items():
-        setattr(Tracer, f"__{name}__", fn)
-        setattr(Tracer, f"__r{name}__", lambda self, other, fn=fn: fn(other, self))
-    Tracer.__radd__ = dnp.add  # commutative: no need to swap
-    Tracer.__rmul__ = dnp.multiply
-    comparisons = {"lt": dnp.less, "le": dnp.less_equal, "gt": dnp.greater,
-                   "ge": dnp.greater_equal, "eq": dnp.equal, "ne": dnp.not_equal}
-    for name, fn in comparisons.items():
-        setattr(Tracer, f"__{name}__", fn)
-    Tracer.__hash__ = object.__hash__
-    Tracer.__neg__ = lambda self: negative(self)
-    Tracer.__pos__ = lambda self: self
-    Tracer.__abs__ = lambda self: absolute(self)
-    Tracer.__getitem__ = lambda self, index: getitem(self, index)
-    Tracer.__iter__ = _iter
-    Tracer.T = property(lambda self: transpose(self))
-    Tracer.mT = property(lambda self: swapaxes(self, -1, -2))
-    Tracer.reshape = _reshape_method
-    Tracer.transpose = _transpose_method
-    for name in _METHODS:
-        if hasattr(dnp, name):
-            setattr(Tracer, name, getattr(dnp, name))
-    for name in ("sum", "mean", "prod", "max", "min"):
-        if hasattr(dnp, name):
-            setattr(Tracer, name, _reduction_method(getattr(dnp, name), name))
-    Tracer.flatten = dnp.ravel
-    for name in ("real", "imag"):
-        if hasattr(dnp, name):
-            setattr(Tracer, name, property(getattr(dnp, name)))
-    # Escape guards: conversions to plain NumPy or Python numbers would lose derivatives.
-    Tracer.__array_ufunc__ = _array_ufunc
-    Tracer.__array_function__ = _array_function
-    Tracer.__array__ = _array
-    Tracer.__float__ = _scalar("float")
-    Tracer.__int__ = _int
-    Tracer.__complex__ = _scalar("complex")
-    Tracer.__index__ = _scalar("operator.index")
-    Tracer.item = _scalar(".item")
-    Tracer.tolist = _scalar(".tolist")
-    Tracer.__bool__ = _bool
