@@ -22,6 +22,7 @@ from ._common import (
     _log,
     _order,
     _plain_only,
+    _random_state_property,
     _raw_moment,
     _shifted_moment,
     _Univariate,
@@ -212,14 +213,7 @@ class _Frozen:
     def _parse_shapes(self):
         return self.dist._parse("freeze", self.args, self.kwds)
 
-    @property
-    def random_state(self):
-        """The random state ``rvs`` draws from when given none."""
-        return self.dist.random_state
-
-    @random_state.setter
-    def random_state(self, seed):
-        self.dist.random_state = seed
+    random_state = _random_state_property("dist")
 
     def _call(self, method, *leading, **extra):
         return getattr(self.dist, method)(*leading, *self.args, **self.kwds, **extra)
