@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
 from .indexing import getitem
@@ -28,7 +28,6 @@ from .matrix_helpers import (
     _diag_embed,
     _imaginary_part_times_i,
     _inexact,
-    _is_complex,
     _mask,
     _mm,
     _real,
@@ -171,7 +170,7 @@ def _qr_vjp(cts, out, a, complete):
     if type(q_bar) is not Zero:
         g = ew.add(g, q_bar)
     g = _T(solve_p(r1, _T(g)))                    # (Qbar + conj(Q) N) R^-T
-    return g if _is_complex(a) else _real(g)
+    return g if is_complex(a) else _real(g)
 
 
 qr_p = Primitive("qr", _qr_impl, _qr_jvp, (_qr_vjp,), multiple_results=True,

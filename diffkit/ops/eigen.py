@@ -16,7 +16,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
@@ -27,7 +27,6 @@ from .matrix_helpers import (
     _conj,
     _diag,
     _diag_embed,
-    _is_complex,
     _mask,
     _mm,
     _nan_where,
@@ -71,14 +70,14 @@ def _from_triangle(x, UPLO):
     strict triangle, its conjugate transpose and the real part of the diagonal."""
     n = shape_of(x)[-1]
     real = _real_dtype(x)
-    if not _is_complex(x):   # x M + (x M)^T, M the strict triangle and half the diagonal
+    if not is_complex(x):   # x M + (x M)^T, M the strict triangle and half the diagonal
         half = _mask(n, -1, real) + 0.5 * np.eye(n, dtype=real)
         part = ew.multiply(x, half if UPLO == "L" else half.T)
         return ew.add(part, _T(part))
     strict = ew.multiply(x, _mask(n, -1, real) if UPLO == "L" else _mask(n, -1, real).T)
     diagonal = ew.multiply(_real(x), np.eye(n, dtype=real))
     return ew.add(ew.add(strict, _H(strict)), _cast(diagonal, dtype_of(x)) if
-                  _is_complex(x) else diagonal)
+                  is_complex(x) else diagonal)
 
 
 def _triangle_adjoint(g, UPLO, dtype):
@@ -87,7 +86,7 @@ def _triangle_adjoint(g, UPLO, dtype):
     n = shape_of(g)[-1]
     real = _real_dtype(g)
     both = ew.add(g, _H(g))
-    if not _is_complex(g):   # (g + g^T) M on the read triangle, by where, not a product:
+    if not is_complex(g):   # (g + g^T) M on the read triangle, by where, not a product:
         half = _mask(n, -1, real) + 0.5 * np.eye(n, dtype=real)   # it stays 0 when g is NaN
         half = half if UPLO == "L" else half.T
         out = ew.where(half > 0, ew.multiply(both, half), 0.0)
@@ -96,7 +95,7 @@ def _triangle_adjoint(g, UPLO, dtype):
     read = read if UPLO == "L" else read.T       # triangle stays 0 when g is NaN
     strict = ew.where(read, both, 0.0)
     diagonal = ew.where(np.eye(n, dtype=bool), _real(g), 0.0)
-    out = ew.add(strict, _cast(diagonal, dtype_of(g)) if _is_complex(g) else diagonal)
+    out = ew.add(strict, _cast(diagonal, dtype_of(g)) if is_complex(g) else diagonal)
     return out if np.dtype(dtype).kind == "c" else _real(out)
 
 
@@ -295,7 +294,7 @@ def _eig_vjp(cts, out, a):
         parts.append(_diag_embed(_cast(w_bar, dtype_of(v))))
     inner = parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
     g = solve_p(_T(v), _mm(inner, _T(v)))            # V^-T inner V^T
-    return g if _is_complex(a) else _real(g)
+    return g if is_complex(a) else _real(g)
 
 
 eig_p = Primitive("eig", _eig_impl, _eig_jvp, (_eig_vjp,), multiple_results=True,

@@ -46,7 +46,7 @@ import numpy as np
 from ..core.interop import concrete_value
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
-from ..core.zeros import Zero, dtype_of, shape_of, tangent_dtype
+from ..core.zeros import Zero, as_array, dtype_of, shape_of, tangent_dtype
 from ..errors import TracerConversionError
 from . import shape as _shape
 
@@ -426,9 +426,8 @@ def getitem(x, index):
     (e.g. per-example labels under ``vmap``); they have no derivative.
     """
     if not isinstance(x, Tracer) and not _holds_tracer(index):
-        return (x if isinstance(x, np.ndarray) else np.asarray(x))[index]
-    if not isinstance(x, Tracer):
-        x = np.asarray(x)
+        return as_array(x)[index]
+    x = as_array(x)
     spec, arrays, new_axes = parse_index(shape_of(x), index)
     if new_axes:
         x = _shape.expand_dims(x, new_axes)
@@ -475,7 +474,7 @@ class _AtIndex:
         """``(x, spec, arrays, restore, v)``: ``x`` with any 0-d-boolean axes inserted, the
         canonical index, a function that undoes the inserted axes, and ``v`` broadcast to
         the indexed shape."""
-        x = self._x if isinstance(self._x, Tracer) else np.asarray(self._x)
+        x = as_array(self._x)
         shape = shape_of(x)
         spec, arrays, new_axes = parse_index(shape, self._index)
         if new_axes:

@@ -11,7 +11,7 @@ function of the Hermitian matrix that one triangle defines (``triangles.py``).
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
@@ -24,9 +24,7 @@ from .matrix_helpers import (
     _common,
     _conj,
     _inexact,
-    _is_complex,
     _mm,
-    _operand,
     _real,
     _real_dtype,
     _single_batch,
@@ -134,7 +132,7 @@ def lstsq(a, b, rcond=None):
     known = rank if isinstance(rank, int) else None
     if m > n and (known is None or known == n):
         r = ew.subtract(b, matmul(a, x))
-        squares = _real(ew.multiply(_conj(r), r)) if _is_complex(r) else ew.square(r)
+        squares = _real(ew.multiply(_conj(r), r)) if is_complex(r) else ew.square(r)
         residuals = rd.sum(squares, axis=0)
         if vector:
             residuals = sh.reshape(residuals, (1,))
@@ -191,7 +189,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     if tol is not None and rtol is not None:
         raise ValueError("`tol` and `rtol` can't be both set.")
     if tol is not None:
-        return matrix_rank_p(A, _operand(tol), mode="tol", hermitian=bool(hermitian))
+        return matrix_rank_p(A, as_array(tol), mode="tol", hermitian=bool(hermitian))
     if rtol is not None:
-        return matrix_rank_p(A, _operand(rtol), mode="rtol", hermitian=bool(hermitian))
+        return matrix_rank_p(A, as_array(rtol), mode="rtol", hermitian=bool(hermitian))
     return matrix_rank_p(A, mode="default", hermitian=bool(hermitian))

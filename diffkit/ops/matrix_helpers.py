@@ -9,7 +9,7 @@ Every function here works on stacks of matrices ``(..., m, n)``.
 import numpy as np
 
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
 from .linalg import einsum, matmul_p
@@ -37,10 +37,6 @@ def _T(x):
     return sh.swapaxes(x, -1, -2)
 
 
-def _is_complex(x):
-    return dtype_of(x).kind == "c"
-
-
 def _complex_module():
     from . import complex as cx
     return cx
@@ -48,7 +44,7 @@ def _complex_module():
 
 def _real(x):
     """The real part (the value itself for real ``x``)."""
-    if not _is_complex(x):
+    if not is_complex(x):
         return x
     real = getattr(_complex_module(), "real", None)
     if real is not None:
@@ -57,7 +53,7 @@ def _real(x):
 
 
 def _conj(x):
-    return ew.conj(x) if _is_complex(x) else x
+    return ew.conj(x) if is_complex(x) else x
 
 
 def _H(x):
@@ -101,7 +97,7 @@ def _safe_reciprocal(x):
 
 def _imaginary_part_times_i(z):
     """``i Im(z)`` for complex ``z`` (``None`` for real ``z``: it would be zero)."""
-    if not _is_complex(z):
+    if not is_complex(z):
         return None
     return ew.multiply(ew.subtract(z, ew.conj(z)), 0.5)
 
@@ -128,15 +124,9 @@ def _single_batch(prim):
     return batch
 
 
-def _operand(x):
-    if isinstance(x, (Tracer, np.ndarray)):
-        return x
-    return np.asarray(x)
-
-
 def _inexact(x):
     """``x``, converted to float64 when it is an integer or boolean array (as NumPy does)."""
-    x = _operand(x)
+    x = as_array(x)
     if dtype_of(x).kind not in "fc":
         return ew.astype(x, np.float64)
     return x
@@ -144,7 +134,7 @@ def _inexact(x):
 
 def _common(*xs):
     """The arrays converted to their common floating-point (or complex) dtype."""
-    xs = [_operand(x) for x in xs]
+    xs = [as_array(x) for x in xs]
     dtype = np.result_type(*[dtype_of(x) for x in xs])
     if dtype.kind not in "fc":
         dtype = np.dtype(np.float64)

@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from ..core.zeros import shape_of
+from ..core.zeros import is_complex, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
@@ -19,7 +19,6 @@ from .matrix_helpers import (
     _assert_stacked_square,
     _conj,
     _inexact,
-    _is_complex,
     _real,
     _real_dtype,
     _scalar_if_plain,
@@ -39,7 +38,7 @@ def _abs(x):
 
 
 def _abs_squared(x):
-    if _is_complex(x):
+    if is_complex(x):
         return _real(ew.multiply(_conj(x), x))
     return ew.square(x)
 

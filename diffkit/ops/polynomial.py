@@ -28,11 +28,11 @@ import numpy as np
 from ..core.interop import concrete_value
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import _array, _traced
+from .array_helpers import _traced
 from .creation import vander
 from .decompositions import inv, lstsq
 from .families import real_cotangent, times
@@ -126,7 +126,7 @@ def roots(p):
     ``np.roots``: complex on traced values, differentiable in ``p`` (simple roots)."""
     if not _traced(p):
         return np.roots(p)
-    p = _array(p)
+    p = as_array(p)
     if len(shape_of(p)) != 1:
         raise ValueError("Input must be a rank-1 array.")
     size = shape_of(p)[0]
@@ -189,8 +189,8 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if not _traced(x, y, w):
         return np.polyfit(x, y, deg, rcond, full, w, cov)
     order = int(deg) + 1
-    x, y = _array(x) + 0.0, _array(y) + 0.0
-    w = None if w is None else _array(w) + 0.0
+    x, y = as_array(x) + 0.0, as_array(y) + 0.0
+    w = None if w is None else as_array(w) + 0.0
     _check_fit_inputs(x, y, int(deg), w)
     count = shape_of(x)[0]
     if rcond is None:
@@ -236,7 +236,7 @@ def polydiv(u, v):
     differentiable in ``u`` and ``v``."""
     if not _traced(u, v):
         return np.polydiv(u, v)
-    u, v = sh.ravel(_array(u) + 0.0), sh.ravel(_array(v) + 0.0)
+    u, v = sh.ravel(as_array(u) + 0.0), sh.ravel(as_array(v) + 0.0)
     m, n = shape_of(u)[0] - 1, shape_of(v)[0] - 1
     if n < 0 or m < 0:
         raise ValueError("polydiv needs non-empty coefficient arrays")

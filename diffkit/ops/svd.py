@@ -17,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
 from .indexing import getitem
@@ -32,7 +32,6 @@ from .matrix_helpers import (
     _diag_embed,
     _imaginary_part_times_i,
     _inexact,
-    _is_complex,
     _mm,
     _nan_where,
     _real,
@@ -150,7 +149,7 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
     if type(s_bar) is not Zero:
         spectral = _conj(svd_spectral_p(a, u, s, vh, _cast(s_bar, dtype_of(s)),
                                         full_matrices=full_matrices, hermitian=hermitian))
-        spectral = spectral if _is_complex(a) else _real(spectral)
+        spectral = spectral if is_complex(a) else _real(spectral)
         if type(u_bar) is Zero and type(v_bar) is Zero:
             return spectral
     groups = tie_groups_p(s)
@@ -188,7 +187,7 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
     g = _nan_where(unknown_at_ties_p(_tied(groups), moving), g)
     if hermitian:
         g = _sym(g)
-    g = g if _is_complex(a) else _real(g)
+    g = g if is_complex(a) else _real(g)
     return g if spectral is None else ew.add(g, spectral)
 
 
@@ -274,7 +273,7 @@ def _svd_spectral_vjp_a(ct, out, a, u, s, vh, c, full_matrices, hermitian):
         g = ew.add(g, _mm(_conj(u1), ew.subtract(y, _mm(_mm(y, _conj(v1)), _T(v1)))))
     if hermitian:
         g = _sym(g)
-    return g if _is_complex(a) else _real(g)
+    return g if is_complex(a) else _real(g)
 
 
 def _svd_spectral_vjp_c(ct, out, a, u, s, vh, c, full_matrices, hermitian):

@@ -15,7 +15,7 @@ import scipy.integrate as _si
 
 from .. import numpy as dnp
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from ..ops.indexing import getitem
 
 __all__ = ["trapezoid", "simpson", "cumulative_trapezoid"]
@@ -39,7 +39,7 @@ def _axis(axis, ndim):
 
 def _spacings(x, y, axis):
     """``diff(x)`` along ``axis``, shaped to broadcast against ``y``; SciPy's errors."""
-    x = x if isinstance(x, Tracer) else np.asarray(x)
+    x = as_array(x)
     ndim = len(shape_of(y))
     if len(shape_of(x)) == 1:
         d = dnp.diff(x)
@@ -66,7 +66,7 @@ def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
     ``scipy.integrate.cumulative_trapezoid`` (``initial`` ``None`` or 0, prepended)."""
     if not _traced(y, x, dx):
         return _si.cumulative_trapezoid(y, x, dx, axis, initial)
-    y = y if isinstance(y, Tracer) else np.asarray(y)
+    y = as_array(y)
     ndim = len(shape_of(y))
     axis = _axis(axis, ndim)
     n = shape_of(y)[axis]
@@ -107,7 +107,7 @@ def simpson(y, *, x=None, dx=1.0, axis=-1):
     (samples at ``x``, 1-D or shaped like ``y``, or spacing ``dx``)."""
     if not _traced(y, x, dx):
         return _si.simpson(y, x=x, dx=dx, axis=axis)
-    y = y if isinstance(y, Tracer) else np.asarray(y)
+    y = as_array(y)
     ndim = len(shape_of(y))
     axis = _axis(axis, ndim)
     n = shape_of(y)[axis]
