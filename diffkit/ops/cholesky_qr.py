@@ -21,14 +21,13 @@ from .indexing import getitem
 from .matrix_helpers import (
     _H,
     _T,
-    _assert_stacked_2d,
     _cast,
     _conj,
     _diag,
     _diag_embed,
     _imaginary_part_times_i,
-    _inexact,
     _mask,
+    _matrix_stack,
     _mm,
     _real,
     _real_dtype,
@@ -186,8 +185,7 @@ def qr(a, mode="reduced"):
     (m > n) follow the orthogonal complement of the others (see the module docstring)."""
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"Unrecognized mode '{mode}'")
-    a = _inexact(a)
-    _assert_stacked_2d(a)
+    a = _matrix_stack(a)
     if mode == "raw":
         if _traced(a):
             raise ValueError("qr(mode='raw') returns LAPACK's Householder reflectors, which "

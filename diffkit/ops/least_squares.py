@@ -20,10 +20,10 @@ from .matrix_helpers import (
     _H,
     _T,
     LinAlgError,
-    _assert_stacked_2d,
     _common,
     _conj,
     _inexact,
+    _matrix_stack,
     _mm,
     _real,
     _real_dtype,
@@ -85,8 +85,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     ``rcond`` (or ``rtol``) times the largest are dropped (default 1e-15; ``rtol=None``:
     ``max(m, n) * eps``). Differentiable where the rank (the number of kept singular values)
     is locally constant."""
-    a = _inexact(a)
-    _assert_stacked_2d(a)
+    a = _matrix_stack(a)
     if rcond is None:
         if rtol is _NO_VALUE:
             rcond = 1e-15

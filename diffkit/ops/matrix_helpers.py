@@ -156,9 +156,17 @@ def _assert_stacked_square(*arrays):
                               f"{shape_of(a)})")
 
 
-def _square_stack(a):
+def _matrix_stack(a):
+    """``a`` as a stack of matrices ``(..., m, n)``: inexact (integers and booleans become
+    float64, as NumPy computes them) and at least 2-D (NumPy's ``LinAlgError`` otherwise)."""
     a = _inexact(a)
     _assert_stacked_2d(a)
+    return a
+
+
+def _square_stack(a):
+    """``a`` as a stack of square matrices ``(..., n, n)`` (see ``_matrix_stack``)."""
+    a = _matrix_stack(a)
     _assert_stacked_square(a)
     return a
 

@@ -15,10 +15,10 @@ from . import reductions as rd
 from . import shape as sh
 from .indexing import getitem
 from .matrix_helpers import (
-    _assert_stacked_2d,
     _assert_stacked_square,
     _conj,
     _inexact,
+    _matrix_stack,
     _real,
     _real_dtype,
     _scalar_if_plain,
@@ -171,16 +171,14 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """The matrix norm over the last two axes, as ``np.linalg.matrix_norm``."""
-    x = _inexact(x)
-    _assert_stacked_2d(x)
+    x = _matrix_stack(x)
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
 def cond(x, p=None):
     """The condition number in the norm ``p`` (None/2/-2: ratio of singular values; 'fro',
     'nuc', 1, -1, inf, -inf: ``norm(x, p) * norm(inv(x), p)``), as ``np.linalg.cond``."""
-    x = _inexact(x)
-    _assert_stacked_2d(x)
+    x = _matrix_stack(x)
     if not _traced(x):
         return np.linalg.cond(x, p)
     if p is None or p == 2 or p == -2:
