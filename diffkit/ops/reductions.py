@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
-from ..core.zeros import Zero, as_array, dtype_of, shape_of
+from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape
 from .indexing import getitem
@@ -140,13 +140,13 @@ def _recurrence_impl(a, b, axis, reverse):
 
 
 def _recurrence_jvp(primals, tangents, axis, reverse):
-    (a, b), (ta, tb) = primals, tangents
+    a, b = primals
     out = recurrence_p(a, b, axis=axis, reverse=reverse)
-    drive = None if type(tb) is Zero else tb
-    if type(ta) is not Zero:
-        term = _times_partials(ta, _shifted(out, axis, not reverse, 0.0))
-        drive = term if drive is None else drive + term
-    return out, recurrence_p(a, drive, axis=axis, reverse=reverse)
+
+    def drive(i, t):  # u_k = a_k u_(k-1) + b_k: da_k u_(k-1) + db_k drives the tangent
+        return _times_partials(t, _shifted(out, axis, not reverse, 0.0)) if i == 0 else t
+
+    return out, recurrence_p(a, add_tangents(tangents, drive), axis=axis, reverse=reverse)
 
 
 def _recurrence_adjoint(ct, a, axis, reverse):
