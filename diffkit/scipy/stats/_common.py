@@ -274,6 +274,10 @@ class _Univariate(_Distribution):
     args, kwds) -> (values, given)`` (``values`` maps 'm', 'v', 's', 'k' to closed forms):
     differentiable in the distribution's continuous parameters."""
 
+    def __call__(self, *args, **kwds):
+        """The distribution with its parameters fixed, as ``freeze``."""
+        return self.freeze(*args, **kwds)
+
     def stats(self, *args, **kwds):
         """Mean ('m'), variance ('v'), skewness ('s') and excess kurtosis ('k'), those named
         by ``moments`` (default 'mv')."""

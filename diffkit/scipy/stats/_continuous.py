@@ -195,9 +195,6 @@ class _Continuous(_Univariate):
         """The distribution with its parameters fixed: ``norm.freeze(loc, scale).logpdf(x)``."""
         return _FrozenContinuous(type(self)(), *args, **kwds)
 
-    def __call__(self, *args, **kwds):
-        return self.freeze(*args, **kwds)
-
 
 class _Frozen:
     """SciPy's ``rv_frozen``: ``dist``, ``args``, ``kwds``, ``a``, ``b`` and the methods
