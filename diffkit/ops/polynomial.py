@@ -27,7 +27,6 @@ import numpy as np
 
 from ..core.interop import concrete_value
 from ..core.primitive import Primitive
-from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as red
@@ -114,7 +113,7 @@ roots_p = Primitive("polyroots", _roots_impl, _roots_jvp, (_roots_vjp,),
 
 def _nonzero_span(p):
     """``(first, last)`` nonzero positions of the concrete coefficients (None if unknown)."""
-    values = concrete_value(p) if isinstance(p, Tracer) else np.asarray(p)
+    values = concrete_value(as_array(p))  # a plain value is its own concrete value
     if values is None:
         return None
     nonzero = np.flatnonzero(values)
@@ -220,7 +219,7 @@ def _strip_leading(r, at_least):
     """NumPy's remainder: leading entries within 1e-8 of zero removed (keeping one); from
     concrete values when there are some, else the ``at_least`` entries that are zero by
     construction."""
-    values = concrete_value(r) if isinstance(r, Tracer) else np.asarray(r)
+    values = concrete_value(as_array(r))
     size = shape_of(r)[0]
     if values is None:
         start = min(at_least, size - 1)
