@@ -1,6 +1,6 @@
 """Shared helpers of the ``numpy.linalg`` families: stacked matrix algebra written with
 diffkit's operations (``_T``, ``_H``, ``_mm``, ``_diag`` ...), argument checks and
-conversions (``_operand``, ``_common``, ``_inexact``), and the batching rule of one-argument
+conversions (``_matrix_stack``, ``_common``, ``_inexact``), and the batching rule of one-argument
 primitives (``_single_batch``: the batch axis is one more stack axis).
 
 Every function here works on stacks of matrices ``(..., m, n)``.
