@@ -427,7 +427,8 @@ def getitem(x, index):
     """
     if not isinstance(x, Tracer) and not _holds_tracer(index):
         return as_array(x)[index]
-    x = as_array(x)
+    if not isinstance(x, Tracer):  # a plain ndarray (a subclass's own indexing is not ours)
+        x = np.asarray(x)
     spec, arrays, new_axes = parse_index(shape_of(x), index)
     if new_axes:
         x = _shape.expand_dims(x, new_axes)
@@ -474,7 +475,7 @@ class _AtIndex:
         """``(x, spec, arrays, restore, v)``: ``x`` with any 0-d-boolean axes inserted, the
         canonical index, a function that undoes the inserted axes, and ``v`` broadcast to
         the indexed shape."""
-        x = as_array(self._x)
+        x = self._x if isinstance(self._x, Tracer) else np.asarray(self._x)
         shape = shape_of(x)
         spec, arrays, new_axes = parse_index(shape, self._index)
         if new_axes:
