@@ -64,9 +64,21 @@ def is_complex(x):
 
 
 def as_array(x):
-    """``x`` as something with a shape and dtype: arrays and tracers (anything with a
-    ``shape``) as they are, lists and Python scalars read as NumPy reads them."""
-    return x if type(x) is np.ndarray or hasattr(x, "shape") else np.asarray(x)
+    """``x`` as something with a shape and dtype: arrays (subclasses included), NumPy
+    scalars and tracers (anything whose type has a ``shape``) as they are, lists, tuples and
+    Python scalars read as NumPy reads them.
+
+    The type is asked rather than ``x`` because a tracer's ``shape`` is computed: asking the
+    class keeps this as cheap for a tracer as for an array (it runs on every operand of
+    ``matmul``, ``dot``, the reductions...)."""
+    return x if type(x) is np.ndarray or hasattr(type(x), "shape") else np.asarray(x)
+
+
+def sequence_as_array(x):
+    """A list or tuple read as NumPy reads it; anything else (a Python scalar included) as it
+    is, for the functions that give a scalar back as they got it (``np.real(2.0)`` is
+    ``2.0``, not a 0-d array)."""
+    return np.asarray(x) if isinstance(x, (list, tuple)) else x
 
 
 def tangent_dtype(dtype):
@@ -89,3 +101,20 @@ def instantiate(t):
 
 def is_zero(t):
     return t is None or type(t) is Zero
+
+
+def add_tangents(tangents, term):
+    """The tangent of a result that is linear in each argument's tangent (a product rule):
+    the sum of ``term(i, t)`` over the tangents ``t`` (of argument ``i``) that are not
+    symbolic zeros, in argument order; ``None`` (a zero tangent) when all of them are.
+
+    ``term`` runs only for the nonzero tangents, so a rule never computes with a zero. The
+    terms are added with ``+`` (a tracer's ``+`` is the ``add`` primitive) and are not
+    broadcast: a rule whose terms may be smaller than its output broadcasts the sum."""
+    total = None
+    for i, t in enumerate(tangents):
+        if t is None or type(t) is Zero:
+            continue
+        part = term(i, t)
+        total = part if total is None else total + part
+    return total

@@ -25,7 +25,7 @@ from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from ..ops import elementwise as ew
 from ..ops import shape as sh
-from ..ops.creation import array_from_nested, holds_tracer, linspace
+from ..ops.creation import asarray, holds_tracer, linspace
 
 _SCALARS = (int, float, complex, bool, np.generic)
 
@@ -51,7 +51,7 @@ def concatenate_entries(key, axis, ndmin, trans1d):
             kinds.append(entry)
             continue
         else:
-            value = _array(entry)
+            value = asarray(entry)
             piece = _raised(value, ndmin, trans1d, len(shape_of(value)))
         pieces.append(piece)
         kinds.append(dtype_of(piece))
@@ -76,14 +76,6 @@ def _directive(text, ndmin, trans1d):
     ndmin = numbers[1] if len(numbers) > 1 else ndmin
     trans1d = numbers[2] if len(numbers) > 2 else trans1d
     return axis, ndmin, trans1d
-
-
-def _array(entry):
-    if isinstance(entry, Tracer):
-        return entry
-    if holds_tracer(entry):
-        return array_from_nested(entry)
-    return np.asarray(entry)
 
 
 def _plain(value, what):

@@ -7,12 +7,12 @@ import operator
 
 import numpy as np
 
-from ..core.zeros import shape_of
+from ..core.zeros import as_array, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
 from .indexing import getitem
-from .matrix_helpers import _T, _conj, _diag, _operand
+from .matrix_helpers import _T, _conj, _diag
 
 __all__ = ["outer", "vecdot", "matrix_transpose", "diagonal", "trace", "cross"]
 
@@ -22,7 +22,7 @@ __all__ = ["outer", "vecdot", "matrix_transpose", "diagonal", "trace", "cross"]
 
 def outer(x1, x2, /):
     """The outer product of two vectors, as ``np.linalg.outer`` (1-D inputs only)."""
-    x1, x2 = _operand(x1), _operand(x2)
+    x1, x2 = as_array(x1), as_array(x2)
     for name, x in (("x1", x1), ("x2", x2)):
         if len(shape_of(x)) != 1:
             raise ValueError(f"Input arrays must be one-dimensional, but {name} has shape "
@@ -32,7 +32,7 @@ def outer(x1, x2, /):
 
 def vecdot(x1, x2, /, *, axis=-1):
     """``sum(conj(x1) * x2)`` over ``axis``, broadcasting, as ``np.linalg.vecdot``."""
-    x1, x2 = _operand(x1), _operand(x2)
+    x1, x2 = as_array(x1), as_array(x2)
     n1, n2 = len(shape_of(x1)), len(shape_of(x2))
     if shape_of(x1)[axis] != shape_of(x2)[axis]:
         raise ValueError(f"vecdot: x1 has shape {shape_of(x1)} and x2 {shape_of(x2)}; axis "
@@ -43,7 +43,7 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 def matrix_transpose(x, /):
     """The transpose of the last two axes, as ``np.linalg.matrix_transpose``."""
-    x = _operand(x)
+    x = as_array(x)
     if len(shape_of(x)) < 2:
         raise ValueError(f"Input array must be at least 2-dimensional, got shape {shape_of(x)}")
     return _T(x)
@@ -58,7 +58,7 @@ def _diagonal_index(dims, offset):
 
 def diagonal(x, /, *, offset=0):
     """The diagonals of the last two axes, as ``np.linalg.diagonal``."""
-    x = _operand(x)
+    x = as_array(x)
     if len(shape_of(x)) < 2:
         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape "
                          f"{shape_of(x)}")
@@ -76,7 +76,7 @@ def trace(x, /, *, offset=0, dtype=None):
 def cross(x1, x2, /, *, axis=-1):
     """The cross product of 3-vectors along ``axis``, broadcasting, as
     ``np.linalg.cross``."""
-    x1, x2 = _operand(x1), _operand(x2)
+    x1, x2 = as_array(x1), as_array(x2)
     if shape_of(x1)[axis] != 3 or shape_of(x2)[axis] != 3:
         raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but "
                          f"they have {shape_of(x1)[axis]} and {shape_of(x2)[axis]} dimensions")

@@ -46,11 +46,6 @@ def _traced(*values):
     return False
 
 
-def _array(x):
-    """``x`` as something with a shape and dtype: tracers and arrays as they are."""
-    return x if isinstance(x, (Tracer, np.ndarray)) else np.asarray(x)
-
-
 def _ndim(x):
     return len(shape_of(x))
 

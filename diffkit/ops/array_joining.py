@@ -13,10 +13,10 @@ import numpy as np
 
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
-from ..core.zeros import Zero, shape_of
+from ..core.zeros import Zero, as_array, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .array_helpers import _NUMPY2, _array, _axis, _ndim, _several, _static, _take_range, _traced
+from .array_helpers import _NUMPY2, _axis, _ndim, _several, _static, _take_range, _traced
 
 __all__ = [
     "split", "array_split", "hsplit", "vsplit", "dsplit", "atleast_1d", "atleast_2d",
@@ -37,7 +37,7 @@ def _sequence(tup, name):
     tup = list(tup)
     if not tup:
         raise ValueError("need at least one array to concatenate")
-    return [_array(a) for a in tup]
+    return [as_array(a) for a in tup]
 
 
 def _unstack(x):
@@ -145,7 +145,7 @@ def dsplit(ary, indices_or_sections):
 
 
 def _at_least(x, ndim):
-    x = _array(x)
+    x = as_array(x)
     dims = shape_of(x)
     if len(dims) >= ndim:
         return x
@@ -186,7 +186,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         dims[i] = -1
         if indexing == "xy" and ndim > 1 and i < 2:
             dims[0], dims[1] = dims[1], dims[0]
-        out.append(sh.reshape(_array(x), tuple(dims)))
+        out.append(sh.reshape(as_array(x), tuple(dims)))
     if not sparse:
         out = list(broadcast_arrays(*out))
     return tuple(out) if _NUMPY2 else out
@@ -199,7 +199,7 @@ def broadcast_arrays(*args, subok=False):
     """The arguments broadcast to their common shape, as ``np.broadcast_arrays``."""
     if not _traced(*args):
         return np.broadcast_arrays(*args, subok=subok)
-    args = [_array(a) for a in args]
+    args = [as_array(a) for a in args]
     target = np.broadcast_shapes(*(shape_of(a) for a in args))
     out = [sh.broadcast_to(a, target) for a in args]
     return tuple(out) if _NUMPY2 else out
@@ -261,7 +261,7 @@ def _block_structure(arrays, index=()):
                         "blocks, and np.block does not allow implicit conversion from tuple "
                         "to ndarray.")
     if not isinstance(arrays, list):
-        return 0, _ndim(_array(arrays))
+        return 0, _ndim(as_array(arrays))
     if not arrays:
         raise ValueError(f"List at {_block_index(index)} cannot be empty")
     found = [_block_structure(a, index + (i,)) for i, a in enumerate(arrays)]
@@ -281,7 +281,7 @@ def _block_index(index):
 
 def _assemble(arrays, depth, ndim):
     if not isinstance(arrays, list):
-        return _at_least_nd(_array(arrays), ndim)
+        return _at_least_nd(as_array(arrays), ndim)
     parts = [_assemble(a, depth - 1, ndim) for a in arrays]
     return sh.concatenate(parts, axis=-depth) if len(parts) > 1 else parts[0]
 

@@ -11,13 +11,12 @@ import math
 import numpy as np
 
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
 from .array_helpers import (
     _NUMPY2,
-    _array,
     _axis,
     _gather,
     _ndim,
@@ -111,32 +110,22 @@ def _pad_widths(pad_width, ndim):
 def _pairs(values, ndim, what, index=False):
     """``values`` broadcast to ``ndim`` (before, after) pairs, as ``np.pad`` reads its
     per-axis arguments: a scalar, one pair for every axis, or one pair per axis."""
-    if isinstance(values, Tracer) or (isinstance(values, (list, tuple)) and _traced(*values)):
-        values = values if isinstance(values, Tracer) else sh.stack(
-            [_array(v) if not isinstance(v, (list, tuple)) else sh.stack(list(v))
-             for v in values])
-        size = math.prod(shape_of(values))
-        if size == 2 and shape_of(values) != (2, 1):
-            values = sh.reshape(values, (1, 2))
-        elif size == 1:
-            values = sh.reshape(values, (1, 1))
-        try:
-            values = sh.broadcast_to(values, (ndim, 2))
-        except ValueError:
-            raise ValueError(f"{what} of shape {shape_of(values)} cannot be broadcast to "
-                             f"{(ndim, 2)}") from None
-        return [(values[i, 0], values[i, 1]) for i in range(ndim)]
-    values = np.asarray(values)
-    if index and values.size and values.min() < 0:
-        raise ValueError("index can't contain negative values")
-    if values.size == 1:
-        values = values.reshape(1, 1)
-    elif values.size == 2 and values.shape != (2, 1):
-        values = values.reshape(1, 2)
+    if isinstance(values, (list, tuple)) and _traced(*values):
+        values = sh.stack([as_array(v) if not isinstance(v, (list, tuple)) else sh.stack(list(v))
+                           for v in values])
+    elif not isinstance(values, Tracer):
+        values = np.asarray(values)
+        if index and values.size and values.min() < 0:  # checkable on plain values only
+            raise ValueError("index can't contain negative values")
+    size = math.prod(shape_of(values))
+    if size == 1:
+        values = sh.reshape(values, (1, 1))
+    elif size == 2 and shape_of(values) != (2, 1):
+        values = sh.reshape(values, (1, 2))
     try:
-        values = np.broadcast_to(values, (ndim, 2))
+        values = sh.broadcast_to(values, (ndim, 2))
     except ValueError:
-        raise ValueError(f"{what} of shape {values.shape} cannot be broadcast to "
+        raise ValueError(f"{what} of shape {shape_of(values)} cannot be broadcast to "
                          f"{(ndim, 2)}") from None
     return [(values[i, 0], values[i, 1]) for i in range(ndim)]
 
@@ -274,7 +263,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         pad_width = _static(pad_width, "pad_width")
     if not _traced(array, *kwargs.values()):
         return np.pad(array, pad_width, mode=mode, **kwargs)
-    x = _array(array)
+    x = as_array(array)
     ndim = _ndim(x)
     widths = _pad_widths(pad_width, ndim)
     if mode not in ("constant", "empty"):

@@ -12,11 +12,11 @@ import warnings
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import _NUMPY2, _array, _axis, _ndim, _traced
+from .array_helpers import _NUMPY2, _axis, _ndim, _traced
 from .indexing import getitem
 
 __all__ = ["kron", "convolve", "correlate", "cross", "polyval"]
@@ -25,7 +25,7 @@ def kron(a, b):
     """Kronecker product, as ``np.kron``: one broadcasting product of interleaved axes."""
     if not _traced(a, b):
         return np.kron(a, b)
-    a, b = _array(a), _array(b)
+    a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     ndim = max(len(sa), len(sb))
     sa, sb = (1,) * (ndim - len(sa)) + sa, (1,) * (ndim - len(sb)) + sb
@@ -76,14 +76,9 @@ def _reversed_last(x):
 
 def _convolve_jvp(primals, tangents, mode):
     a, v = primals
-    ta, tv = tangents
-    parts = []
-    if type(ta) is not Zero:
-        parts.append(convolve_p(ta, v, mode=mode))
-    if type(tv) is not Zero:
-        parts.append(convolve_p(a, tv, mode=mode))
-    out = convolve_p(a, v, mode=mode)
-    return out, parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
+    return convolve_p(a, v, mode=mode), add_tangents(
+        tangents, lambda i, t: convolve_p(t, v, mode=mode) if i == 0 else
+        convolve_p(a, t, mode=mode))
 
 
 def _convolve_vjp_a(ct, out, a, v, mode):
@@ -120,7 +115,7 @@ convolve_p = Primitive("convolve", _convolve_impl, _convolve_jvp,
 
 
 def _signal_operands(a, v, promote):
-    a, v = _array(a), _array(v)
+    a, v = as_array(a), as_array(v)
     if not promote and (_ndim(a) == 0 or _ndim(v) == 0):
         raise ValueError(f"object of too small depth for desired array: correlate takes "
                          f"1-D arrays, got shapes {shape_of(a)} and {shape_of(v)}")
@@ -184,7 +179,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         return np.cross(a, b, axisa, axisb, axisc, axis)
     if axis is not None:
         axisa = axisb = axisc = axis
-    a, b = _array(a), _array(b)
+    a, b = as_array(a), as_array(b)
     a = sh.moveaxis(a, _axis(axisa, _ndim(a)), -1)
     b = sh.moveaxis(b, _axis(axisb, _ndim(b)), -1)
     na, nb = shape_of(a)[-1], shape_of(b)[-1]
@@ -220,7 +215,7 @@ def polyval(p, x):
         p = p.coeffs
     if not _traced(p, x):
         return np.polyval(p, x)
-    p, x = _array(p), _array(x)
+    p, x = as_array(p), as_array(x)
     y = np.zeros(shape_of(x), dtype_of(x))
     for i in range(shape_of(p)[0] if shape_of(p) else 0):
         y = ew.add(ew.multiply(y, x), getitem(p, i)) if i else ew.add(y, getitem(p, 0))

@@ -21,10 +21,10 @@ import numpy as np
 
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .array_helpers import _array, _axis, _ndim, _static, _traced, index_floor_divide
+from .array_helpers import _axis, _ndim, _static, _traced, index_floor_divide
 from .array_taking import take, take_along_axis
 from .indexing import getitem
 
@@ -63,7 +63,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     ``np.argsort``. Integer result, no derivative."""
     if order is not None:
         raise ValueError("argsort: order= (structured arrays) is not supported")
-    a, axis = _flat_axis(_array(a), axis)
+    a, axis = _flat_axis(as_array(a), axis)
     return argsort_p(a, axis=axis, kind=_sort_kind(kind, stable))
 
 
@@ -94,7 +94,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     Integer result, no derivative."""
     if order is not None:
         raise ValueError("argpartition: order= (structured arrays) is not supported")
-    a, axis = _flat_axis(_array(a), axis)
+    a, axis = _flat_axis(as_array(a), axis)
     return argpartition_p(a, kth=_kth(kth), axis=axis)
 
 
@@ -145,7 +145,7 @@ def searchsorted(a, v, side="left", sorter=None):
     Integer result, no derivative."""
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
-    a, v = _array(a), _array(v)
+    a, v = as_array(a), as_array(v)
     if _ndim(a) != 1:
         raise ValueError(f"searchsorted: a must be 1-dimensional, got shape {shape_of(a)}")
     if sorter is not None:
@@ -175,7 +175,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     right (the last segment's at ``xp[-1]``)."""
     if not _traced(x, xp, fp, left, right):
         return np.interp(x, xp, fp, left, right, period)
-    x, xp, fp = (_float_like(_array(v)) for v in (x, xp, fp))
+    x, xp, fp = (_float_like(as_array(v)) for v in (x, xp, fp))
     if _ndim(xp) != 1 or _ndim(fp) != 1:
         raise ValueError("Data points must be 1D sequences")
     if shape_of(xp)[0] != shape_of(fp)[0]:

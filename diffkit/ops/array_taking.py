@@ -7,12 +7,11 @@
 import numpy as np
 
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
 from .array_helpers import (
     _along,
-    _array,
     _axis,
     _gather,
     _ndim,
@@ -39,7 +38,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     if not _traced(a, indices):
         return np.take(a, indices, axis, mode=mode)
-    a = _array(a)
+    a = as_array(a)
     if axis is None:
         a, axis = sh.ravel(a), 0
     axis = _axis(axis, _ndim(a))
@@ -68,8 +67,8 @@ def take_along_axis(arr, indices, axis=-1):
     broadcasting, as ``np.take_along_axis`` (``axis=None``: the flattened array)."""
     if not _traced(arr, indices):
         return np.take_along_axis(arr, indices, axis)
-    arr = _array(arr)
-    indices = _array(indices)
+    arr = as_array(arr)
+    indices = as_array(indices)
     if axis is None:
         if _ndim(indices) != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
@@ -113,11 +112,11 @@ def select(condlist, choicelist, default=0):
     if not _traced(list(condlist), list(choicelist), default):
         return np.select(condlist, choicelist, default)
     for i, cond in enumerate(condlist):
-        if dtype_of(_array(cond)).kind != "b":
+        if dtype_of(as_array(cond)).kind != "b":
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
     result = default
     for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
-        result = ew.where(_array(cond), choice, result)
+        result = ew.where(as_array(cond), choice, result)
     return result
 
 
@@ -126,7 +125,7 @@ def append(arr, values, axis=None):
     ``np.append``."""
     if not _traced(arr, values):
         return np.append(arr, values, axis)
-    arr, values = _array(arr), _array(values)
+    arr, values = as_array(arr), as_array(values)
     if axis is None:
         return sh.concatenate([sh.ravel(arr), sh.ravel(values)], axis=0)
     return sh.concatenate([arr, values], axis=axis)
@@ -151,7 +150,7 @@ def insert(arr, obj, values, axis=None):
     obj = _static(obj, "obj")
     if not _traced(arr, values):
         return np.insert(arr, obj, values, axis)
-    arr, values = _array(arr), _array(values)
+    arr, values = as_array(arr), as_array(values)
     if axis is None:
         arr, axis = sh.ravel(arr), 0
     dims = shape_of(arr)

@@ -14,22 +14,20 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
 from .indexing import getitem
 from .matrix_helpers import (
     _H,
     _T,
-    _assert_stacked_2d,
     _cast,
     _conj,
     _diag,
     _diag_embed,
     _imaginary_part_times_i,
-    _inexact,
-    _is_complex,
     _mask,
+    _matrix_stack,
     _mm,
     _real,
     _real_dtype,
@@ -171,7 +169,7 @@ def _qr_vjp(cts, out, a, complete):
     if type(q_bar) is not Zero:
         g = ew.add(g, q_bar)
     g = _T(solve_p(r1, _T(g)))                    # (Qbar + conj(Q) N) R^-T
-    return g if _is_complex(a) else _real(g)
+    return g if is_complex(a) else _real(g)
 
 
 qr_p = Primitive("qr", _qr_impl, _qr_jvp, (_qr_vjp,), multiple_results=True,
@@ -187,8 +185,7 @@ def qr(a, mode="reduced"):
     (m > n) follow the orthogonal complement of the others (see the module docstring)."""
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"Unrecognized mode '{mode}'")
-    a = _inexact(a)
-    _assert_stacked_2d(a)
+    a = _matrix_stack(a)
     if mode == "raw":
         if _traced(a):
             raise ValueError("qr(mode='raw') returns LAPACK's Householder reflectors, which "

@@ -23,7 +23,7 @@ import numpy as np
 from numpy import complex64, complex128
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, dtype_of, sequence_as_array, shape_of
 from . import elementwise as ew
 
 __all__ = ["real", "imag", "angle", "iscomplexobj", "isrealobj", "iscomplex", "isreal",
@@ -63,20 +63,16 @@ imag_p = Primitive(
 imag_p.batch = _elementwise_batch(imag_p)
 
 
-def _as_array(x):
-    return np.asarray(x) if isinstance(x, (list, tuple)) else x
-
-
 def real(val):
     """The real part of ``val``, as ``np.real`` (a real input is returned as it is)."""
-    val = _as_array(val)
+    val = sequence_as_array(val)
     return real_p(val) if dtype_of(val).kind == "c" else val
 
 
 def imag(val):
     """The imaginary part of ``val``, as ``np.imag``: zeros, with no derivative, for a real
     input."""
-    val = _as_array(val)
+    val = sequence_as_array(val)
     if dtype_of(val).kind == "c":
         return imag_p(val)
     return np.zeros(shape_of(val), dtype_of(val))
@@ -121,7 +117,7 @@ angle_p.batch = _elementwise_batch(angle_p)
 def angle(z, deg=False):
     """The counterclockwise angle from the positive real axis, as ``np.angle`` (in degrees
     with ``deg=True``). Its derivative is 0 at ``z == 0`` and for real inputs."""
-    return angle_p(_as_array(z), deg=bool(deg))
+    return angle_p(sequence_as_array(z), deg=bool(deg))
 
 
 # --- predicates (no derivative) ------------------------------------------------------------
@@ -129,7 +125,7 @@ def angle(z, deg=False):
 
 def iscomplexobj(x):
     """Whether ``x`` has a complex dtype, as ``np.iscomplexobj``."""
-    return dtype_of(_as_array(x)).kind == "c"
+    return dtype_of(sequence_as_array(x)).kind == "c"
 
 
 def isrealobj(x):
@@ -144,11 +140,11 @@ def _constant(x, value):
 
 def iscomplex(x):
     """Elementwise: whether the imaginary part is nonzero, as ``np.iscomplex``."""
-    x = _as_array(x)
+    x = sequence_as_array(x)
     return ew.not_equal(imag_p(x), 0) if dtype_of(x).kind == "c" else _constant(x, False)
 
 
 def isreal(x):
     """Elementwise: whether the imaginary part is zero, as ``np.isreal``."""
-    x = _as_array(x)
+    x = sequence_as_array(x)
     return ew.equal(imag_p(x), 0) if dtype_of(x).kind == "c" else _constant(x, True)

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import complex as cx
 from . import elementwise as ew
 from . import linalg
@@ -15,7 +15,6 @@ from . import reductions as rd
 from . import shape as sh
 from .indexing import getitem
 from .moments import average
-from .statistics_helpers import _asarray
 
 __all__ = ["cov", "corrcoef"]
 
@@ -24,7 +23,7 @@ __all__ = ["cov", "corrcoef"]
 
 
 def _observations(m, rowvar, what):
-    m = _asarray(m)
+    m = as_array(m)
     rank = len(shape_of(m))
     if rank > 2:
         raise ValueError(f"{what} has more than 2 dimensions")
@@ -49,7 +48,7 @@ def _frequency_weights(fweights, n):
 
 
 def _analytic_weights(aweights, n):
-    aweights = _asarray(aweights)
+    aweights = as_array(aweights)
     if len(shape_of(aweights)) > 1:
         raise RuntimeError("cannot handle multidimensional aweights")
     if shape_of(aweights)[0] != n:
@@ -67,8 +66,8 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
     if dtype is None:
-        dtype = np.result_type(dtype_of(_asarray(m)), np.float64) if y is None else \
-            np.result_type(dtype_of(_asarray(m)), dtype_of(_asarray(y)), np.float64)
+        dtype = np.result_type(dtype_of(as_array(m)), np.float64) if y is None else \
+            np.result_type(dtype_of(as_array(m)), dtype_of(as_array(y)), np.float64)
     data = ew.astype(_observations(m, rowvar, "m"), dtype)
     if y is not None:
         other = ew.astype(_observations(y, rowvar, "y"), dtype)

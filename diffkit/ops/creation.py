@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.concrete import concrete_value
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from ..errors import TracerConversionError
 from . import array_products, reductions, shape, special, statistics, ufuncs
 from . import complex as cx
@@ -83,8 +83,7 @@ def array_from_nested(obj, dtype=None):
     """(Nested) lists/tuples of traced values, arrays and numbers read as ``np.array`` reads
     them: one array of the nesting's shape and the leaves' common dtype (``dtype`` if given),
     built by stacking, so the traced entries keep their derivatives."""
-    leaves = [leaf if isinstance(leaf, Tracer) else np.asarray(leaf)
-              for leaf in _leaves(obj, [])]
+    leaves = [as_array(leaf) for leaf in _leaves(obj, [])]
     if dtype is None:
         dtype = np.result_type(*[dtype_of(leaf) for leaf in leaves]) if leaves \
             else np.dtype(np.float64)

@@ -9,11 +9,11 @@ no convention is needed there.
 
 import numpy as np
 
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
-from .statistics_helpers import _asarray, _is_inexact, _no_out, _single_axis
+from .statistics_helpers import _is_inexact, _no_out, _single_axis
 
 __all__ = ["cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "nancumsum", "nancumprod"]
 
@@ -22,7 +22,7 @@ __all__ = ["cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "nancumsum"
 
 
 def _cumulative(name, prim, a, axis, dtype, fill=None):
-    x = _asarray(a)
+    x = as_array(a)
     if axis is None or not shape_of(x):  # a 0-d array counts as 1-d, as in NumPy
         x = sh.ravel(x)
     axis = _single_axis(0 if axis is None else axis, len(shape_of(x)))
@@ -59,7 +59,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 def _cumulative_api(name, prim, x, axis, dtype, out, include_initial, initial):
     _no_out(name, out)
-    x = _asarray(x)
+    x = as_array(x)
     ndim = len(shape_of(x))
     if ndim == 0:
         raise ValueError(f"{name} does not support 0-d arrays")

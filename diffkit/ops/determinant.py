@@ -33,7 +33,7 @@ which are exact at every rank (the products vanish as they should: ``cof = 0`` a
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, shape_of
+from ..core.zeros import add_tangents, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
@@ -283,14 +283,9 @@ def _third_derivative_adjoint(a, e, c, g):
 
 def _det_hessian_jvp(primals, tangents):
     a, e = primals
-    ta, te = tangents
     g = det_hessian_p(a, e)
-    parts = []
-    if type(te) is not Zero:
-        parts.append(det_hessian_p(a, te))
-    if type(ta) is not Zero:
-        parts.append(_third_derivative(a, e, ta, g))
-    tangent = parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
+    tangent = add_tangents(tangents, lambda i, t: _third_derivative(a, e, t, g) if i == 0 else
+                           det_hessian_p(a, t))
     return g, sh.broadcast_to(tangent, shape_of(g))
 
 

@@ -6,12 +6,12 @@
 import numpy as np
 
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
 from .indexing import getitem
-from .statistics_helpers import _along, _asarray, _single_axis
+from .statistics_helpers import _along, _single_axis
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid"]
 
@@ -21,7 +21,7 @@ __all__ = ["diff", "ediff1d", "gradient", "trapezoid"]
 
 def _edge_value(value, x, axis):
     """``prepend``/``append`` as an array joinable to ``x`` along ``axis``."""
-    value = _asarray(value)
+    value = as_array(value)
     if len(shape_of(value)) == 0:
         dims = shape_of(x)
         value = sh.broadcast_to(value, dims[:axis] + (1,) + dims[axis + 1:])
@@ -35,7 +35,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
         return a
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
-    x = _asarray(a)
+    x = as_array(a)
     ndim = len(shape_of(x))
     if ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
@@ -59,13 +59,13 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 def ediff1d(ary, to_end=None, to_begin=None):
     """Differences between consecutive entries of the flattened ``ary``, with ``to_begin``
     and ``to_end`` joined at the ends, as ``np.ediff1d``."""
-    x = sh.ravel(_asarray(ary))
+    x = sh.ravel(as_array(ary))
     n = shape_of(x)[0]
     parts = [_along(x, 0, slice(1, None)) - _along(x, 0, slice(0, max(n - 1, 0)))]
     for value, what in ((to_begin, "to_begin"), (to_end, "to_end")):
         if value is None:
             continue
-        value = _asarray(value)
+        value = as_array(value)
         if not np.can_cast(dtype_of(value), dtype_of(x), casting="same_kind"):
             raise TypeError(f"dtype of `{what}` must be compatible with input `ary` under the "
                             "`same_kind` rule.")
@@ -84,7 +84,7 @@ def _spacings(varargs, dims, axes):
         raise TypeError("invalid number of arguments")
     spacings = []
     for spacing, ax in zip(varargs, axes):
-        spacing = _asarray(spacing)
+        spacing = as_array(spacing)
         rank = len(shape_of(spacing))
         if rank == 0:
             spacings.append(spacing)
@@ -159,7 +159,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     differences inside and one-sided differences of order ``edge_order`` (1 or 2) at the
     ends. Spacings are one scalar, one per axis, or 1-D coordinate arrays (differentiable
     too). Returns one array, or a tuple with one per axis when there are several."""
-    x = _asarray(f)
+    x = as_array(f)
     dims = shape_of(x)
     ndim = len(dims)
     if axis is None:
@@ -187,14 +187,14 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     """The integral of ``y`` along ``axis`` by the trapezoidal rule, as ``np.trapezoid``:
     at sample points ``x`` (1-D along ``axis``, or shaped like ``y``) or spacing ``dx``.
     Differentiable in ``y``, ``x`` and ``dx``."""
-    y = _asarray(y)
+    y = as_array(y)
     ndim = len(shape_of(y))
     axis = _single_axis(axis, ndim)
     n = shape_of(y)[axis]
     if x is None:
         d = dx
     else:
-        x = _asarray(x)
+        x = as_array(x)
         if len(shape_of(x)) == 1:
             d = _on_axis(diff(x), ndim, axis)
         else:

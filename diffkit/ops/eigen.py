@@ -16,10 +16,11 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
+from . import spectral_ties as ties
 from .matrix_helpers import (
     _H,
     _T,
@@ -27,7 +28,6 @@ from .matrix_helpers import (
     _conj,
     _diag,
     _diag_embed,
-    _is_complex,
     _mask,
     _mm,
     _nan_where,
@@ -38,20 +38,6 @@ from .matrix_helpers import (
     _traced,
 )
 from .solves import solve_p
-from .spectral_ties import (
-    _basis_for,
-    _inverse_gaps,
-    _pairwise_ties,
-    _rotated,
-    _rotated_diagonal,
-    _tie_groups_impl,
-    _tie_limits,
-    _tied,
-    _times_nonzero,
-    tie_groups_p,
-    tie_tolerance,
-    unknown_at_ties_p,
-)
 
 __all__ = ["eigh", "eigvalsh", "eig", "eigvals", "EigResult", "EighResult"]
 
@@ -71,14 +57,14 @@ def _from_triangle(x, UPLO):
     strict triangle, its conjugate transpose and the real part of the diagonal."""
     n = shape_of(x)[-1]
     real = _real_dtype(x)
-    if not _is_complex(x):   # x M + (x M)^T, M the strict triangle and half the diagonal
+    if not is_complex(x):   # x M + (x M)^T, M the strict triangle and half the diagonal
         half = _mask(n, -1, real) + 0.5 * np.eye(n, dtype=real)
         part = ew.multiply(x, half if UPLO == "L" else half.T)
         return ew.add(part, _T(part))
     strict = ew.multiply(x, _mask(n, -1, real) if UPLO == "L" else _mask(n, -1, real).T)
     diagonal = ew.multiply(_real(x), np.eye(n, dtype=real))
     return ew.add(ew.add(strict, _H(strict)), _cast(diagonal, dtype_of(x)) if
-                  _is_complex(x) else diagonal)
+                  is_complex(x) else diagonal)
 
 
 def _triangle_adjoint(g, UPLO, dtype):
@@ -87,7 +73,7 @@ def _triangle_adjoint(g, UPLO, dtype):
     n = shape_of(g)[-1]
     real = _real_dtype(g)
     both = ew.add(g, _H(g))
-    if not _is_complex(g):   # (g + g^T) M on the read triangle, by where, not a product:
+    if not is_complex(g):   # (g + g^T) M on the read triangle, by where, not a product:
         half = _mask(n, -1, real) + 0.5 * np.eye(n, dtype=real)   # it stays 0 when g is NaN
         half = half if UPLO == "L" else half.T
         out = ew.where(half > 0, ew.multiply(both, half), 0.0)
@@ -96,20 +82,20 @@ def _triangle_adjoint(g, UPLO, dtype):
     read = read if UPLO == "L" else read.T       # triangle stays 0 when g is NaN
     strict = ew.where(read, both, 0.0)
     diagonal = ew.where(np.eye(n, dtype=bool), _real(g), 0.0)
-    out = ew.add(strict, _cast(diagonal, dtype_of(g)) if _is_complex(g) else diagonal)
+    out = ew.add(strict, _cast(diagonal, dtype_of(g)) if is_complex(g) else diagonal)
     return out if np.dtype(dtype).kind == "c" else _real(out)
 
 
 def _eigh_jvp(primals, tangents, UPLO):
     (a,), (ta,) = primals, tangents
     w, v = eigh_p(a, UPLO=UPLO)
-    groups = tie_groups_p(w)
+    groups = ties.tie_groups_p(w)
     ta = _from_triangle(_cast(ta, dtype_of(v)), UPLO)
     m = _mm(_H(v), _mm(ta, v))                       # V^H dA V
-    dw = _real(_rotated_diagonal(m, groups))
-    dv = _mm(v, ew.multiply(_inverse_gaps(w, groups), m))
+    dw = _real(ties.rotated_diagonal(m, groups))
+    dv = _mm(v, ew.multiply(ties.inverse_gaps(w, groups), m))
     # at a tie the eigenvectors have no derivative the rule can know (a 0/0 coupling)
-    unknown = unknown_at_ties_p(_tied(groups), ta)
+    unknown = ties.unknown_at_ties_p(ties.tied_pairs(groups), ta)
     return (w, v), (dw, _nan_where(unknown, dv))
 
 
@@ -127,7 +113,7 @@ def _plain_without_ties(w, *values):
         return False
     if w.shape[-1] < 2:
         return True
-    scale = tie_tolerance(w.dtype) * np.max(np.abs(w), axis=-1, keepdims=True)
+    scale = ties.tie_tolerance(w.dtype) * np.max(np.abs(w), axis=-1, keepdims=True)
     return not np.any(np.abs(w[..., 1:] - w[..., :-1]) <= scale)   # w is sorted
 
 
@@ -138,12 +124,12 @@ def _eigh_vjp(cts, out, a, UPLO):
         return _eigh_vjp_plain(w_bar, v_bar, w, v, a, UPLO)
     g = None
     if type(v_bar) is not Zero:
-        groups = tie_groups_p(w)
-        tied = _tied(groups)
+        groups = ties.tie_groups_p(w)
+        tied = ties.tied_pairs(groups)
         v_bar = _cast(v_bar, dtype_of(v))
-        inner = ew.multiply(_inverse_gaps(w, tied), _mm(_T(v), v_bar))
+        inner = ew.multiply(ties.inverse_gaps(w, tied), _mm(_T(v), v_bar))
         g = _mm(_conj(v), _mm(inner, _T(v)))
-        g = _nan_where(unknown_at_ties_p(tied, v_bar), g)
+        g = _nan_where(ties.unknown_at_ties_p(tied, v_bar), g)
     if type(w_bar) is not Zero:
         gw = _conj(eigh_spectral_p(a, w, v, _cast(w_bar, dtype_of(w)), UPLO=UPLO))
         g = gw if g is None else ew.add(g, gw)
@@ -177,12 +163,12 @@ eigh_p.batch = _single_batch(eigh_p)
 # within tie groups: eigh's VJP for the eigenvalues (c = w_bar). Its derivative in a is
 # Daleckii-Krein's, W (K o W^H dA W + diag(dc)) W^H with K_ij = (c_j - c_i) / (w_j - w_i);
 # at a tie K_ij is the limit f'' of the c = f'(w) that produced c, which the JVP reads off
-# the tangent of c (see _tie_limits). w and v are eigh(a), passed in so that no rule
+# the tangent of c (see ties.tie_limits). w and v are eigh(a), passed in so that no rule
 # decomposes a again; their tangents are ignored (all of G's derivative is through a).
 
 
 def _eigh_spectral_impl(a, w, v, c, UPLO):
-    rotated = _basis_for(v, _tie_groups_impl(w), c)
+    rotated = ties.basis_for(v, ties.tie_groups_impl(w), c)
     return (rotated * c[..., None, :]) @ np.swapaxes(rotated.conj(), -1, -2)
 
 
@@ -190,30 +176,30 @@ def _eigh_spectral_jvp(primals, tangents, UPLO):
     a, w, v, c = primals
     ta, _, _, tc = tangents
     out = eigh_spectral_p(a, w, v, c, UPLO=UPLO)
-    groups = tie_groups_p(w)
-    rot = _rotated(v, groups)
+    groups = ties.tie_groups_p(w)
+    rot = ties.rotated(v, groups)
     dc = None if type(tc) is Zero else tc
     x = None if dc is None else _diag_embed(_cast(dc, dtype_of(v)))
     if type(ta) is not Zero:
         m = _mm(_H(rot), _mm(_from_triangle(_cast(ta, dtype_of(v)), UPLO), rot))
-        term = _times_nonzero(_tie_limits(w, c, groups, m, dc), m)
+        term = ties.times_nonzero(ties.tie_limits(w, c, groups, m, dc), m)
         x = term if x is None else ew.add(x, term)
     return out, _mm(rot, _mm(x, _H(rot)))
 
 
 def _eigh_spectral_vjp_a(ct, out, a, w, v, c, UPLO):
-    groups = tie_groups_p(w)
-    rot = _rotated(v, groups)
+    groups = ties.tie_groups_p(w)
+    rot = ties.rotated(v, groups)
     n_bar = _mm(_T(rot), _mm(_cast(ct, dtype_of(v)), _conj(rot)))
     # the tie limits need the tangent of c, which a cotangent does not carry
-    k = _tie_limits(w, c, groups, ew.multiply(n_bar, 0.0), None)
-    m_bar = _times_nonzero(k, ew.add(n_bar, _H(n_bar)))
+    k = ties.tie_limits(w, c, groups, ew.multiply(n_bar, 0.0), None)
+    m_bar = ties.times_nonzero(k, ew.add(n_bar, _H(n_bar)))
     m_bar = ew.multiply(m_bar, 0.5)
     return _triangle_adjoint(_mm(_conj(rot), _mm(m_bar, _T(rot))), UPLO, dtype_of(a))
 
 
 def _eigh_spectral_vjp_c(ct, out, a, w, v, c, UPLO):
-    rot = _rotated(v, tie_groups_p(w))
+    rot = ties.rotated(v, ties.tie_groups_p(w))
     return _real(_diag(_mm(_T(rot), _mm(_cast(ct, dtype_of(v)), _conj(rot)))))
 
 
@@ -270,12 +256,12 @@ def _eig_jvp(primals, tangents):
     ta = _cast(ta, dtype_of(v))
     m = solve_p(v, _mm(ta, v))                       # V^-1 dA V
     dw = _diag(m)
-    tied = _pairwise_ties(w)
-    dv = _mm(v, ew.multiply(_inverse_gaps(w, tied), m))
+    tied = ties.pairwise_ties(w)
+    dv = _mm(v, ew.multiply(ties.inverse_gaps(w, tied), m))
     # keep unit norm and fix the phase: Re(v^H dv) = 0 and Im(v^H dv) = 0 column by column
     along = _real(rd.sum(ew.multiply(_conj(v), dv), axis=-2))
     dv = ew.subtract(dv, ew.multiply(v, sh.expand_dims(along, -2)))
-    unknown = unknown_at_ties_p(tied, ta)
+    unknown = ties.unknown_at_ties_p(tied, ta)
     return (w, v), (dw, _nan_where(unknown, dv))
 
 
@@ -287,15 +273,15 @@ def _eig_vjp(cts, out, a):
         v_bar = _cast(v_bar, dtype_of(v))
         along = _real(rd.sum(ew.multiply(v_bar, v), axis=-2))
         v_bar = ew.subtract(v_bar, ew.multiply(_conj(v), sh.expand_dims(along, -2)))
-        tied = _pairwise_ties(w)
-        inner = ew.multiply(_inverse_gaps(w, tied), _mm(_T(v), v_bar))
-        unknown = unknown_at_ties_p(tied, v_bar)
+        tied = ties.pairwise_ties(w)
+        inner = ew.multiply(ties.inverse_gaps(w, tied), _mm(_T(v), v_bar))
+        unknown = ties.unknown_at_ties_p(tied, v_bar)
         parts.append(_nan_where(unknown, inner))
     if type(w_bar) is not Zero:
         parts.append(_diag_embed(_cast(w_bar, dtype_of(v))))
     inner = parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
     g = solve_p(_T(v), _mm(inner, _T(v)))            # V^-T inner V^T
-    return g if _is_complex(a) else _real(g)
+    return g if is_complex(a) else _real(g)
 
 
 eig_p = Primitive("eig", _eig_impl, _eig_jvp, (_eig_vjp,), multiple_results=True,

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.fft import fftfreq, rfftfreq  # sample frequencies: NumPy's own, no derivative
 
 from ..core.primitive import Primitive
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions
 from .complex import real_p, real_part
@@ -145,12 +145,6 @@ irfft_p = Primitive(
 # --- checking arguments ------------------------------------------------------------------------
 
 
-def _operand(a):
-    if isinstance(a, (list, tuple, int, float, complex, np.generic)):
-        return np.asarray(a)
-    return a
-
-
 def _norm(norm):
     if norm is None:
         return "backward"
@@ -186,7 +180,7 @@ def _axis(a, axis):
 
 def _c2c(a, n, axis, norm, out, inverse, name):
     _no_out(out, name)
-    a = _operand(a)
+    a = as_array(a)
     norm, axis = _norm(norm), _axis(a, axis)
     n = shape_of(a)[axis] if n is None else _points(n)
     return fft_p(_fit(a, axis, n), axes=(axis,), inverse=inverse, norm=norm)
@@ -208,7 +202,7 @@ def rfft(a, n=None, axis=-1, norm=None, out=None):
     """The discrete Fourier transform of a real input, its ``n // 2 + 1`` non-negative
     frequency terms, as ``np.fft.rfft``."""
     _no_out(out, "rfft")
-    a = _operand(a)
+    a = as_array(a)
     _real_input(a, "rfft")
     norm, axis = _norm(norm), _axis(a, axis)
     n = shape_of(a)[axis] if n is None else _points(n)
@@ -221,7 +215,7 @@ def irfft(a, n=None, axis=-1, norm=None, out=None):
     parts of the zero-frequency term and, for even ``n``, of the Nyquist term are ignored
     (their derivative is 0)."""
     _no_out(out, "irfft")
-    a = _operand(a)
+    a = as_array(a)
     norm, axis = _norm(norm), _axis(a, axis)
     n = _points(2 * (shape_of(a)[axis] - 1) if n is None else n)
     return irfft_p(_fit(a, axis, n // 2 + 1), axes=(axis,), n=n, norm=norm)
@@ -231,14 +225,14 @@ def hfft(a, n=None, axis=-1, norm=None, out=None):
     """The FFT of a signal with Hermitian symmetry given by its first half (a real
     spectrum), as ``np.fft.hfft``: ``irfft(conj(a))`` with the opposite ``norm``."""
     _no_out(out, "hfft")
-    return irfft(ew.conj(_operand(a)), n, axis, _DUAL_NORM[_norm(norm)])
+    return irfft(ew.conj(as_array(a)), n, axis, _DUAL_NORM[_norm(norm)])
 
 
 def ihfft(a, n=None, axis=-1, norm=None, out=None):
     """The inverse of ``hfft`` for a real input, as ``np.fft.ihfft``: ``conj(rfft(a))`` with
     the opposite ``norm``."""
     _no_out(out, "ihfft")
-    a = _operand(a)
+    a = as_array(a)
     _real_input(a, "ihfft")
     return ew.conj(rfft(a, n, axis, _DUAL_NORM[_norm(norm)]))
 
@@ -276,7 +270,7 @@ def _nd_args(a, s, axes, inverse_real=False):
 
 def _c2c_nd(a, s, axes, norm, out, inverse, name):
     _no_out(out, name)
-    a = _operand(a)
+    a = as_array(a)
     norm = _norm(norm)
     sizes, axes = _nd_args(a, s, axes)
     if len(set(axes)) < len(axes):  # NumPy transforms a repeated axis once per mention
@@ -311,7 +305,7 @@ def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
 
 def _rfftn(a, s, axes, norm, out, name):
     _no_out(out, name)
-    a = _operand(a)
+    a = as_array(a)
     _real_input(a, name)
     norm = _norm(norm)
     sizes, axes = _nd_args(a, s, axes)
@@ -340,7 +334,7 @@ def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
 
 def _irfftn(a, s, axes, norm, out, name):
     _no_out(out, name)
-    a = _operand(a)
+    a = as_array(a)
     norm = _norm(norm)
     sizes, axes = _nd_args(a, s, axes, inverse_real=True)
     if not axes:
@@ -382,7 +376,7 @@ def _roll(x, shift, axis):
 
 
 def _shift_axes(x, axes, sign):
-    x = _operand(x)
+    x = as_array(x)
     ndim = len(shape_of(x))
     axes = range(ndim) if axes is None else \
         (axes,) if isinstance(axes, (int, np.integer)) else axes

@@ -22,10 +22,10 @@ import numpy as np
 
 from ..core.concrete import concrete_value
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .array_helpers import _array, _traced
+from .array_helpers import _traced
 from .indexing import At, getitem
 
 __all__ = ["piecewise", "apply_along_axis", "apply_over_axes", "vectorize"]
@@ -40,10 +40,10 @@ def _conditions(x, condlist):
     not), an array of ``x``'s rank as one condition, of one more rank as its rows."""
     ndim = len(shape_of(x))
     if isinstance(condlist, (list, tuple)):
-        if condlist and ndim and len(shape_of(_array(condlist[0]))) == 0:
+        if condlist and ndim and len(shape_of(as_array(condlist[0]))) == 0:
             condlist = [condlist]
     else:
-        condlist = _array(condlist)
+        condlist = as_array(condlist)
         if len(shape_of(condlist)) == ndim + 1 and ndim:
             condlist = [getitem(condlist, i) for i in range(shape_of(condlist)[0])]
         else:
@@ -64,7 +64,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     the extra last function's value where no condition holds, as ``np.piecewise``."""
     if not _traced(x, condlist, list(args), list(kw.values())):
         return np.piecewise(x, condlist, funclist, *args, **kw)
-    x = _array(x)
+    x = as_array(x)
     conditions = _conditions(x, condlist)
     n = len(conditions)
     if len(funclist) not in (n, n + 1):
@@ -104,14 +104,14 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     ``np.apply_along_axis``: the result's axes from ``func1d`` take the place of ``axis``."""
     if not _traced(arr, list(args), list(kwargs.values())):
         return np.apply_along_axis(func1d, axis, arr, *args, **kwargs)
-    arr = _array(arr)
+    arr = as_array(arr)
     ndim = len(shape_of(arr))
     axis = sh._normalize_axis(axis, ndim)
     moved = sh.moveaxis(arr, axis, -1) if axis != ndim - 1 else arr
     outer = shape_of(moved)[:-1]
     if 0 in outer:
         raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
-    results = [_array(func1d(getitem(moved, index), *args, **kwargs))
+    results = [as_array(func1d(getitem(moved, index), *args, **kwargs))
                for index in np.ndindex(*outer)]
     stacked = sh.stack(results)
     res_ndim = len(shape_of(results[0]))
@@ -126,11 +126,11 @@ def apply_over_axes(func, a, axes):
     (a reduced axis is re-inserted), as ``np.apply_over_axes``."""
     if not _traced(a):
         return np.apply_over_axes(func, a, axes)
-    val = _array(a)
+    val = as_array(a)
     ndim = len(shape_of(val))
     for axis in np.atleast_1d(np.asarray(axes)).tolist():
         axis = axis + ndim if axis < 0 else axis
-        res = _array(func(val, axis))
+        res = as_array(func(val, axis))
         if len(shape_of(res)) != ndim:
             res = sh.expand_dims(res, axis)
             if len(shape_of(res)) != ndim:
@@ -181,7 +181,7 @@ class vectorize:  # noqa: N801 (NumPy's name)
             return self._numpy(*args, **kwargs)
         mapped = [i for i in range(len(args)) if i not in self.excluded]
         names = [k for k in kwargs if k not in self.excluded]
-        values = [_array(args[i]) for i in mapped] + [_array(kwargs[k]) for k in names]
+        values = [as_array(args[i]) for i in mapped] + [as_array(kwargs[k]) for k in names]
         cores = self._core[0] if self._core else [()] * len(values)
         if len(cores) != len(values):
             raise TypeError(f"wrong number of positional arguments: expected {len(cores)}, "
@@ -204,7 +204,7 @@ class vectorize:  # noqa: N801 (NumPy's name)
         columns = list(zip(*outputs)) if several else [outputs]
         results = []
         for k, column in enumerate(columns):
-            stacked = sh.stack([_array(o) for o in column])
+            stacked = sh.stack([as_array(o) for o in column])
             out = sh.reshape(stacked, loop + shape_of(stacked)[1:])
             if self.otypes:
                 dtype = np.dtype(self.otypes[k] if len(self.otypes) > k else self.otypes[0])

@@ -46,7 +46,7 @@ import numpy as np
 from ..core.concrete import concrete_value
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
-from ..core.zeros import Zero, dtype_of, shape_of, tangent_dtype
+from ..core.zeros import Zero, as_array, dtype_of, shape_of, tangent_dtype
 from ..errors import TracerConversionError
 from . import elementwise as ew
 from . import reductions
@@ -428,8 +428,8 @@ def getitem(x, index):
     (e.g. per-example labels under ``vmap``); they have no derivative.
     """
     if not isinstance(x, Tracer) and not _holds_tracer(index):
-        return (x if isinstance(x, np.ndarray) else np.asarray(x))[index]
-    if not isinstance(x, Tracer):
+        return as_array(x)[index]
+    if not isinstance(x, Tracer):  # a plain ndarray (a subclass's own indexing is not ours)
         x = np.asarray(x)
     spec, arrays, new_axes = parse_index(shape_of(x), index)
     if new_axes:

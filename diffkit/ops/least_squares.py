@@ -11,7 +11,7 @@ function of the Hermitian matrix that one triangle defines (``triangles.py``).
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
@@ -20,13 +20,11 @@ from .matrix_helpers import (
     _H,
     _T,
     LinAlgError,
-    _assert_stacked_2d,
     _common,
     _conj,
     _inexact,
-    _is_complex,
+    _matrix_stack,
     _mm,
-    _operand,
     _real,
     _real_dtype,
     _single_batch,
@@ -87,8 +85,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     ``rcond`` (or ``rtol``) times the largest are dropped (default 1e-15; ``rtol=None``:
     ``max(m, n) * eps``). Differentiable where the rank (the number of kept singular values)
     is locally constant."""
-    a = _inexact(a)
-    _assert_stacked_2d(a)
+    a = _matrix_stack(a)
     if rcond is None:
         if rtol is _NO_VALUE:
             rcond = 1e-15
@@ -134,7 +131,7 @@ def lstsq(a, b, rcond=None):
     known = rank if isinstance(rank, int) else None
     if m > n and (known is None or known == n):
         r = ew.subtract(b, matmul(a, x))
-        squares = _real(ew.multiply(_conj(r), r)) if _is_complex(r) else ew.square(r)
+        squares = _real(ew.multiply(_conj(r), r)) if is_complex(r) else ew.square(r)
         residuals = rd.sum(squares, axis=0)
         if vector:
             residuals = sh.reshape(residuals, (1,))
@@ -191,7 +188,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     if tol is not None and rtol is not None:
         raise ValueError("`tol` and `rtol` can't be both set.")
     if tol is not None:
-        return matrix_rank_p(A, _operand(tol), mode="tol", hermitian=bool(hermitian))
+        return matrix_rank_p(A, as_array(tol), mode="tol", hermitian=bool(hermitian))
     if rtol is not None:
-        return matrix_rank_p(A, _operand(rtol), mode="rtol", hermitian=bool(hermitian))
+        return matrix_rank_p(A, as_array(rtol), mode="rtol", hermitian=bool(hermitian))
     return matrix_rank_p(A, mode="default", hermitian=bool(hermitian))

@@ -23,8 +23,7 @@ import string
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.trace import Tracer
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
 from .reductions import sum_p, unbroadcast
@@ -32,20 +31,8 @@ from .reductions import sum_p, unbroadcast
 __all__ = ["matmul", "dot", "outer", "inner", "vdot", "tensordot", "einsum"]
 
 
-def _operand(x):
-    """``x`` as something with a shape and dtype: tracers and arrays as they are."""
-    return x if isinstance(x, (Tracer, np.ndarray)) else np.asarray(x)
-
-
 def _size(dims):
     return math.prod(dims)
-
-
-def _add_all(parts):
-    total = parts[0]
-    for part in parts[1:]:
-        total = ew.add(total, part)
-    return total
 
 
 # === matmul =============================================================================
@@ -61,13 +48,8 @@ def _promoted(sa, sb):
 
 def _matmul_jvp(primals, tangents):
     a, b = primals
-    ta, tb = tangents
-    parts = []
-    if type(ta) is not Zero:
-        parts.append(matmul_p(ta, b))
-    if type(tb) is not Zero:
-        parts.append(matmul_p(a, tb))
-    return matmul_p(a, b), _add_all(parts)
+    return matmul_p(a, b), add_tangents(
+        tangents, lambda i, t: matmul_p(t, b) if i == 0 else matmul_p(a, t))
 
 
 def _matmul_vjp_general(ct, a, b, argnum):
@@ -164,7 +146,7 @@ def _matmul_shape(sa, sb):
 def matmul(a, b):
     """Matrix product with NumPy's rules, as ``np.matmul`` (and ``a @ b``): 1-D operands are
     promoted to a row / column and the promoted axis dropped; batch axes broadcast."""
-    a, b = _operand(a), _operand(b)
+    a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if not (len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]):  # the common case is valid
         _matmul_shape(sa, sb)
@@ -219,11 +201,8 @@ def _einsum_impl(*operands, subscripts):
 
 
 def _einsum_jvp(primals, tangents, subscripts):
-    parts = []
-    for i, t in enumerate(tangents):
-        if type(t) is not Zero:
-            parts.append(einsum_p(*primals[:i], t, *primals[i + 1:], subscripts=subscripts))
-    return einsum_p(*primals, subscripts=subscripts), _add_all(parts)
+    return einsum_p(*primals, subscripts=subscripts), add_tangents(
+        tangents, lambda i, t: einsum_p(*primals[:i], t, *primals[i + 1:], subscripts=subscripts))
 
 
 def _einsum_vjp(i, ct, out, *operands, subscripts):
@@ -406,7 +385,7 @@ def einsum(subscripts, *operands, optimize=None):
         subscripts, operands = _sublist_subscripts((subscripts,) + operands)
     if not operands:
         raise ValueError("einsum: no operands given")
-    operands = [_operand(x) for x in operands]
+    operands = [as_array(x) for x in operands]
     terms, out, squeeze = _normalize(subscripts, tuple(shape_of(x) for x in operands))
     for k, drop in enumerate(squeeze):
         if drop:
@@ -421,7 +400,7 @@ def tensordot(a, b, axes=2):
     """Sum of products over the last ``axes`` axes of ``a`` and the first of ``b`` (an int),
     or over the axes ``axes = (axes_a, axes_b)``, as ``np.tensordot``; the result has the
     remaining axes of ``a`` then those of ``b``. Computed as one matrix product."""
-    a, b = _operand(a), _operand(b)
+    a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
@@ -459,7 +438,7 @@ def tensordot(a, b, axes=2):
 def dot(a, b):
     """Dot product, as ``np.dot``: a product for 0-d operands, ``matmul`` for 1-D and 2-D
     ones, and for N-D a sum over the last axis of ``a`` and the second-to-last of ``b``."""
-    a, b = _operand(a), _operand(b)
+    a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
         return ew.multiply(a, b)
@@ -479,7 +458,7 @@ def dot(a, b):
 def inner(a, b):
     """Sum of products over the last axes, as ``np.inner``: shape ``a.shape[:-1] +
     b.shape[:-1]`` (a plain product for 0-d operands)."""
-    a, b = _operand(a), _operand(b)
+    a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
         return ew.multiply(a, b)
@@ -495,7 +474,7 @@ def inner(a, b):
 
 def outer(a, b):
     """Outer product of the flattened inputs, as ``np.outer``: shape ``(a.size, b.size)``."""
-    a, b = _operand(a), _operand(b)
+    a, b = as_array(a), as_array(b)
     return ew.multiply(sh.reshape(a, (-1, 1)), sh.reshape(b, (1, -1)))
 
 
@@ -503,7 +482,7 @@ def outer(a, b):
 def vdot(a, b):
     """Dot product of the flattened inputs, conjugating the first if complex, as
     ``np.vdot``."""
-    a, b = _operand(a), _operand(b)
+    a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     size_a, size_b = _size(sa), _size(sb)
     if size_a != size_b:

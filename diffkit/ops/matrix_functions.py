@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import add_tangents, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
 from .matrix_helpers import _T
@@ -108,20 +108,16 @@ def _spectral_function_jvp(primals, tangents, derivative):
     a, *directions = primals
     out = spectral_function_p(a, *directions, derivative=derivative)
     dtype = _common_dtype(out, *primals)
-    total = None
-    ta, *tdirs = tangents
-    terms = []
-    if type(ta) is not Zero:
-        terms.append(spectral_function_p(a, *directions, ew.astype(ta, dtype) if
-                                         dtype_of(ta) != dtype else ta, derivative=derivative))
-    for j, t in enumerate(tdirs):
-        if type(t) is not Zero:
-            replaced = list(directions)
-            replaced[j] = t
-            terms.append(spectral_function_p(a, *replaced, derivative=derivative))
-    for term in terms:
-        total = term if total is None else ew.add(total, term)
-    return out, total
+
+    def term(i, t):
+        if i == 0:  # the derivative in a: one more direction, the tangent itself
+            t = ew.astype(t, dtype) if dtype_of(t) != dtype else t
+            return spectral_function_p(a, *directions, t, derivative=derivative)
+        replaced = list(directions)  # linear in each direction: replace it by its tangent
+        replaced[i - 1] = t
+        return spectral_function_p(a, *replaced, derivative=derivative)
+
+    return out, add_tangents(tangents, term)
 
 
 def _adjoint_a(ct, out, a, *directions, derivative):

@@ -1,6 +1,6 @@
 """Shared helpers of the ``numpy.linalg`` families: stacked matrix algebra written with
 diffkit's operations (``_T``, ``_H``, ``_mm``, ``_diag`` ...), argument checks and
-conversions (``_operand``, ``_common``, ``_inexact``), and the batching rule of one-argument
+conversions (``_matrix_stack``, ``_common``, ``_inexact``), and the batching rule of one-argument
 primitives (``_single_batch``: the batch axis is one more stack axis).
 
 Every function here works on stacks of matrices ``(..., m, n)``.
@@ -9,7 +9,7 @@ Every function here works on stacks of matrices ``(..., m, n)``.
 import numpy as np
 
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, is_complex, shape_of
 from . import complex as cx
 from . import elementwise as ew
 from . import shape as sh
@@ -38,13 +38,11 @@ def _T(x):
     return sh.swapaxes(x, -1, -2)
 
 
-def _is_complex(x):
-    return dtype_of(x).kind == "c"
 
 
 def _real(x):
     """The real part (the value itself for real ``x``)."""
-    if not _is_complex(x):
+    if not is_complex(x):
         return x
     real = getattr(cx, "real", None)
     if real is not None:
@@ -53,7 +51,7 @@ def _real(x):
 
 
 def _conj(x):
-    return ew.conj(x) if _is_complex(x) else x
+    return ew.conj(x) if is_complex(x) else x
 
 
 def _H(x):
@@ -97,7 +95,7 @@ def _safe_reciprocal(x):
 
 def _imaginary_part_times_i(z):
     """``i Im(z)`` for complex ``z`` (``None`` for real ``z``: it would be zero)."""
-    if not _is_complex(z):
+    if not is_complex(z):
         return None
     return ew.multiply(ew.subtract(z, ew.conj(z)), 0.5)
 
@@ -124,15 +122,9 @@ def _single_batch(prim):
     return batch
 
 
-def _operand(x):
-    if isinstance(x, (Tracer, np.ndarray)):
-        return x
-    return np.asarray(x)
-
-
 def _inexact(x):
     """``x``, converted to float64 when it is an integer or boolean array (as NumPy does)."""
-    x = _operand(x)
+    x = as_array(x)
     if dtype_of(x).kind not in "fc":
         return ew.astype(x, np.float64)
     return x
@@ -140,7 +132,7 @@ def _inexact(x):
 
 def _common(*xs):
     """The arrays converted to their common floating-point (or complex) dtype."""
-    xs = [_operand(x) for x in xs]
+    xs = [as_array(x) for x in xs]
     dtype = np.result_type(*[dtype_of(x) for x in xs])
     if dtype.kind not in "fc":
         dtype = np.dtype(np.float64)
@@ -162,9 +154,17 @@ def _assert_stacked_square(*arrays):
                               f"{shape_of(a)})")
 
 
-def _square_stack(a):
+def _matrix_stack(a):
+    """``a`` as a stack of matrices ``(..., m, n)``: inexact (integers and booleans become
+    float64, as NumPy computes them) and at least 2-D (NumPy's ``LinAlgError`` otherwise)."""
     a = _inexact(a)
     _assert_stacked_2d(a)
+    return a
+
+
+def _square_stack(a):
+    """``a`` as a stack of square matrices ``(..., n, n)`` (see ``_matrix_stack``)."""
+    a = _matrix_stack(a)
     _assert_stacked_square(a)
     return a
 

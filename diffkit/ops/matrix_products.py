@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
 from .linalg import matmul, matmul_p
@@ -17,7 +17,6 @@ from .matrix_helpers import (
     _assert_stacked_square,
     _common,
     _inexact,
-    _operand,
     _traced,
 )
 from .solves import inv, solve
@@ -31,7 +30,7 @@ __all__ = ["matrix_power", "multi_dot", "tensorsolve", "tensorinv"]
 def matrix_power(a, n):
     """``a`` to the integer power ``n`` (negative: powers of the inverse), as
     ``np.linalg.matrix_power``, by repeated squaring."""
-    a = _operand(a)
+    a = as_array(a)
     try:
         n = operator.index(n)
     except TypeError:
@@ -81,7 +80,7 @@ def multi_dot(arrays, *, out=None):
     if out is not None:
         raise TypeError("multi_dot: out= is not supported (diffkit functions return new "
                         "arrays)")
-    arrays = [_operand(x) for x in arrays]
+    arrays = [as_array(x) for x in arrays]
     if len(arrays) < 2:
         raise ValueError("Expecting at least two arrays.")
     if len(arrays) == 2:

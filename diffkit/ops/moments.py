@@ -16,13 +16,12 @@ import warnings
 import numpy as np
 
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
 from .statistics_helpers import (
     _abs2,
-    _asarray,
     _count,
     _dropped,
     _flag,
@@ -47,14 +46,22 @@ def _ddof(ddof, correction):
     return ddof
 
 
-def _variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction,
-              std=False):
+def _variance_arguments(name, a, axis, dtype, out, ddof, keepdims, correction):
+    """The arguments every variance checks and reads, in NumPy's order of complaints:
+    ``(x, dims, axes, ddof, keepdims)`` with ``x`` inexact (in ``dtype`` if given), ``dims``
+    its shape and ``axes`` the normalised reduction axes."""
     _no_out(name, out)
     ddof = _ddof(ddof, correction)
     keepdims = _flag(keepdims)
-    x = _inexact(_asarray(a), dtype)
+    x = _inexact(as_array(a), dtype)
     dims = shape_of(x)
-    axes = rd.normalize_axes(axis, len(dims))
+    return x, dims, rd.normalize_axes(axis, len(dims)), ddof, keepdims
+
+
+def _variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction,
+              std=False):
+    x, dims, axes, ddof, keepdims = _variance_arguments(name, a, axis, dtype, out, ddof,
+                                                        keepdims, correction)
     if where is not None and where is not np._NoValue:
         mask = np.broadcast_to(where, dims) if not isinstance(where, Tracer) else \
             sh.broadcast_to(where, dims)
@@ -98,12 +105,8 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 def _nan_variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction,
                   std=False):
-    _no_out(name, out)
-    ddof = _ddof(ddof, correction)
-    keepdims = _flag(keepdims)
-    x = _inexact(_asarray(a), dtype)
-    dims = shape_of(x)
-    axes = rd.normalize_axes(axis, len(dims))
+    x, dims, axes, ddof, keepdims = _variance_arguments(name, a, axis, dtype, out, ddof,
+                                                        keepdims, correction)
     mask = _dropped(x, where)
     real = np.zeros((), dtype_of(x)).real.dtype
     count = _valid_count(mask, axes, True, real)
@@ -146,7 +149,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     or (with ``axis``) the shape of ``a`` along the axes in ``axis``, in that order.
     ``returned=True`` also returns the sum of the weights (broadcast like the average).
     Differentiable in ``a`` and in ``weights``."""
-    x = _asarray(a)
+    x = as_array(a)
     keepdims = _flag(keepdims)
     dims = shape_of(x)
     axes = rd.normalize_axes(axis, len(dims))
@@ -154,7 +157,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         avg = rd.mean(x, axis=axes, keepdims=keepdims)
         scale = np.asarray(math.prod(dims) / max(math.prod(shape_of(avg)), 1), dtype_of(avg))
     else:
-        w = _asarray(weights)
+        w = as_array(weights)
         if shape_of(w) != dims:
             if axis is None:
                 raise TypeError("Axis must be specified when shapes of a and weights differ.")
@@ -184,7 +187,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 def ptp(a, axis=None, out=None, keepdims=False):
     """Range ``max - min`` over ``axis``, as ``np.ptp``; ties share the derivative."""
     _no_out("ptp", out)
-    x = _asarray(a)
+    x = as_array(a)
     axes = rd.normalize_axes(axis, len(shape_of(x)))
     keepdims = _flag(keepdims)
     return rd.max_p(x, axis=axes, keepdims=keepdims) - rd.min_p(x, axis=axes,

@@ -11,12 +11,11 @@ derivative equally between tied entries, as ``max`` and ``min``.
 import numpy as np
 
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import ufuncs
 from .statistics_helpers import (
-    _asarray,
     _dropped,
     _flag,
     _inexact,
@@ -36,7 +35,7 @@ __all__ = ["nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanargmax", "nan
 
 def _nan_filled(a, fill):
     """``a`` with NaN entries replaced by ``fill`` (so they get derivative 0)."""
-    x = _asarray(a)
+    x = as_array(a)
     return ew.where(ew.isnan(x), fill, x) if _is_inexact(x) else x
 
 
@@ -66,7 +65,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Mean of the entries that are not NaN (and kept by ``where``), as ``np.nanmean`` (NaN
     for a slice with none); the other entries get derivative 0."""
     _no_out("nanmean", out)
-    x = _inexact(_asarray(a), dtype)
+    x = _inexact(as_array(a), dtype)
     keepdims = _flag(keepdims)
     axes = rd.normalize_axes(axis, len(shape_of(x)))
     mask = _dropped(x, where)
@@ -89,7 +88,7 @@ def _nan_extremum(name, prim, fill, a, axis, out, keepdims, initial, where):
         raise ValueError(f"reduction operation '{'fmax' if prim is rd.max_p else 'fmin'}' "
                          "does not have an identity, so to use a where mask one has to "
                          "specify 'initial'")
-    x = _asarray(a)
+    x = as_array(a)
     axes = rd.normalize_axes(axis, len(shape_of(x)))
     keepdims = _flag(keepdims)
     if not _is_inexact(x):
@@ -125,7 +124,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=Tr
 
 def _nan_arg(name, reducer, fill, a, axis, out, keepdims):
     _no_out(name, out)
-    x = _asarray(a)
+    x = as_array(a)
     if not _is_inexact(x):
         return reducer(x, axis=axis, keepdims=_flag(keepdims))
     mask = ew.isnan(x)

@@ -9,17 +9,16 @@ import operator
 
 import numpy as np
 
-from ..core.zeros import shape_of
+from ..core.zeros import is_complex, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
 from .indexing import getitem
 from .matrix_helpers import (
-    _assert_stacked_2d,
     _assert_stacked_square,
     _conj,
     _inexact,
-    _is_complex,
+    _matrix_stack,
     _real,
     _real_dtype,
     _scalar_if_plain,
@@ -39,7 +38,7 @@ def _abs(x):
 
 
 def _abs_squared(x):
-    if _is_complex(x):
+    if is_complex(x):
         return _real(ew.multiply(_conj(x), x))
     return ew.square(x)
 
@@ -172,16 +171,14 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """The matrix norm over the last two axes, as ``np.linalg.matrix_norm``."""
-    x = _inexact(x)
-    _assert_stacked_2d(x)
+    x = _matrix_stack(x)
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
 def cond(x, p=None):
     """The condition number in the norm ``p`` (None/2/-2: ratio of singular values; 'fro',
     'nuc', 1, -1, inf, -inf: ``norm(x, p) * norm(inv(x), p)``), as ``np.linalg.cond``."""
-    x = _inexact(x)
-    _assert_stacked_2d(x)
+    x = _matrix_stack(x)
     if not _traced(x):
         return np.linalg.cond(x, p)
     if p is None or p == 2 or p == -2:

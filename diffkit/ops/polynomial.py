@@ -27,12 +27,11 @@ import numpy as np
 
 from ..core.concrete import concrete_value
 from ..core.primitive import Primitive
-from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import _array, _traced
+from .array_helpers import _traced
 from .creation import vander
 from .decompositions import inv, lstsq
 from .families import real_cotangent, times
@@ -114,7 +113,7 @@ roots_p = Primitive("polyroots", _roots_impl, _roots_jvp, (_roots_vjp,),
 
 def _nonzero_span(p):
     """``(first, last)`` nonzero positions of the concrete coefficients (None if unknown)."""
-    values = concrete_value(p) if isinstance(p, Tracer) else np.asarray(p)
+    values = concrete_value(as_array(p))  # a plain value is its own concrete value
     if values is None:
         return None
     nonzero = np.flatnonzero(values)
@@ -126,7 +125,7 @@ def roots(p):
     ``np.roots``: complex on traced values, differentiable in ``p`` (simple roots)."""
     if not _traced(p):
         return np.roots(p)
-    p = _array(p)
+    p = as_array(p)
     if len(shape_of(p)) != 1:
         raise ValueError("Input must be a rank-1 array.")
     size = shape_of(p)[0]
@@ -189,8 +188,8 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if not _traced(x, y, w):
         return np.polyfit(x, y, deg, rcond, full, w, cov)
     order = int(deg) + 1
-    x, y = _array(x) + 0.0, _array(y) + 0.0
-    w = None if w is None else _array(w) + 0.0
+    x, y = as_array(x) + 0.0, as_array(y) + 0.0
+    w = None if w is None else as_array(w) + 0.0
     _check_fit_inputs(x, y, int(deg), w)
     count = shape_of(x)[0]
     if rcond is None:
@@ -220,7 +219,7 @@ def _strip_leading(r, at_least):
     """NumPy's remainder: leading entries within 1e-8 of zero removed (keeping one); from
     concrete values when there are some, else the ``at_least`` entries that are zero by
     construction."""
-    values = concrete_value(r) if isinstance(r, Tracer) else np.asarray(r)
+    values = concrete_value(as_array(r))
     size = shape_of(r)[0]
     if values is None:
         start = min(at_least, size - 1)
@@ -236,7 +235,7 @@ def polydiv(u, v):
     differentiable in ``u`` and ``v``."""
     if not _traced(u, v):
         return np.polydiv(u, v)
-    u, v = sh.ravel(_array(u) + 0.0), sh.ravel(_array(v) + 0.0)
+    u, v = sh.ravel(as_array(u) + 0.0), sh.ravel(as_array(v) + 0.0)
     m, n = shape_of(u)[0] - 1, shape_of(v)[0] - 1
     if n < 0 or m < 0:
         raise ValueError("polydiv needs non-empty coefficient arrays")

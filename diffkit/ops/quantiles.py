@@ -25,12 +25,12 @@ import numpy as np
 
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
 from .indexing import getitem
-from .statistics_helpers import _along, _asarray, _count, _flag, _keep, _no_out, _valid_count
+from .statistics_helpers import _along, _count, _flag, _keep, _no_out, _valid_count
 
 __all__ = ["median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile"]
 
@@ -189,12 +189,16 @@ def _static_levels(name, q, percent):
     return levels
 
 
-def _quantile(name, a, q, axis, method, keepdims, nan, percent=False, weights=None):
+def _quantile(name, a, q, axis, out, method, keepdims, weights=None):
+    """The quantiles of ``np.<name>``: the ``nan`` functions skip NaN entries, the
+    ``percentile`` ones read ``q`` in percent."""
+    _no_out(name, out)
+    nan, percent = name.startswith("nan"), name.endswith("percentile")
     if weights is not None:
         raise NotImplementedError(f"diffkit.numpy.{name} does not support weights=")
     if method not in _METHODS:
         raise ValueError(f"{method!r} is not a valid method. Use one of: {list(_METHODS)}")
-    x = _asarray(a)
+    x = as_array(a)
     levels = _static_levels(name, q, percent)
     if dtype_of(x).kind == "c":
         raise TypeError("a must be an array of real numbers")
@@ -244,41 +248,33 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     """The ``q``-th quantiles over ``axis``, as ``np.quantile`` (every ``method``; ``q`` a
     concrete scalar or array whose shape leads the result's). The derivative flows to the
     order statistics that the method interpolates between; ties share it equally."""
-    _no_out("quantile", out)
-    return _quantile("quantile", a, q, axis, method, keepdims, False, weights=weights)
+    return _quantile("quantile", a, q, axis, out, method, keepdims, weights)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None):
     """The ``q``-th percentiles (``q`` in [0, 100]), as ``np.percentile``."""
-    _no_out("percentile", out)
-    return _quantile("percentile", a, q, axis, method, keepdims, False, percent=True,
-                     weights=weights)
+    return _quantile("percentile", a, q, axis, out, method, keepdims, weights)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median over ``axis``, as ``np.median``: the middle order statistic, or the mean of the
     two middle ones. Ties share the derivative equally (like ``max`` and ``min``)."""
-    _no_out("median", out)
-    return _quantile("median", a, 0.5, axis, "linear", keepdims, False)
+    return _quantile("median", a, 0.5, axis, out, "linear", keepdims)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, weights=None):
     """Quantiles ignoring NaN entries, as ``np.nanquantile`` (NaN for an all-NaN slice)."""
-    _no_out("nanquantile", out)
-    return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights=weights)
+    return _quantile("nanquantile", a, q, axis, out, method, keepdims, weights)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, weights=None):
     """Percentiles ignoring NaN entries, as ``np.nanpercentile``."""
-    _no_out("nanpercentile", out)
-    return _quantile("nanpercentile", a, q, axis, method, keepdims, True, percent=True,
-                     weights=weights)
+    return _quantile("nanpercentile", a, q, axis, out, method, keepdims, weights)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median ignoring NaN entries, as ``np.nanmedian``; NaN entries get derivative 0."""
-    _no_out("nanmedian", out)
-    return _quantile("nanmedian", a, 0.5, axis, "linear", keepdims, True)
+    return _quantile("nanmedian", a, 0.5, axis, out, "linear", keepdims)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape
 from .indexing import getitem
@@ -140,13 +140,13 @@ def _recurrence_impl(a, b, axis, reverse):
 
 
 def _recurrence_jvp(primals, tangents, axis, reverse):
-    (a, b), (ta, tb) = primals, tangents
+    a, b = primals
     out = recurrence_p(a, b, axis=axis, reverse=reverse)
-    drive = None if type(tb) is Zero else tb
-    if type(ta) is not Zero:
-        term = _times_partials(ta, _shifted(out, axis, not reverse, 0.0))
-        drive = term if drive is None else drive + term
-    return out, recurrence_p(a, drive, axis=axis, reverse=reverse)
+
+    def drive(i, t):  # u_k = a_k u_(k-1) + b_k: da_k u_(k-1) + db_k drives the tangent
+        return _times_partials(t, _shifted(out, axis, not reverse, 0.0)) if i == 0 else t
+
+    return out, recurrence_p(a, add_tangents(tangents, drive), axis=axis, reverse=reverse)
 
 
 def _recurrence_adjoint(ct, a, axis, reverse):
@@ -378,10 +378,6 @@ def no_out(name, out):
             f"y = dnp.{name}(x, ...) without out=.")
 
 
-def _as_array(x):
-    return x if isinstance(x, (Tracer, np.ndarray)) else np.asarray(x)
-
-
 def _masking(where):
     """Whether ``where`` masks entries (NumPy's default ``True`` keeps them all)."""
     return where is not True and where is not _NO_VALUE
@@ -415,7 +411,7 @@ def _accumulate(name, prim, identity, combine, a, axis, dtype, out, keepdims, in
     entries replaced by the ``identity`` (so their derivative is 0), ``initial`` combined
     last; the result has NumPy's dtype (small integers and booleans are upcast)."""
     no_out(name, out)
-    x = _as_array(a)
+    x = as_array(a)
     target = getattr(np, name)(np.zeros(1, dtype_of(x)), dtype=dtype).dtype
     if dtype is not None:
         x = ew.astype(x, dtype)
@@ -460,7 +456,7 @@ def _extreme(name, prim, numpy_name, a, axis, out, keepdims, initial, where):
     if masking and initial is _NO_VALUE:
         raise ValueError(f"reduction operation '{numpy_name}' does not have an identity, so "
                          "to use a where mask one has to specify 'initial'")
-    x = _as_array(a)
+    x = as_array(a)
     dims = shape_of(x)
     axes = normalize_axes(axis, len(dims))
     keepdims = _flag(keepdims)
@@ -549,7 +545,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         count = math.prod([shape_of(a)[i] for i in axes])
         return sum_p(a, axis=axes, keepdims=bool(keepdims)) / count
     no_out("mean", out)
-    x = _as_array(a)
+    x = as_array(a)
     result_dtype = np.dtype(dtype) if dtype is not None else (
         dtype_of(x) if dtype_of(x) == np.float16 else _mean_dtype(x, None))
     x = ew.astype(x, _mean_dtype(x, dtype))

@@ -30,12 +30,12 @@ import numpy as np
 
 from ..core.concrete import concrete_value
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from ..errors import TracerConversionError
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import _array, _traced, index_floor_divide
+from .array_helpers import _traced, index_floor_divide
 from .array_taking import take_along_axis
 from .indexing import At, getitem
 
@@ -77,11 +77,11 @@ def choose(a, choices, out=None, mode="raise"):
         [getitem(choices, i) for i in range(shape_of(choices)[0])]
     if not _traced(a, choices):
         return np.choose(a, choices, mode=mode)
-    a = _array(a)
+    a = as_array(a)
     if dtype_of(a).kind not in "iub":
         raise TypeError(f"choose: a must hold integers, got dtype {dtype_of(a)}")
     n = len(choices)
-    choices = [_array(c) for c in choices]
+    choices = [as_array(c) for c in choices]
     target = np.broadcast_shapes(shape_of(a), *(shape_of(c) for c in choices))
     stacked = sh.stack([sh.broadcast_to(c, target) for c in choices])
     if not isinstance(a, Tracer):
@@ -102,7 +102,7 @@ def extract(condition, arr):
     condition = _concrete(condition, "condition", "extract")
     if not _traced(arr):
         return np.extract(condition, arr)
-    return getitem(sh.ravel(_array(arr)), np.flatnonzero(condition))
+    return getitem(sh.ravel(as_array(arr)), np.flatnonzero(condition))
 
 
 # --- writes: put_along_axis, fill_diagonal --------------------------------------------------
@@ -128,7 +128,7 @@ def put_along_axis(arr, indices, values, axis, inplace=True):
         return arr
     if inplace:
         raise _not_in_place("put_along_axis")
-    arr, indices = _array(arr), _array(indices)
+    arr, indices = as_array(arr), as_array(indices)
     if dtype_of(indices).kind not in "iu":
         raise IndexError("`indices` must be an integer array")
     dims = shape_of(arr)
@@ -171,10 +171,10 @@ def fill_diagonal(a, val, wrap=False, inplace=True):
         return a
     if inplace:
         raise _not_in_place("fill_diagonal")
-    a = _array(a)
+    a = as_array(a)
     dims = shape_of(a)
     positions = _diagonal_positions(dims, wrap)
-    val = _array(val)
+    val = as_array(val)
     size = math.prod(shape_of(val))
     if size == 0:
         return a
@@ -226,7 +226,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     samples = _concrete(a, "a (the samples)", "histogram").ravel()
     if weights is None:
         return np.histogram(samples, bins, range, density)
-    weights = _array(weights)
+    weights = as_array(weights)
     if isinstance(bins, str):
         raise TypeError("Automated estimation of the number of bins is not supported for "
                         "weighted data")
@@ -254,7 +254,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     values = _concrete(ar, "ar", "unique")
     found = np.unique(values, True, return_inverse, return_counts, axis, equal_nan=equal_nan)
     first = found[1]
-    ar = _array(ar)
+    ar = as_array(ar)
     if axis is None:
         picked = getitem(sh.ravel(ar), first)
     else:

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, as_array, dtype_of, shape_of
 from . import indexing, reductions
 
 
@@ -196,15 +196,9 @@ concatenate_p = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, ax
                           vjp_ignores=("args", "out"))
 
 
-def _as_arrays(arrays):
-    """The members of ``arrays`` as arrays: anything with a shape (tracers, ndarrays) as it is,
-    lists and Python scalars read as NumPy reads them (``np.concatenate([[0.0], x])``)."""
-    return [a if hasattr(a, "shape") else np.asarray(a) for a in arrays]
-
-
 def concatenate(arrays, axis=0):
     """Join arrays along an existing axis, as ``np.concatenate`` (``axis=None`` flattens)."""
-    arrays = _as_arrays(arrays)
+    arrays = [as_array(a) for a in arrays]  # np.concatenate([[0.0], x])
     if not arrays:
         raise ValueError("need at least one array to concatenate")
     if axis is None:
@@ -221,7 +215,7 @@ def concatenate(arrays, axis=0):
 
 def stack(arrays, axis=0):
     """Join arrays along a new axis, as ``np.stack``."""
-    arrays = _as_arrays(arrays)
+    arrays = [as_array(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
     shapes = {shape_of(a) for a in arrays}

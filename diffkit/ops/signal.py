@@ -20,8 +20,7 @@ import numpy as np
 import scipy.signal as _ss
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, shape_of
-from . import elementwise as ew
+from ..core.zeros import add_tangents, shape_of
 from . import reductions as red
 from . import shape as sh
 from .indexing import getitem
@@ -63,15 +62,10 @@ def reverse_axes(x, nbatch=0):
 
 def _convolve_nd_jvp(primals, tangents, mode, method, nbatch):
     a, v = primals
-    ta, tv = tangents
     params = dict(mode=mode, method=method, nbatch=nbatch)
-    parts = []
-    if type(ta) is not Zero:
-        parts.append(convolve_nd_p(ta, v, **params))
-    if type(tv) is not Zero:
-        parts.append(convolve_nd_p(a, tv, **params))
-    out = convolve_nd_p(a, v, **params)
-    return out, parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
+    return convolve_nd_p(a, v, **params), add_tangents(
+        tangents, lambda i, t: convolve_nd_p(t, v, **params) if i == 0 else
+        convolve_nd_p(a, t, **params))
 
 
 def _convolve_nd_vjp_a(ct, out, a, v, mode, method, nbatch):

@@ -16,7 +16,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
 from .determinant import det_p
@@ -29,7 +29,6 @@ from .matrix_helpers import (
     _assert_stacked_square,
     _cast,
     _common,
-    _is_complex,
     _mm,
     _real,
     _single_batch,
@@ -212,7 +211,7 @@ def _slogdet_jvp(primals, tangents):
     (a,), (ta,) = primals, tangents
     sign, logabsdet = slogdet_p(a)
     t = einsum("...ij,...ij->...", _inverse_transpose(a), ta)   # d log det a = tr(a^-1 da)
-    if not _is_complex(a):
+    if not is_complex(a):
         return (sign, logabsdet), (Zero(shape_of(sign), dtype_of(sign)), t)
     # complex: d|det| / |det| is Re(t), and the phase turns by i Im(t) = (t - conj t) / 2
     return (sign, logabsdet), (ew.multiply(sign, ew.multiply(ew.subtract(t, ew.conj(t)), 0.5)),
@@ -225,13 +224,13 @@ def _slogdet_vjp(cts, out, a):
     t_bar = None
     if type(ct_log) is not Zero:
         t_bar = ct_log
-    if _is_complex(a) and type(ct_sign) is not Zero:
+    if is_complex(a) and type(ct_sign) is not Zero:
         c = ew.multiply(ct_sign, sign)
         phase = ew.multiply(ew.subtract(c, ew.conj(c)), 0.5)
         t_bar = phase if t_bar is None else ew.add(t_bar, phase)
     if t_bar is None:
         return None
-    if _is_complex(a):
+    if is_complex(a):
         t_bar = _cast(t_bar, dtype_of(a))
     # a zero cotangent (the sign's row of a Jacobian) gives 0 even at a singular matrix,
     # where the inverse is NaN: the 0 x inf rule, as the forward rule's symbolic zero does

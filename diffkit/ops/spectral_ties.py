@@ -13,7 +13,7 @@ Conventions where a derivative is undefined:
   The eigen/singular values' own rules go through ``eigh_spectral_p``/``svd_spectral_p``
   (``W diag(c) W^H``, Daleckii-Krein), exact at ties for functions symmetric in the tied
   values, Hessians (forward over reverse) included: the limit there is read off the tangent
-  of the cotangent (see ``_tie_limits``). Reverse-over-reverse and forward-over-forward
+  of the cotangent (see ``tie_limits``). Reverse-over-reverse and forward-over-forward
   second derivatives across a tie are NaN (the limit is not in what those rules see). For
   functions of a symmetric matrix use ``diffkit.scipy.linalg.funm``;
 - phases and signs of eigen/singular vectors are only defined up to a choice (a "gauge"):
@@ -56,7 +56,7 @@ def tie_tolerance(dtype):
     return TIE_RTOL_EPS * float(np.finfo(np.empty((), dtype).real.dtype).eps)
 
 
-def _tie_groups_impl(w):
+def tie_groups_impl(w):
     """Labels ``(..., n)``: entries of a sorted (ascending or descending) ``w`` get the same
     label when they form a chain of ties."""
     w = np.asarray(w)
@@ -66,11 +66,11 @@ def _tie_groups_impl(w):
     return np.concatenate([first, np.cumsum(gaps, axis=-1)], axis=-1)
 
 
-tie_groups_p = Primitive("tie_groups", _tie_groups_impl, nondiff=True)
+tie_groups_p = Primitive("tie_groups", tie_groups_impl, nondiff=True)
 tie_groups_p.batch = lambda axis_size, values, batch_axes: (tie_groups_p(values[0]), 0)
 
 
-def _pairwise_ties(w):
+def pairwise_ties(w):
     """``(..., n, n)`` booleans: ``i != j`` with ``|w_i - w_j|`` within the tie tolerance
     (for unsorted, possibly complex ``w``: ``eig``)."""
     n = shape_of(w)[-1]
@@ -80,7 +80,7 @@ def _pairwise_ties(w):
                           ~np.eye(n, dtype=bool))
 
 
-def _tied(groups):
+def tied_pairs(groups):
     """``(..., n, n)`` booleans: ``i != j`` in the same tie group."""
     return tie_mask_p(groups, diagonal=False)
 
@@ -118,7 +118,7 @@ def _fixed_rotation(m):
     """A fixed orthogonal ``(m, m)`` matrix without structure (Q of a QR factorisation of
     ``cos(1 + 2.1 i + 3.7 j + 0.61 i j)``): tied eigenvectors are rotated by it, so that no
     coordinate direction of the input keeps the diagonal of a tied block constant (see
-    ``_tie_limits``; for m <= 8 every pair of diagonal entries differs by > 4e-5)."""
+    ``tie_limits``; for m <= 8 every pair of diagonal entries differs by > 4e-5)."""
     i, j = np.arange(m)[:, None], np.arange(m)[None, :]
     q, r = np.linalg.qr(np.cos(1 + 2.1 * i + 3.7 * j + 0.61 * i * j))
     return q * np.sign(np.diag(r))
@@ -165,14 +165,14 @@ rotate_ties_p = Primitive(
     _rotate_ties_batch, vjp_ignores=(0, "out"))
 
 
-def _rotated_diagonal(m, groups):
+def rotated_diagonal(m, groups):
     """The diagonal of ``R^T m R``: the perturbation of tied eigenvalues in the rotated
     basis of their eigenspace."""
     return _diag(_T(rotate_ties_p(_T(rotate_ties_p(m, groups, inverse=False)), groups,
                                   inverse=False)))
 
 
-def _inverse_gaps(w, groups):
+def inverse_gaps(w, groups):
     """``F[..., i, j] = 1 / (w_j - w_i)`` for untied ``w_i``, ``w_j``, else 0 (the diagonal
     too). ``groups``: tie labels (``tie_groups_p(w)``) of a sorted ``w``, or a ready
     ``(..., n, n)`` tie mask (without the diagonal)."""
@@ -184,21 +184,21 @@ def _inverse_gaps(w, groups):
     return ew.where(skip, 0.0, ew.divide(1.0, ew.where(skip, 1.0, gaps)))
 
 
-def _rotated(v, groups):
+def rotated(v, groups):
     return rotate_ties_p(v, groups, inverse=False)
 
 
 # --- the divided differences of eigh_spectral_p and svd_spectral_p, exact at ties -----------
 
 
-def _tie_limits(w, c, groups, m, dc):
+def tie_limits(w, c, groups, m, dc):
     """``K`` of the Daleckii-Krein formula for ``c`` given at ``w``: off ties the divided
     differences ``(c_j - c_i) / (w_j - w_i)``; on a tie the limit, read from the tangents:
     for ``c`` the gradient of a function symmetric in the tied values, ``dc_j - dc_i =
     K_ij (m_jj - m_ii)`` in the rotated basis (``m`` the perturbation ``W^H dA W``). NaN
     where that is ``0 / 0`` or where ``c`` differs across the tie (the gradient then
     depends on the basis of the eigenspace); 0 on the diagonal."""
-    tied = _tied(groups)
+    tied = tied_pairs(groups)
     gaps = ew.subtract(sh.expand_dims(w, -2), sh.expand_dims(w, -1))
     cdiff = ew.subtract(sh.expand_dims(c, -2), sh.expand_dims(c, -1))
     regular = ew.multiply(cdiff, _safe_reciprocal(ew.where(tied, 1.0, gaps)))
@@ -217,12 +217,12 @@ def _tie_limits(w, c, groups, m, dc):
     return ew.where(tied, ew.where(agrees, limit, np.nan), regular)
 
 
-def _times_nonzero(k, m):
+def times_nonzero(k, m):
     """``k * m``, 0 where ``m`` is exactly 0 (an unknown tie limit times no perturbation)."""
     return ew.where(ew.equal(m, 0), 0.0, ew.multiply(k, m))
 
 
-def _basis_for(v, groups, c):
+def basis_for(v, groups, c):
     """``v`` rotated within tie groups, or ``v`` itself when ``c`` is constant on every
     group (the product ``v diag(c) v^H`` is then the same, and exactly so)."""
     same = groups[..., 1:] == groups[..., :-1]

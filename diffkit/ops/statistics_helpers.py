@@ -21,11 +21,6 @@ from .indexing import getitem
 # --- argument handling ------------------------------------------------------------------------
 
 
-def _asarray(x):
-    """A tracer as it is; anything else as a NumPy array."""
-    return x if isinstance(x, (Tracer, np.ndarray)) else np.asarray(x)
-
-
 def _no_out(name, out):
     rd.no_out(name, out)
 

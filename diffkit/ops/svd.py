@@ -17,22 +17,21 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
+from . import spectral_ties as ties
 from .indexing import getitem
 from .matrix_helpers import (
     _H,
     _T,
-    _assert_stacked_2d,
     _assert_stacked_square,
     _cast,
     _conj,
     _diag,
     _diag_embed,
     _imaginary_part_times_i,
-    _inexact,
-    _is_complex,
+    _matrix_stack,
     _mm,
     _nan_where,
     _real,
@@ -40,18 +39,6 @@ from .matrix_helpers import (
     _single_batch,
     _sym,
     _traced,
-)
-from .spectral_ties import (
-    _basis_for,
-    _inverse_gaps,
-    _rotated,
-    _rotated_diagonal,
-    _tie_groups_impl,
-    _tie_limits,
-    _tied,
-    _times_nonzero,
-    tie_groups_p,
-    unknown_at_ties_p,
 )
 from .triangles import hermitian_from_triangle
 
@@ -94,9 +81,9 @@ def _svd_jvp(primals, tangents, full_matrices, hermitian):
     u1, u2, v1h, v2h = _svd_split(u, vh, m, n, full_matrices)
     v1 = _H(v1h)
     dp = _mm(_H(u1), _mm(ta, v1))                    # U^H dA V  (k, k)
-    groups = tie_groups_p(s)
-    ds = _real(_rotated_diagonal(dp, groups))
-    f = _inverse_gaps(ew.square(s), groups)          # 1 / (s_j^2 - s_i^2)
+    groups = ties.tie_groups_p(s)
+    ds = _real(ties.rotated_diagonal(dp, groups))
+    f = ties.inverse_gaps(ew.square(s), groups)          # 1 / (s_j^2 - s_i^2)
     s_row, s_col = sh.expand_dims(s, -2), sh.expand_dims(s, -1)
     dph = _H(dp)
     omega_u = ew.multiply(f, ew.add(ew.multiply(dp, s_row), ew.multiply(s_col, dph)))
@@ -117,7 +104,7 @@ def _svd_jvp(primals, tangents, full_matrices, hermitian):
     if v2h is not None:
         dv = sh.concatenate([dv, ew.negative(_mm(v1, _mm(_H(dv), _H(v2h))))], axis=-1)
     # at a tie the singular vectors have no derivative the rule can know (a 0/0 coupling)
-    unknown = unknown_at_ties_p(_tied(groups), ta)
+    unknown = ties.unknown_at_ties_p(ties.tied_pairs(groups), ta)
     return (u, s, vh), (_nan_where(unknown, du), ds, _nan_where(unknown, _H(dv)))
 
 
@@ -150,11 +137,11 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
     if type(s_bar) is not Zero:
         spectral = _conj(svd_spectral_p(a, u, s, vh, _cast(s_bar, dtype_of(s)),
                                         full_matrices=full_matrices, hermitian=hermitian))
-        spectral = spectral if _is_complex(a) else _real(spectral)
+        spectral = spectral if is_complex(a) else _real(spectral)
         if type(u_bar) is Zero and type(v_bar) is Zero:
             return spectral
-    groups = tie_groups_p(s)
-    f = _inverse_gaps(ew.square(s), groups)
+    groups = ties.tie_groups_p(s)
+    f = ties.inverse_gaps(ew.square(s), groups)
     s_row, s_col = sh.expand_dims(s, -2), sh.expand_dims(s, -1)
     s_inv = _safe_reciprocal(s)
     inner = []          # the cotangent of dP = U^H dA V
@@ -185,10 +172,10 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
     g = _mm(_conj(u1), _mm(total, _T(v1)))
     for part in outer:
         g = ew.add(g, part)
-    g = _nan_where(unknown_at_ties_p(_tied(groups), moving), g)
+    g = _nan_where(ties.unknown_at_ties_p(ties.tied_pairs(groups), moving), g)
     if hermitian:
         g = _sym(g)
-    g = g if _is_complex(a) else _real(g)
+    g = g if is_complex(a) else _real(g)
     return g if spectral is None else ew.add(g, spectral)
 
 
@@ -210,15 +197,15 @@ svd_p.batch = _single_batch(svd_p)
 def _svd_leading(u, s, vh, full_matrices):
     m, n = shape_of(u)[-2], shape_of(vh)[-1]
     u1, _, v1h, _ = _svd_split(u, vh, m, n, full_matrices)
-    groups = tie_groups_p(s)
-    return _rotated(u1, groups), _rotated(_H(v1h), groups), groups, m, n
+    groups = ties.tie_groups_p(s)
+    return ties.rotated(u1, groups), ties.rotated(_H(v1h), groups), groups, m, n
 
 
 def _svd_spectral_impl(a, u, s, vh, c, full_matrices, hermitian):
     k = s.shape[-1]
-    groups = _tie_groups_impl(s)
-    u1 = _basis_for(u[..., :, :k], groups, c)
-    v1 = _basis_for(np.swapaxes(vh[..., :k, :], -1, -2).conj(), groups, c)
+    groups = ties.tie_groups_impl(s)
+    u1 = ties.basis_for(u[..., :, :k], groups, c)
+    v1 = ties.basis_for(np.swapaxes(vh[..., :k, :], -1, -2).conj(), groups, c)
     return (u1 * c[..., None, :]) @ np.swapaxes(v1, -1, -2).conj()
 
 
@@ -240,7 +227,7 @@ def _svd_spectral_jvp(primals, tangents, full_matrices, hermitian):
     ta = _cast(_sym(ta) if hermitian else ta, dtype_of(u))
     p = _mm(_H(u1), _mm(ta, v1))
     herm, skew = ew.multiply(ew.add(p, _H(p)), 0.5), ew.multiply(ew.subtract(p, _H(p)), 0.5)
-    term = ew.add(_times_nonzero(_tie_limits(s, c, groups, p, dc), herm),
+    term = ew.add(ties.times_nonzero(ties.tie_limits(s, c, groups, p, dc), herm),
                   ew.multiply(_sum_ratio(s, c), skew))
     x = term if x is None else ew.add(x, term)
     g = _mm(u1, _mm(x, _H(v1)))
@@ -260,8 +247,8 @@ def _svd_spectral_vjp_a(ct, out, a, u, s, vh, c, full_matrices, hermitian):
     ct = _cast(ct, dtype_of(u))
     n_bar = _mm(_T(u1), _mm(ct, _conj(v1)))
     # the tie limits need the tangent of c, which a cotangent does not carry
-    k_tie = _tie_limits(s, c, groups, ew.multiply(n_bar, 0.0), None)
-    herm_bar = _times_nonzero(k_tie, ew.multiply(ew.add(n_bar, _H(n_bar)), 0.5))
+    k_tie = ties.tie_limits(s, c, groups, ew.multiply(n_bar, 0.0), None)
+    herm_bar = ties.times_nonzero(k_tie, ew.multiply(ew.add(n_bar, _H(n_bar)), 0.5))
     skew_bar = ew.multiply(_sum_ratio(s, c), ew.multiply(ew.subtract(n_bar, _H(n_bar)), 0.5))
     g = _mm(_conj(u1), _mm(ew.add(herm_bar, skew_bar), _T(v1)))
     scale = sh.expand_dims(ew.multiply(c, _safe_reciprocal(s)), -2)
@@ -274,7 +261,7 @@ def _svd_spectral_vjp_a(ct, out, a, u, s, vh, c, full_matrices, hermitian):
         g = ew.add(g, _mm(_conj(u1), ew.subtract(y, _mm(_mm(y, _conj(v1)), _T(v1)))))
     if hermitian:
         g = _sym(g)
-    return g if _is_complex(a) else _real(g)
+    return g if is_complex(a) else _real(g)
 
 
 def _svd_spectral_vjp_c(ct, out, a, u, s, vh, c, full_matrices, hermitian):
@@ -303,8 +290,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     symmetric functions of them). With ``hermitian=True`` NumPy reads the lower triangle
     (``eigh``): the derivative is that of the Hermitian matrix this triangle defines, so the
     upper triangle has derivative 0."""
-    a = _inexact(a)
-    _assert_stacked_2d(a)
+    a = _matrix_stack(a)
     if hermitian and _traced(a):
         _assert_stacked_square(a)
         a = hermitian_from_triangle(a)

@@ -25,6 +25,13 @@ def _traced(*values):
     return any(isinstance(v, Tracer) for v in values)
 
 
+def _traced_or_ndarray(x):
+    """A traced value as it is; anything else as a plain ``ndarray`` (subclasses such as
+    ``np.matrix`` or masked arrays too, unlike ``core.zeros.as_array``: the rules below
+    read plain NumPy semantics)."""
+    return x if isinstance(x, Tracer) else np.asarray(x)
+
+
 def _along(x, axis, index):
     ndim = len(shape_of(x))
     return getitem(x, (slice(None),) * axis + (index,) + (slice(None),) * (ndim - axis - 1))
@@ -39,7 +46,7 @@ def _axis(axis, ndim):
 
 def _spacings(x, y, axis):
     """``diff(x)`` along ``axis``, shaped to broadcast against ``y``; SciPy's errors."""
-    x = x if isinstance(x, Tracer) else np.asarray(x)
+    x = _traced_or_ndarray(x)
     ndim = len(shape_of(y))
     if len(shape_of(x)) == 1:
         d = dnp.diff(x)
@@ -66,7 +73,7 @@ def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
     ``scipy.integrate.cumulative_trapezoid`` (``initial`` ``None`` or 0, prepended)."""
     if not _traced(y, x, dx):
         return _si.cumulative_trapezoid(y, x, dx, axis, initial)
-    y = y if isinstance(y, Tracer) else np.asarray(y)
+    y = _traced_or_ndarray(y)
     ndim = len(shape_of(y))
     axis = _axis(axis, ndim)
     n = shape_of(y)[axis]
@@ -107,7 +114,7 @@ def simpson(y, *, x=None, dx=1.0, axis=-1):
     (samples at ``x``, 1-D or shaped like ``y``, or spacing ``dx``)."""
     if not _traced(y, x, dx):
         return _si.simpson(y, x=x, dx=dx, axis=axis)
-    y = y if isinstance(y, Tracer) else np.asarray(y)
+    y = _traced_or_ndarray(y)
     ndim = len(shape_of(y))
     axis = _axis(axis, ndim)
     n = shape_of(y)[axis]

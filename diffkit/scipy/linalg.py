@@ -35,14 +35,14 @@ import numpy as np
 import scipy.linalg
 
 from ..core.trace import Tracer, new_trace
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.zeros import Zero, as_array, dtype_of, is_complex, shape_of
 from ..interpreters.forward import JVPTrace, JVPTracer
 from ..ops import complex as _cx
 from ..ops import decompositions as _dec
 from ..ops import elementwise as _ew
 from ..ops import shape as _sh
 from ..ops.matrix_functions import spectral_function_p
-from ..ops.matrix_helpers import _H, _T, _common, _inexact, _operand
+from ..ops.matrix_helpers import _H, _T, _common, _inexact
 from ..ops.scipy_linalg import (
     expm_p,
     frechet_block,
@@ -86,10 +86,6 @@ def _from_triangle(a, lower, hermitian):
     defines, as LAPACK's ``sy``/``he``/``po`` routines read it."""
     strict = _triangle(a, lower, strict=True)
     return _ew.add(_triangle(a, lower), _H(strict) if hermitian else _T(strict))
-
-
-def _is_complex(x):
-    return dtype_of(x).kind == "c"
 
 
 def _as_column(b, n, a_shape):
@@ -181,7 +177,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     trans = _trans_code(trans)
     n = shape_of(lu)[-1]
     b_mat, vector = _as_column(b, n, shape_of(lu))
-    pm = permutation_matrix(pivots_to_permutation_p(_operand(piv)), dtype_of(lu))
+    pm = permutation_matrix(pivots_to_permutation_p(as_array(piv)), dtype_of(lu))
     if trans == 0:   # a = P^T L U
         y = solve_triangular(lu, _dec.matmul(pm, b_mat), lower=True, unit_diagonal=True)
         x = solve_triangular(lu, y, lower=False)
@@ -213,7 +209,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
         raise ValueError(f"{assume_a} is not a recognized matrix structure")
     a, b = _common(a, b)
     _square(a, f"Input a needs to be a square matrix, got shape {shape_of(a)}")
-    if transposed and _is_complex(a):
+    if transposed and is_complex(a):
         raise NotImplementedError("scipy.linalg.solve can currently not solve a^T x = b or "
                                   "a^H x = b for complex matrices.")
     n = shape_of(a)[-1]
@@ -372,7 +368,7 @@ def block_diag(*arrs):
         return np.empty((1, 0))
     blocks = []
     for x in arrs:
-        x = _operand(x)
+        x = as_array(x)
         s = shape_of(x)
         blocks.append(x if len(s) == 2 else _sh.reshape(x, (1, -1) if len(s) == 1 else (1, 1))
                       if len(s) < 2 else x)
@@ -521,7 +517,7 @@ def cosm(A):
     if not isinstance(A, Tracer):
         return scipy.linalg.cosm(A)
     plus, minus = _expm_of_i(A)
-    if not _is_complex(A):
+    if not is_complex(A):
         return _cx.real(plus)
     return _ew.multiply(_ew.add(plus, minus), 0.5)
 
@@ -533,7 +529,7 @@ def sinm(A):
     if not isinstance(A, Tracer):
         return scipy.linalg.sinm(A)
     plus, minus = _expm_of_i(A)
-    if not _is_complex(A):
+    if not is_complex(A):
         return _cx.imag(plus)
     return _ew.multiply(_ew.subtract(plus, minus), -0.5j)
 

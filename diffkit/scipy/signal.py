@@ -20,7 +20,7 @@ import numpy as np
 import scipy.signal as _ss
 
 from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
+from ..core.zeros import as_array, dtype_of, shape_of
 from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ..ops.array_padding import pad as _pad
@@ -36,10 +36,6 @@ _BOUNDARIES = {"fill": "fill", "pad": "fill", "wrap": "wrap", "circular": "wrap"
 
 def _traced(*values):
     return any(isinstance(v, Tracer) for v in values)
-
-
-def _array(x):
-    return x if isinstance(x, (Tracer, np.ndarray)) else np.asarray(x)
 
 
 def _ndim(x):
@@ -88,7 +84,7 @@ def _conv(a, v, mode, method, nbatch=0, correlate=False):
 
 
 def _operands(in1, in2):
-    a, v = _array(in1), _array(in2)
+    a, v = as_array(in1), as_array(in2)
     if _ndim(a) != _ndim(v):
         raise ValueError("in1 and in2 should have the same dimensionality")
     return a, v
@@ -168,7 +164,7 @@ def oaconvolve(in1, in2, mode="full", axes=None):
 
 
 def _conv2d(in1, in2, mode, boundary, fillvalue, correlate, name):
-    a, v = _array(in1), _array(in2)
+    a, v = as_array(in1), as_array(in2)
     if _ndim(a) != 2 or _ndim(v) != 2:
         raise ValueError(f"{name} inputs must both be 2-D arrays")
     _check_mode(mode)

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import api, tree_util
-from ..core.zeros import dtype_of
+from ..core.zeros import dtype_of, is_complex
 
 __all__ = ["check_grads", "assert_jacobians_agree", "check_vmap"]
 
@@ -86,10 +86,6 @@ def _leaf_names(tree, prefix):
 def _is_float(x):
     """Whether ``x`` is differentiated (inputs) or compared (outputs): real or complex."""
     return dtype_of(x).kind in "fc"
-
-
-def _is_complex(x):
-    return dtype_of(x).kind == "c"
 
 
 def _wide(x):
@@ -496,8 +492,8 @@ def _builder_jacobians(fun, args, flat, xs, out, n_out):
         target, call_args = fun, tuple(args)
     else:
         target, call_args = flat, xs
-    complex_in = any(_is_complex(x) for x in xs)
-    complex_out = any(_is_complex(o) for o in out)
+    complex_in = any(is_complex(x) for x in xs)
+    complex_out = any(is_complex(o) for o in out)
     results = []
     if not (complex_in and complex_out):
         for name, build in _builders(target, len(call_args), n_out):
@@ -536,13 +532,13 @@ def _split(values):
 def _in_parts(flat, xs):
     """``flat`` as a real function of the parts given by :func:`_split`, returning the
     parts of its outputs."""
-    kinds = [_is_complex(x) for x in xs]
+    kinds = [is_complex(x) for x in xs]
     dtypes = [dtype_of(x) for x in xs]
 
     def fun(*parts):
         values, k = [], 0
-        for is_complex, dtype in zip(kinds, dtypes):
-            if is_complex:
+        for complex_input, dtype in zip(kinds, dtypes):
+            if complex_input:
                 values.append(parts[k] + parts[k + 1] * np.asarray(1j, dtype))
                 k += 2
             else:
@@ -550,21 +546,21 @@ def _in_parts(flat, xs):
                 k += 1
         outs = []
         for o in flat(*values):
-            outs.extend([o.real, o.imag] if _is_complex(o) else [o])
+            outs.extend([o.real, o.imag] if is_complex(o) else [o])
         return tuple(outs)
 
     return fun
 
 
 def _real_size(x):
-    return int(np.size(x)) * (2 if _is_complex(x) else 1)
+    return int(np.size(x)) * (2 if is_complex(x) else 1)
 
 
 def _coordinate_name(k, leaves, sizes, names):
     """The name of real coordinate ``k``: ``args[0][1, 2]``, or ``Im args[0][1, 2]``."""
     leaf, offset = _locate(k, sizes)
     x = leaves[leaf]
-    if not _is_complex(x):
+    if not is_complex(x):
         return f"{names[leaf]}{_format_index(_unravel(offset, np.shape(x)))}"
     part, offset = divmod(offset, int(np.size(x)))
     return (f"{'Im' if part else 'Re'} {names[leaf]}"
@@ -583,7 +579,7 @@ def _unit(k, like, cotangent=False):
         offset = k - start
         if 0 <= offset < size:
             part[offset] = 1
-        elif _is_complex(x) and size <= offset < 2 * size:
+        elif is_complex(x) and size <= offset < 2 * size:
             part[offset - size] = -1j if cotangent else 1j
         parts.append(part.reshape(np.shape(x)))
         start += _real_size(x)
@@ -640,8 +636,8 @@ def _assemble(blocks, out, xs, name):
                 raise AssertionError(f"assert_jacobians_agree: {name} gave a block of shape "
                                      f"{block.shape} for output {j} and input {i}, expected "
                                      f"{expected} (out.shape + in.shape)")
-            row.append(_real_block(block.reshape(o.size, int(np.size(x))), _is_complex(o),
-                                   _is_complex(x)))
+            row.append(_real_block(block.reshape(o.size, int(np.size(x))), is_complex(o),
+                                   is_complex(x)))
         rows.append(np.concatenate(row, axis=1) if row else np.zeros((_real_size(o), 0)))
     return np.concatenate(rows, axis=0)
 

@@ -193,12 +193,14 @@ def _delegated(attr):
                     doc=f"SciPy's ``{attr}`` of this distribution.")
 
 
-def _random_state_property():
+def _random_state_property(owner="_scipy"):
+    """The ``random_state`` property, read from and written to the attribute ``owner`` of
+    the instance (SciPy's twin, or the distribution a frozen one fills in)."""
     def get(self):
-        return self._scipy.random_state
+        return getattr(self, owner).random_state
 
     def set_(self, seed):
-        self._scipy.random_state = seed
+        getattr(self, owner).random_state = seed
 
     return property(get, set_, doc="The random state ``rvs`` draws from when given none "
                                    "(SciPy's, settable with a seed or a Generator).")
@@ -271,6 +273,10 @@ class _Univariate(_Distribution):
     """The summaries every univariate distribution derives from its ``_summaries(method,
     args, kwds) -> (values, given)`` (``values`` maps 'm', 'v', 's', 'k' to closed forms):
     differentiable in the distribution's continuous parameters."""
+
+    def __call__(self, *args, **kwds):
+        """The distribution with its parameters fixed, as ``freeze``."""
+        return self.freeze(*args, **kwds)
 
     def stats(self, *args, **kwds):
         """Mean ('m'), variance ('v'), skewness ('s') and excess kurtosis ('k'), those named

@@ -22,6 +22,7 @@ from ._common import (
     _log,
     _order,
     _plain_only,
+    _random_state_property,
     _raw_moment,
     _shifted_moment,
     _Univariate,
@@ -194,9 +195,6 @@ class _Continuous(_Univariate):
         """The distribution with its parameters fixed: ``norm.freeze(loc, scale).logpdf(x)``."""
         return _FrozenContinuous(type(self)(), *args, **kwds)
 
-    def __call__(self, *args, **kwds):
-        return self.freeze(*args, **kwds)
-
 
 class _Frozen:
     """SciPy's ``rv_frozen``: ``dist``, ``args``, ``kwds``, ``a``, ``b`` and the methods
@@ -212,14 +210,7 @@ class _Frozen:
     def _parse_shapes(self):
         return self.dist._parse("freeze", self.args, self.kwds)
 
-    @property
-    def random_state(self):
-        """The random state ``rvs`` draws from when given none."""
-        return self.dist.random_state
-
-    @random_state.setter
-    def random_state(self, seed):
-        self.dist.random_state = seed
+    random_state = _random_state_property("dist")
 
     def _call(self, method, *leading, **extra):
         return getattr(self.dist, method)(*leading, *self.args, **self.kwds, **extra)

@@ -109,9 +109,6 @@ class _Discrete(_Univariate):
         """The distribution with its parameters fixed: ``poisson.freeze(mu).logpmf(k)``."""
         return _FrozenDiscrete(type(self)(), *args, **kwds)
 
-    def __call__(self, *args, **kwds):
-        return self.freeze(*args, **kwds)
-
 
 class _FrozenDiscrete(_Frozen):
     def pmf(self, k):

@@ -11,7 +11,14 @@ import scipy.stats
 
 from ... import numpy as dnp
 from .. import special as sp
-from ._common import _NAN, _Distribution, _float, _has_tracer, _plain_only
+from ._common import (
+    _NAN,
+    _Distribution,
+    _float,
+    _has_tracer,
+    _plain_only,
+    _random_state_property,
+)
 
 __all__ = ["dirichlet", "multivariate_normal"]
 
@@ -104,13 +111,7 @@ class _FrozenDirichlet:
         self._dist._alpha(alpha)   # SciPy checks alpha when freezing
         self.alpha = _float(alpha)
 
-    @property
-    def random_state(self):
-        return self._dist.random_state
-
-    @random_state.setter
-    def random_state(self, seed):
-        self._dist.random_state = seed
+    random_state = _random_state_property("_dist")
 
     def logpdf(self, x):
         return self._dist.logpdf(x, self.alpha)
@@ -260,13 +261,7 @@ class _FrozenMultivariateNormal:
         """SciPy's ``Covariance`` object of ``cov`` (plain values only)."""
         return self._scipy("cov_object").cov_object
 
-    @property
-    def random_state(self):
-        return self._dist.random_state
-
-    @random_state.setter
-    def random_state(self, seed):
-        self._dist.random_state = seed
+    random_state = _random_state_property("_dist")
 
     def logpdf(self, x):
         return self._dist.logpdf(x, self.mean, self.cov, self.allow_singular)
