@@ -20,12 +20,12 @@ those same objects.
 
 import numpy as np
 
-from ..core.concrete import concrete_value
+from ..core.concrete import holds_tracer, static_value
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from ..ops import elementwise as ew
 from ..ops import shape as sh
-from ..ops.creation import asarray, holds_tracer, linspace
+from ..ops.creation import asarray, linspace
 
 _SCALARS = (int, float, complex, bool, np.generic)
 
@@ -79,13 +79,8 @@ def _directive(text, ndmin, trans1d):
 
 
 def _plain(value, what):
-    if isinstance(value, Tracer):
-        concrete = concrete_value(value)
-        if concrete is None:
-            raise ValueError(f"the {what} of a range in r_/c_ sets the number of points, so it "
-                             "cannot be batched by vmap")
-        return concrete
-    return value
+    return static_value(value, lambda t: f"the {what} of a range in r_/c_ sets the number "
+                                         "of points, so it cannot be batched by vmap")
 
 
 def _range(entry):
@@ -120,17 +115,6 @@ def _scalar_piece(value, dtype, ndmin):
     return np.array(value, dtype=dtype, ndmin=ndmin)
 
 
-def _holds_traced(key):
-    entries = key if isinstance(key, tuple) else (key,)
-    for entry in entries:
-        if holds_tracer(entry):
-            return True
-        if isinstance(entry, slice) and any(
-                isinstance(v, Tracer) for v in (entry.start, entry.stop, entry.step)):
-            return True
-    return False
-
-
 def install():
     """Let NumPy's ``np.r_`` and ``np.c_`` take traced values: their class gets a subclass
     whose ``__getitem__`` handles keys holding a traced value and leaves every other key to
@@ -145,7 +129,7 @@ def install():
 
 
 def _traced_getitem(self, key):
-    if not _holds_traced(key):
+    if not holds_tracer(key):
         return super(type(self), self).__getitem__(key)
     return concatenate_entries(key, self.axis, self.ndmin, self.trans1d)
 

@@ -26,10 +26,11 @@ import inspect
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.primitive import Primitive
 from ..core.trace import Tracer, bind
 from ..errors import TracerConversionError, UnsupportedKeywordError
-from ..ops.creation import as_array_like, holds_tracer
+from ..ops.creation import as_array_like
 from ..ops.elementwise import astype
 from ._docs import describe
 

@@ -5,11 +5,12 @@ and ``triu``, as compositions of integer-array indexing, scatters and ``where``.
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.zeros import shape_of
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import _axis, _ndim, _static, _traced, _zeros_of
+from .array_helpers import _axis, _ndim, _static, _zeros_of
 from .indexing import ARRAY, getitem, scatter_add_p
 
 __all__ = ["diag", "diagflat", "diagonal", "trace", "tril", "triu"]
@@ -30,7 +31,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     """The diagonal ``offset`` of the planes spanned by ``axis1`` and ``axis2``, as
     ``np.diagonal``: those axes are removed and the diagonal is the last axis."""
     offset = int(_static(offset, "offset"))
-    if not _traced(a):
+    if not holds_tracer(a):
         return np.diagonal(a, offset, axis1, axis2)
     ndim = _ndim(a)
     if ndim < 2:
@@ -47,7 +48,7 @@ def diag(v, k=0):
     """The ``k``-th diagonal of a 2-D array, or a square matrix with the 1-D ``v`` on its
     ``k``-th diagonal, as ``np.diag``."""
     k = int(_static(k, "k"))
-    if not _traced(v):
+    if not holds_tracer(v):
         return np.diag(v, k)
     dims = shape_of(v)
     if len(dims) == 2:
@@ -61,7 +62,7 @@ def diag(v, k=0):
 
 def diagflat(v, k=0):
     """A 2-D array with the flattened ``v`` on its ``k``-th diagonal, as ``np.diagflat``."""
-    if not _traced(v):
+    if not holds_tracer(v):
         return np.diagflat(v, k)
     return diag(sh.ravel(v), k)
 
@@ -70,7 +71,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """Sum along a diagonal, as ``np.trace``."""
     if out is not None:
         raise TypeError("trace: out= is not supported (diffkit returns new arrays)")
-    if not _traced(a):
+    if not holds_tracer(a):
         return np.trace(a, offset, axis1, axis2, dtype)
     total = red.sum(diagonal(a, offset, axis1, axis2), axis=-1)
     return total if dtype is None else ew.astype(total, dtype)
@@ -89,9 +90,9 @@ def _triangle(m, k, lower):
 
 def tril(m, k=0):
     """``m`` with the entries above the ``k``-th diagonal set to zero, as ``np.tril``."""
-    return np.tril(m, k) if not _traced(m) else _triangle(m, k, True)
+    return np.tril(m, k) if not holds_tracer(m) else _triangle(m, k, True)
 
 
 def triu(m, k=0):
     """``m`` with the entries below the ``k``-th diagonal set to zero, as ``np.triu``."""
-    return np.triu(m, k) if not _traced(m) else _triangle(m, k, False)
+    return np.triu(m, k) if not holds_tracer(m) else _triangle(m, k, False)

@@ -17,10 +17,9 @@ statistics.
 
 import numpy as np
 
-from ..core.concrete import concrete_value
+from ..core.concrete import holds_tracer, static_value
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
-from ..errors import TracerConversionError
 from . import shape as sh
 from .families import nondiff_elementwise
 from .indexing import getitem
@@ -36,16 +35,6 @@ index_floor_divide = nondiff_elementwise("index_floor_divide", np.floor_divide)
 _rint = nondiff_elementwise("pad_rint", np.rint)
 
 
-def _traced(*values):
-    """Whether any of ``values`` (or any array in nested lists/tuples of them) is traced."""
-    for v in values:
-        if isinstance(v, Tracer):
-            return True
-        if isinstance(v, (list, tuple)) and _traced(*v):
-            return True
-    return False
-
-
 def _ndim(x):
     return len(shape_of(x))
 
@@ -53,13 +42,10 @@ def _ndim(x):
 def _static(value, what):
     """``value`` as a plain NumPy value; a traced value is an error (it sets a shape)."""
     if isinstance(value, Tracer):
-        concrete = concrete_value(value)
-        if concrete is None:
-            raise TracerConversionError(
-                f"{what} is a value traced by {value._trace.name}, but it must be concrete "
-                "because it determines the shape of the result")
-        return concrete
-    if isinstance(value, (list, tuple)) and _traced(*value):
+        return static_value(value, lambda t: (
+            f"{what} is a value traced by {t._trace.name}, but it must be concrete "
+            "because it determines the shape of the result"))
+    if isinstance(value, (list, tuple)) and holds_tracer(*value):
         return np.asarray([_static(v, what) for v in value])
     return value
 

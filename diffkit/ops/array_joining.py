@@ -11,12 +11,13 @@ import warnings
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
 from ..core.zeros import Zero, as_array, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .array_helpers import _NUMPY2, _axis, _ndim, _several, _static, _take_range, _traced
+from .array_helpers import _NUMPY2, _axis, _ndim, _several, _static, _take_range
 
 __all__ = [
     "split", "array_split", "hsplit", "vsplit", "dsplit", "atleast_1d", "atleast_2d",
@@ -96,7 +97,7 @@ def _split_bounds(n, indices_or_sections):
 def array_split(ary, indices_or_sections, axis=0):
     """Split ``ary`` into pieces along ``axis``, as ``np.array_split``: an int gives that
     many pieces of sizes differing by at most one, a sequence gives the split points."""
-    if not _traced(ary):
+    if not holds_tracer(ary):
         return np.array_split(ary, _static(indices_or_sections, "indices_or_sections"), axis)
     axis = _axis(axis, _ndim(ary))
     bounds = _split_bounds(shape_of(ary)[axis], indices_or_sections)
@@ -177,7 +178,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     or ``'ij'``, ``sparse`` for broadcastable outputs)."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
-    if not _traced(*xi):
+    if not holds_tracer(*xi):
         return np.meshgrid(*xi, copy=copy, sparse=sparse, indexing=indexing)
     ndim = len(xi)
     out = []
@@ -197,7 +198,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 def broadcast_arrays(*args, subok=False):
     """The arguments broadcast to their common shape, as ``np.broadcast_arrays``."""
-    if not _traced(*args):
+    if not holds_tracer(*args):
         return np.broadcast_arrays(*args, subok=subok)
     args = [as_array(a) for a in args]
     target = np.broadcast_shapes(*(shape_of(a) for a in args))
@@ -211,7 +212,7 @@ def _cast_all(arrays, dtype):
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
     """Join along the second axis (the first for 1-D arrays), as ``np.hstack``."""
-    if not _traced(tup):
+    if not holds_tracer(tup):
         return np.hstack(tup, dtype=dtype, casting=casting)
     arrays = _cast_all([_at_least(a, 1) for a in _sequence(tup, "hstack")], dtype)
     return sh.concatenate(arrays, axis=0 if _ndim(arrays[0]) == 1 else 1)
@@ -219,7 +220,7 @@ def hstack(tup, *, dtype=None, casting="same_kind"):
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
     """Join along the first axis, 1-D arrays as rows, as ``np.vstack``."""
-    if not _traced(tup):
+    if not holds_tracer(tup):
         return np.vstack(tup, dtype=dtype, casting=casting)
     arrays = _cast_all([_at_least(a, 2) for a in _sequence(tup, "vstack")], dtype)
     return sh.concatenate(arrays, axis=0)
@@ -227,7 +228,7 @@ def vstack(tup, *, dtype=None, casting="same_kind"):
 
 def dstack(tup):
     """Join along the third axis, as ``np.dstack``."""
-    if not _traced(tup):
+    if not holds_tracer(tup):
         return np.dstack(tup)
     return sh.concatenate([_at_least(a, 3) for a in _sequence(tup, "dstack")], axis=2)
 
@@ -235,7 +236,7 @@ def dstack(tup):
 def column_stack(tup):
     """Join 1-D arrays as columns (and 2-D arrays as they are) into a 2-D array, as
     ``np.column_stack``."""
-    if not _traced(tup):
+    if not holds_tracer(tup):
         return np.column_stack(tup)
     arrays = []
     for a in _sequence(tup, "column_stack"):
@@ -294,7 +295,7 @@ def _at_least_nd(x, ndim):
 def block(arrays):
     """An array assembled from nested lists of blocks, as ``np.block``: the innermost lists
     join along the last axis, the next ones along the second-to-last, and so on."""
-    if not _traced(arrays):
+    if not holds_tracer(arrays):
         return np.block(arrays)
     depth, ndim = _block_structure(arrays)
     return _assemble(arrays, depth, max(depth, ndim))
@@ -302,6 +303,6 @@ def block(arrays):
 
 def copy(a, order="K", subok=False):
     """A copy of ``a``, as ``np.copy``; a traced value is immutable and returned as is."""
-    if not _traced(a):
+    if not holds_tracer(a):
         return np.copy(a, order=order, subok=subok)
     return a

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
@@ -23,7 +24,6 @@ from .array_helpers import (
     _rint,
     _static,
     _take_range,
-    _traced,
     _with_width,
     index_floor_divide,
 )
@@ -41,7 +41,7 @@ def tile(A, reps):  # noqa: N803 (NumPy's name)
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: negative repetitions are not allowed, got reps={reps}")
-    if not _traced(A):
+    if not holds_tracer(A):
         return np.tile(A, reps)
     dims = shape_of(A)
     if len(reps) < len(dims):
@@ -61,7 +61,7 @@ def repeat(a, repeats, axis=None):
     repeats = np.asarray(_static(repeats, "repeats"))
     if repeats.dtype.kind not in "iub":
         raise TypeError(f"repeat: repeats must be integers, got dtype {repeats.dtype}")
-    if not _traced(a):
+    if not holds_tracer(a):
         return np.repeat(a, repeats, axis)
     if axis is None:
         a, axis = sh.ravel(a), 0
@@ -110,7 +110,7 @@ def _pad_widths(pad_width, ndim):
 def _pairs(values, ndim, what, index=False):
     """``values`` broadcast to ``ndim`` (before, after) pairs, as ``np.pad`` reads its
     per-axis arguments: a scalar, one pair for every axis, or one pair per axis."""
-    if isinstance(values, (list, tuple)) and _traced(*values):
+    if isinstance(values, (list, tuple)) and holds_tracer(*values):
         values = sh.stack([as_array(v) if not isinstance(v, (list, tuple)) else sh.stack(list(v))
                            for v in values])
     elif not isinstance(values, Tracer):
@@ -261,7 +261,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
     if not isinstance(pad_width, dict):
         pad_width = _static(pad_width, "pad_width")
-    if not _traced(array, *kwargs.values()):
+    if not holds_tracer(array, *kwargs.values()):
         return np.pad(array, pad_width, mode=mode, **kwargs)
     x = as_array(array)
     ndim = _ndim(x)

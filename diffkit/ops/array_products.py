@@ -11,19 +11,20 @@ import warnings
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.primitive import Primitive
 from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import _NUMPY2, _axis, _ndim, _traced
+from .array_helpers import _NUMPY2, _axis, _ndim
 from .indexing import getitem
 
 __all__ = ["kron", "convolve", "correlate", "cross", "polyval"]
 
 def kron(a, b):
     """Kronecker product, as ``np.kron``: one broadcasting product of interleaved axes."""
-    if not _traced(a, b):
+    if not holds_tracer(a, b):
         return np.kron(a, b)
     a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
@@ -148,7 +149,7 @@ def _mode_window(a, v, mode, same_start):
 def convolve(a, v, mode="full"):
     """Discrete linear convolution of two 1-D sequences, as ``np.convolve`` (``mode``
     ``'full'``, ``'same'`` or ``'valid'``); differentiable in both."""
-    if not _traced(a, v):
+    if not holds_tracer(a, v):
         return np.convolve(a, v, mode)
     a, v = _signal_operands(a, v, promote=True)
     n, m = shape_of(a)[0], shape_of(v)[0]
@@ -158,7 +159,7 @@ def convolve(a, v, mode="full"):
 def correlate(a, v, mode="valid"):
     """Cross-correlation ``c[k] = sum_n a[n + k] * conj(v[n])`` of two 1-D sequences, as
     ``np.correlate`` (default ``mode='valid'``); differentiable in both."""
-    if not _traced(a, v):
+    if not holds_tracer(a, v):
         return np.correlate(a, v, mode)
     a, v = _signal_operands(a, v, promote=False)
     n, m = shape_of(a)[0], shape_of(v)[0]
@@ -175,7 +176,7 @@ def correlate(a, v, mode="valid"):
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """Cross product of vectors along ``axisa``/``axisb`` (of length 3, or 2 taken as
     z = 0), placed along ``axisc``, as ``np.cross``; ``axis`` sets all three."""
-    if not _traced(a, b):
+    if not holds_tracer(a, b):
         return np.cross(a, b, axisa, axisb, axisc, axis)
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -213,7 +214,7 @@ def polyval(p, x):
     ``np.polyval``, by Horner's scheme; differentiable in ``p`` and ``x``."""
     if isinstance(p, np.poly1d):
         p = p.coeffs
-    if not _traced(p, x):
+    if not holds_tracer(p, x):
         return np.polyval(p, x)
     p, x = as_array(p), as_array(x)
     y = np.zeros(shape_of(x), dtype_of(x))

@@ -6,10 +6,11 @@
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.zeros import shape_of
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import _ndim, _static, _take_range, _traced
+from .array_helpers import _ndim, _static, _take_range
 from .indexing import getitem
 
 __all__ = ["roll", "flip", "fliplr", "flipud", "rot90", "rollaxis"]
@@ -21,7 +22,7 @@ def roll(a, shift, axis=None):
     """``a`` shifted cyclically by ``shift`` along ``axis`` (the flattened array for
     ``None``), as ``np.roll``; ``shift`` and ``axis`` may be matching tuples."""
     shift = _static(shift, "shift")
-    if not _traced(a):
+    if not holds_tracer(a):
         return np.roll(a, shift, axis)
     if axis is None:
         return sh.reshape(roll(sh.ravel(a), shift, 0), shape_of(a))
@@ -50,7 +51,7 @@ def roll(a, shift, axis=None):
 def flip(m, axis=None):
     """``m`` with the order of entries reversed along ``axis`` (all axes for ``None``), as
     ``np.flip``: one basic-indexing ``getitem``."""
-    if not _traced(m):
+    if not holds_tracer(m):
         return np.flip(m, axis)
     axes = red.normalize_axes(_static(axis, "axis"), _ndim(m))
     index = tuple(slice(None, None, -1) if i in axes else slice(None)
@@ -75,7 +76,7 @@ def flipud(m):
 def rot90(m, k=1, axes=(0, 1)):
     """``m`` rotated by 90 degrees ``k`` times in the plane of ``axes``, from the first axis
     towards the second, as ``np.rot90``."""
-    if not _traced(m):
+    if not holds_tracer(m):
         return np.rot90(m, k, axes)
     axes = tuple(axes)
     ndim = _ndim(m)

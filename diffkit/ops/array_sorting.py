@@ -19,12 +19,13 @@ ever see the composition):
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .array_helpers import _axis, _ndim, _static, _traced, index_floor_divide
+from .array_helpers import _axis, _ndim, _static, index_floor_divide
 from .array_taking import take, take_along_axis
 from .indexing import getitem
 
@@ -75,7 +76,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     keep their order, so both engines agree at ties."""
     if order is not None:
         raise ValueError("sort: order= (structured arrays) is not supported")
-    if not _traced(a):
+    if not holds_tracer(a):
         extra = {} if stable is None else {"stable": stable}
         return np.sort(a, axis=axis, kind=kind, **extra)
     a, axis = _flat_axis(a, axis)
@@ -104,7 +105,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     of ``argpartition`` (which gives the same arrangement)."""
     if order is not None:
         raise ValueError("partition: order= (structured arrays) is not supported")
-    if not _traced(a):
+    if not holds_tracer(a):
         return np.partition(a, kth, axis=axis, kind=kind)
     a, axis = _flat_axis(a, axis)
     return take_along_axis(a, argpartition_p(a, kth=_kth(kth), axis=axis), axis)
@@ -173,7 +174,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
     At a knot ``x == xp[i]`` the derivative in ``x`` is the slope of the segment to the
     right (the last segment's at ``xp[-1]``)."""
-    if not _traced(x, xp, fp, left, right):
+    if not holds_tracer(x, xp, fp, left, right):
         return np.interp(x, xp, fp, left, right, period)
     x, xp, fp = (_float_like(as_array(v)) for v in (x, xp, fp))
     if _ndim(xp) != 1 or _ndim(fp) != 1:

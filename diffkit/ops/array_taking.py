@@ -6,6 +6,7 @@
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
@@ -17,7 +18,6 @@ from .array_helpers import (
     _ndim,
     _static,
     _take_range,
-    _traced,
     _with_width,
     index_floor_divide,
 )
@@ -36,7 +36,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         raise TypeError("take: out= is not supported (diffkit returns new arrays)")
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
-    if not _traced(a, indices):
+    if not holds_tracer(a, indices):
         return np.take(a, indices, axis, mode=mode)
     a = as_array(a)
     if axis is None:
@@ -65,7 +65,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 def take_along_axis(arr, indices, axis=-1):
     """Entries of ``arr`` at ``indices`` along ``axis`` with the other axes matched by
     broadcasting, as ``np.take_along_axis`` (``axis=None``: the flattened array)."""
-    if not _traced(arr, indices):
+    if not holds_tracer(arr, indices):
         return np.take_along_axis(arr, indices, axis)
     arr = as_array(arr)
     indices = as_array(indices)
@@ -89,7 +89,7 @@ def compress(condition, a, axis=None):
     """The slices of ``a`` along ``axis`` where the concrete boolean ``condition`` holds,
     as ``np.compress``."""
     condition = np.asarray(_static(condition, "condition"))
-    if not _traced(a):
+    if not holds_tracer(a):
         return np.compress(condition, a, axis)
     if axis is None:
         a, axis = sh.ravel(a), 0
@@ -109,7 +109,7 @@ def select(condlist, choicelist, default=0):
         raise ValueError("list of cases must be same length as list of conditions")
     if len(condlist) == 0:
         raise ValueError("select with an empty condition list is not possible")
-    if not _traced(list(condlist), list(choicelist), default):
+    if not holds_tracer(list(condlist), list(choicelist), default):
         return np.select(condlist, choicelist, default)
     for i, cond in enumerate(condlist):
         if dtype_of(as_array(cond)).kind != "b":
@@ -123,7 +123,7 @@ def select(condlist, choicelist, default=0):
 def append(arr, values, axis=None):
     """``values`` appended to ``arr`` along ``axis`` (both flattened for ``None``), as
     ``np.append``."""
-    if not _traced(arr, values):
+    if not holds_tracer(arr, values):
         return np.append(arr, values, axis)
     arr, values = as_array(arr), as_array(values)
     if axis is None:
@@ -135,7 +135,7 @@ def delete(arr, obj, axis=None):
     """``arr`` without the entries ``obj`` (an int, slice, index array or boolean mask)
     along ``axis`` (of the flattened array for ``None``), as ``np.delete``."""
     obj = _static(obj, "obj")
-    if not _traced(arr):
+    if not holds_tracer(arr):
         return np.delete(arr, obj, axis)
     if axis is None:
         arr, axis = sh.ravel(arr), 0
@@ -148,7 +148,7 @@ def insert(arr, obj, values, axis=None):
     """``values`` inserted into ``arr`` before the positions ``obj`` along ``axis`` (of the
     flattened array for ``None``), as ``np.insert``; differentiable in both."""
     obj = _static(obj, "obj")
-    if not _traced(arr, values):
+    if not holds_tracer(arr, values):
         return np.insert(arr, obj, values, axis)
     arr, values = as_array(arr), as_array(values)
     if axis is None:

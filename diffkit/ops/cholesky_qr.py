@@ -13,6 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
@@ -33,7 +34,6 @@ from .matrix_helpers import (
     _real_dtype,
     _single_batch,
     _square_stack,
-    _traced,
 )
 from .solves import solve_p
 from .triangles import hermitian_from_triangle, hermitian_from_triangle_adjoint
@@ -187,7 +187,7 @@ def qr(a, mode="reduced"):
         raise ValueError(f"Unrecognized mode '{mode}'")
     a = _matrix_stack(a)
     if mode == "raw":
-        if _traced(a):
+        if holds_tracer(a):
             raise ValueError("qr(mode='raw') returns LAPACK's Householder reflectors, which "
                              "have no derivative here; use mode='reduced' or 'complete'")
         return np.linalg.qr(a, mode="raw")

@@ -6,15 +6,13 @@ primitives. Functions whose results carry no derivative (predicates, index helpe
 creation from shapes) work on the concrete values under every transformation.
 """
 
-import builtins
 import operator
 
 import numpy as np
 
-from ..core.concrete import concrete_value
+from ..core.concrete import concrete_value, holds_tracer, static_value
 from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
-from ..errors import TracerConversionError
 from . import array_products, reductions, shape, special, statistics, ufuncs
 from . import complex as cx
 from . import elementwise as ew
@@ -32,17 +30,6 @@ __all__ = [
     "i0",
     "real_if_close", "trim_zeros",
 ]
-
-
-def holds_tracer(obj):
-    """Whether ``obj`` is a traced value or a (nested) list/tuple holding one."""
-    if isinstance(obj, Tracer):
-        return True
-    # builtins.any: this module defines NumPy's ``any``
-    return isinstance(obj, (list, tuple)) and builtins.any(holds_tracer(o) for o in obj)
-
-
-_holds_tracer = holds_tracer
 
 
 def _leaves(obj, out):
@@ -242,13 +229,8 @@ def resize(a, new_shape):
 
 def _concrete(x):
     """The plain value under ``x`` for a function without derivative."""
-    if isinstance(x, Tracer):
-        value = concrete_value(x)
-        if value is None:
-            raise TracerConversionError("this function needs concrete values, but got a value "
-                                        "batched by vmap; it has no batching rule")
-        return value
-    return x
+    return static_value(x, lambda t: "this function needs concrete values, but got a value "
+                                     "batched by vmap; it has no batching rule")
 
 
 def _nondiff(fn):
@@ -444,7 +426,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     """``num`` evenly spaced samples from ``start`` to ``stop``, as ``np.linspace``
     (array-valued end points give samples of their broadcast shape, stacked along ``axis``).
     Differentiable in ``start`` and ``stop``; also the step with ``retstep=True``."""
-    if not (_holds_tracer(start) or _holds_tracer(stop)):
+    if not (holds_tracer(start) or holds_tracer(stop)):
         if device is not None:
             return np.linspace(start, stop, num, endpoint, retstep, dtype, axis, device=device)
         return np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
@@ -478,7 +460,7 @@ def _with_rank(x, ndim):
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """``base ** linspace(start, stop)``, as ``np.logspace``; differentiable in ``start``,
     ``stop`` and ``base`` (which may be an array broadcast with them)."""
-    if not (_holds_tracer(start) or _holds_tracer(stop) or _holds_tracer(base)):
+    if not (holds_tracer(start) or holds_tracer(stop) or holds_tracer(base)):
         return np.logspace(start, stop, num, endpoint, base, dtype, axis)
     work = _weak_result_type(start, stop, base)
     start, stop, base = (ew.astype(asarray(v), work) for v in (start, stop, base))
@@ -489,22 +471,16 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return powers if dtype is None else ew.astype(powers, dtype)
 
 
-def _concrete_or_none(x):
-    if isinstance(x, Tracer):
-        return concrete_value(x)
-    return x
-
-
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Samples evenly spaced on a log scale from ``start`` to ``stop`` (same sign, nonzero),
     as ``np.geomspace``: the end points are exactly ``start`` and ``stop``. Differentiable in
     both (real end points)."""
-    if not (_holds_tracer(start) or _holds_tracer(stop)):
+    if not (holds_tracer(start) or holds_tracer(stop)):
         return np.geomspace(start, stop, num, endpoint, dtype, axis)
     num = _sample_count(num)
     start, stop = asarray(start), asarray(stop)
     for end in (start, stop):
-        value = _concrete_or_none(end)
+        value = concrete_value(end)
         if value is not None and np.any(np.asarray(value) == 0):
             raise ValueError("Geometric sequence cannot include zero")
     work = np.result_type(dtype_of(start), dtype_of(stop), 1.0)

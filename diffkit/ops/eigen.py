@@ -15,6 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
@@ -35,7 +36,6 @@ from .matrix_helpers import (
     _real_dtype,
     _single_batch,
     _square_stack,
-    _traced,
 )
 from .solves import solve_p
 
@@ -237,7 +237,7 @@ def eigvalsh(a, UPLO="L"):
     Hessian (forward over reverse) included."""
     _check_uplo(UPLO)
     a = _square_stack(a)
-    if not _traced(a):
+    if not holds_tracer(a):
         return np.linalg.eigvalsh(a, UPLO=UPLO)
     return eigh_p(a, UPLO=UPLO)[0]
 
@@ -300,6 +300,6 @@ def eig(a):
 def eigvals(a):
     """Eigenvalues of a (stack of) square matrices, as ``np.linalg.eigvals``."""
     a = _square_stack(a)
-    if not _traced(a):
+    if not holds_tracer(a):
         return np.linalg.eigvals(a)
     return eig_p(a)[0]

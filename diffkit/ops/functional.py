@@ -20,12 +20,11 @@ import re
 
 import numpy as np
 
-from ..core.concrete import concrete_value
+from ..core.concrete import concrete_value, holds_tracer
 from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .array_helpers import _traced
 from .indexing import At, getitem
 
 __all__ = ["piecewise", "apply_along_axis", "apply_over_axes", "vectorize"]
@@ -62,7 +61,7 @@ def _branch(func, values, args, kw, dtype):
 def piecewise(x, condlist, funclist, *args, **kw):
     """``funclist[i](x)`` where ``condlist[i]`` holds (later conditions win), 0 elsewhere or
     the extra last function's value where no condition holds, as ``np.piecewise``."""
-    if not _traced(x, condlist, list(args), list(kw.values())):
+    if not holds_tracer(x, condlist, list(args), list(kw.values())):
         return np.piecewise(x, condlist, funclist, *args, **kw)
     x = as_array(x)
     conditions = _conditions(x, condlist)
@@ -102,7 +101,7 @@ def _piecewise_where(x, conditions, funclist, args, kw, dtype):
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """``func1d`` applied to every 1-D slice of ``arr`` along ``axis``, as
     ``np.apply_along_axis``: the result's axes from ``func1d`` take the place of ``axis``."""
-    if not _traced(arr, list(args), list(kwargs.values())):
+    if not holds_tracer(arr, list(args), list(kwargs.values())):
         return np.apply_along_axis(func1d, axis, arr, *args, **kwargs)
     arr = as_array(arr)
     ndim = len(shape_of(arr))
@@ -124,7 +123,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
 def apply_over_axes(func, a, axes):
     """``func(a, axis)`` applied repeatedly over ``axes``, keeping the number of dimensions
     (a reduced axis is re-inserted), as ``np.apply_over_axes``."""
-    if not _traced(a):
+    if not holds_tracer(a):
         return np.apply_over_axes(func, a, axes)
     val = as_array(a)
     ndim = len(shape_of(val))
@@ -177,7 +176,7 @@ class vectorize:  # noqa: N801 (NumPy's name)
     def __call__(self, *args, **kwargs):
         if self.pyfunc is None:  # used as a decorator with arguments
             return vectorize(args[0], self.otypes, None, self.excluded, False, self.signature)
-        if not _traced(list(args), list(kwargs.values())):
+        if not holds_tracer(list(args), list(kwargs.values())):
             return self._numpy(*args, **kwargs)
         mapped = [i for i in range(len(args)) if i not in self.excluded]
         names = [k for k in kwargs if k not in self.excluded]

@@ -43,7 +43,7 @@ import operator
 
 import numpy as np
 
-from ..core.concrete import concrete_value
+from ..core.concrete import concrete_value, holds_tracer, static_value
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
 from ..core.zeros import Zero, as_array, dtype_of, shape_of, tangent_dtype
@@ -143,14 +143,10 @@ def _check_bounds(values, size, axis):
 
 def _as_int(value, what):
     """``value`` (an int, or a traced 0-d value with a concrete value) as a Python int."""
-    if isinstance(value, Tracer):
-        concrete = concrete_value(value)
-        if concrete is None:
-            raise TracerConversionError(
-                f"{what} is a value traced by {value._trace.name}; it must be a concrete int "
-                "because it sets the shape of the result. Under vmap, gather with an integer "
-                "array instead, e.g. x[start + dnp.arange(length)].")
-        value = concrete
+    value = static_value(value, lambda t: (
+        f"{what} is a value traced by {t._trace.name}; it must be a concrete int "
+        "because it sets the shape of the result. Under vmap, gather with an integer "
+        "array instead, e.g. x[start + dnp.arange(length)]."))
     return operator.index(value)
 
 
@@ -407,19 +403,6 @@ scatter_add_p = Primitive("scatter_add", _scatter_add_impl, _scatter_add_jvp,
 # --- the public entry ---------------------------------------------------------------------
 
 
-def _holds_tracer(index):
-    items = index if type(index) is tuple else (index,)
-    for item in items:
-        if isinstance(item, Tracer):
-            return True
-        if type(item) is list and any(isinstance(e, Tracer) for e in item):
-            return True
-        if type(item) is slice and any(isinstance(v, Tracer)
-                                       for v in (item.start, item.stop, item.step)):
-            return True
-    return False
-
-
 def getitem(x, index):
     """``x[index]`` with NumPy's semantics, differentiable in ``x`` and batchable in both.
 
@@ -427,7 +410,7 @@ def getitem(x, index):
     indexing, broadcasting together) and concrete boolean masks. Index arrays may be traced
     (e.g. per-example labels under ``vmap``); they have no derivative.
     """
-    if not isinstance(x, Tracer) and not _holds_tracer(index):
+    if not isinstance(x, Tracer) and not holds_tracer(index):
         return as_array(x)[index]
     if not isinstance(x, Tracer):  # a plain ndarray (a subclass's own indexing is not ours)
         x = np.asarray(x)

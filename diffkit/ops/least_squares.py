@@ -10,6 +10,7 @@ function of the Hermitian matrix that one triangle defines (``triangles.py``).
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.primitive import Primitive
 from ..core.zeros import as_array, dtype_of, is_complex, shape_of
 from . import elementwise as ew
@@ -28,7 +29,6 @@ from .matrix_helpers import (
     _real,
     _real_dtype,
     _single_batch,
-    _traced,
 )
 from .svd import svd
 from .triangles import hermitian_from_triangle, hermitian_from_triangle_adjoint
@@ -126,7 +126,7 @@ def lstsq(a, b, rcond=None):
     x = matmul(pinv_p(a, rcond=float(rcond), hermitian=False), b)
     s = svd(a, compute_uv=False)
     rank = matrix_rank_p(a, np.asarray(rcond, real_dtype), mode="rtol", hermitian=False)
-    if not _traced(rank):
+    if not holds_tracer(rank):
         rank = int(rank)
     known = rank if isinstance(rank, int) else None
     if m > n and (known is None or known == n):
@@ -180,7 +180,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     """The rank (number of singular values above a threshold), as
     ``np.linalg.matrix_rank``: an integer (an integer array for a stack). No derivative."""
     A = _inexact(A)
-    if not _traced(A) and not _traced(tol) and not _traced(rtol):
+    if not holds_tracer(A) and not holds_tracer(tol) and not holds_tracer(rtol):
         return np.linalg.matrix_rank(A, tol=tol, hermitian=hermitian, rtol=rtol)
     if len(shape_of(A)) < 2:
         return ew.astype(ew.greater(rd.max(ew.abs(A)) if shape_of(A) != (0,) else 0.0, 0),

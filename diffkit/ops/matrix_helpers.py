@@ -8,7 +8,6 @@ Every function here works on stacks of matrices ``(..., m, n)``.
 
 import numpy as np
 
-from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, is_complex, shape_of
 from . import complex as cx
 from . import elementwise as ew
@@ -22,10 +21,6 @@ LinAlgError = np.linalg.LinAlgError
 
 
 # === helpers: stacked matrix algebra in diffkit operations ================================
-
-
-def _traced(x):
-    return isinstance(x, Tracer)
 
 
 def _scalar_if_plain(x):

@@ -7,6 +7,7 @@ import operator
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
@@ -17,7 +18,6 @@ from .matrix_helpers import (
     _assert_stacked_square,
     _common,
     _inexact,
-    _traced,
 )
 from .solves import inv, solve
 
@@ -40,7 +40,7 @@ def matrix_power(a, n):
     if n == 0:
         m = shape_of(a)[-1]
         eye = np.broadcast_to(np.eye(m, dtype=dtype_of(a)), shape_of(a)).copy()
-        if _traced(a):  # keep it a value of the trace (vmap: one identity per example)
+        if holds_tracer(a):  # keep it a value of the trace (vmap: one identity per example)
             return ew.add(ew.multiply(a, 0), eye)
         return eye
     if n < 0:

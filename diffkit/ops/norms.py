@@ -9,6 +9,7 @@ import operator
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.zeros import is_complex, shape_of
 from . import elementwise as ew
 from . import reductions as rd
@@ -22,7 +23,6 @@ from .matrix_helpers import (
     _real,
     _real_dtype,
     _scalar_if_plain,
-    _traced,
 )
 from .solves import inv_p
 from .svd import svd
@@ -179,7 +179,7 @@ def cond(x, p=None):
     """The condition number in the norm ``p`` (None/2/-2: ratio of singular values; 'fro',
     'nuc', 1, -1, inf, -inf: ``norm(x, p) * norm(inv(x), p)``), as ``np.linalg.cond``."""
     x = _matrix_stack(x)
-    if not _traced(x):
+    if not holds_tracer(x):
         return np.linalg.cond(x, p)
     if p is None or p == 2 or p == -2:
         s = svd(x, compute_uv=False)

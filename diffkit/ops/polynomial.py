@@ -25,13 +25,12 @@ import warnings
 
 import numpy as np
 
-from ..core.concrete import concrete_value
+from ..core.concrete import concrete_value, holds_tracer
 from ..core.primitive import Primitive
 from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import _traced
 from .creation import vander
 from .decompositions import inv, lstsq
 from .families import real_cotangent, times
@@ -123,7 +122,7 @@ def _nonzero_span(p):
 def roots(p):
     """The roots of the polynomial with coefficients ``p`` (highest power first), as
     ``np.roots``: complex on traced values, differentiable in ``p`` (simple roots)."""
-    if not _traced(p):
+    if not holds_tracer(p):
         return np.roots(p)
     p = as_array(p)
     if len(shape_of(p)) != 1:
@@ -185,7 +184,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     highest power first; one column per column of a 2-D ``y``), as ``np.polyfit``, with
     its ``rcond``, ``full``, weights ``w`` and ``cov``. Differentiable in ``x``, ``y`` and
     ``w``."""
-    if not _traced(x, y, w):
+    if not holds_tracer(x, y, w):
         return np.polyfit(x, y, deg, rcond, full, w, cov)
     order = int(deg) + 1
     x, y = as_array(x) + 0.0, as_array(y) + 0.0
@@ -233,7 +232,7 @@ def _strip_leading(r, at_least):
 def polydiv(u, v):
     """``(q, r)`` with ``u = q v + r`` and ``deg r < deg v``, as ``np.polydiv``;
     differentiable in ``u`` and ``v``."""
-    if not _traced(u, v):
+    if not holds_tracer(u, v):
         return np.polydiv(u, v)
     u, v = sh.ravel(as_array(u) + 0.0), sh.ravel(as_array(v) + 0.0)
     m, n = shape_of(u)[0] - 1, shape_of(v)[0] - 1

@@ -28,14 +28,14 @@ import math
 
 import numpy as np
 
-from ..core.concrete import concrete_value
+from ..core.concrete import holds_tracer, static_value
 from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
 from ..errors import TracerConversionError
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import _traced, index_floor_divide
+from .array_helpers import index_floor_divide
 from .array_taking import take_along_axis
 from .indexing import At, getitem
 
@@ -44,15 +44,10 @@ __all__ = ["choose", "extract", "put_along_axis", "fill_diagonal", "histogram", 
 
 def _concrete(value, what, fname):
     """``value`` as a plain array; a batched (``vmap``) value is an error naming it."""
-    if not isinstance(value, Tracer):
-        return np.asarray(value)
-    concrete = concrete_value(value)
-    if concrete is None:
-        raise TracerConversionError(
-            f"{fname}: {what} is a value batched by vmap, but it must be concrete because it "
-            "sets the shape of the result; map over the other arguments only (in_axes=None "
-            "for it), or loop over the batch")
-    return np.asarray(concrete)
+    return np.asarray(static_value(value, lambda t: (
+        f"{fname}: {what} is a value batched by vmap, but it must be concrete because it "
+        "sets the shape of the result; map over the other arguments only (in_axes=None "
+        "for it), or loop over the batch")))
 
 
 def _not_in_place(fname):
@@ -75,7 +70,7 @@ def choose(a, choices, out=None, mode="raise"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     choices = list(choices) if not isinstance(choices, (np.ndarray, Tracer)) else \
         [getitem(choices, i) for i in range(shape_of(choices)[0])]
-    if not _traced(a, choices):
+    if not holds_tracer(a, choices):
         return np.choose(a, choices, mode=mode)
     a = as_array(a)
     if dtype_of(a).kind not in "iub":
@@ -100,7 +95,7 @@ def extract(condition, arr):
     """The entries of ``arr`` (flattened) where the concrete ``condition`` (flattened) is
     nonzero, as ``np.extract``."""
     condition = _concrete(condition, "condition", "extract")
-    if not _traced(arr):
+    if not holds_tracer(arr):
         return np.extract(condition, arr)
     return getitem(sh.ravel(as_array(arr)), np.flatnonzero(condition))
 
@@ -120,7 +115,7 @@ def put_along_axis(arr, indices, values, axis, inplace=True):
     ``axis`` (the flattened array for ``None``), as ``np.put_along_axis``. Plain arrays are
     modified in place (NumPy's); with a traced value pass ``inplace=False`` to get the new
     array. Differentiable in ``arr`` and ``values``."""
-    if not _traced(arr, indices, values):
+    if not holds_tracer(arr, indices, values):
         if inplace:
             return np.put_along_axis(arr, indices, values, axis)
         arr = np.array(arr, copy=True)
@@ -163,7 +158,7 @@ def fill_diagonal(a, val, wrap=False, inplace=True):
     as ``np.fill_diagonal``; ``wrap`` continues past a tall matrix's first square block.
     Plain arrays are modified in place (NumPy's, returning None); with a traced value pass
     ``inplace=False`` to get the new array. Differentiable in ``a`` and ``val``."""
-    if not _traced(a, val):
+    if not holds_tracer(a, val):
         if inplace:
             return np.fill_diagonal(a, val, wrap)
         a = np.array(a, copy=True)
@@ -221,7 +216,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     """``(hist, bin_edges)`` as ``np.histogram``; differentiable in ``weights`` (the bins
     are fixed by ``a``, which carries no derivative and must be concrete). ``hist`` is the
     sum of the weights per bin, divided by the total and the bin widths for ``density``."""
-    if not _traced(a, weights):
+    if not holds_tracer(a, weights):
         return np.histogram(a, bins, range, density, weights)
     samples = _concrete(a, "a (the samples)", "histogram").ravel()
     if weights is None:
@@ -248,7 +243,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     ``np.unique``, differentiable in the values: each is the first occurrence's entry.
     ``return_index``/``return_inverse``/``return_counts`` add NumPy's integer arrays. The
     values of ``ar`` must be concrete (they set the result's shape)."""
-    if not _traced(ar):
+    if not holds_tracer(ar):
         return np.unique(ar, return_index, return_inverse, return_counts, axis,
                          equal_nan=equal_nan)
     values = _concrete(ar, "ar", "unique")

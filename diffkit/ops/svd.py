@@ -16,6 +16,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
@@ -38,7 +39,6 @@ from .matrix_helpers import (
     _safe_reciprocal,
     _single_batch,
     _sym,
-    _traced,
 )
 from .triangles import hermitian_from_triangle
 
@@ -291,11 +291,11 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     (``eigh``): the derivative is that of the Hermitian matrix this triangle defines, so the
     upper triangle has derivative 0."""
     a = _matrix_stack(a)
-    if hermitian and _traced(a):
+    if hermitian and holds_tracer(a):
         _assert_stacked_square(a)
         a = hermitian_from_triangle(a)
     if not compute_uv:
-        if not _traced(a):
+        if not holds_tracer(a):
             return np.linalg.svd(a, compute_uv=False, hermitian=hermitian)
         return svd_p(a, full_matrices=False, hermitian=hermitian)[1]
     m, n = shape_of(a)[-2:]

@@ -14,15 +14,12 @@ import numpy as np
 import scipy.integrate as _si
 
 from .. import numpy as dnp
+from ..core.concrete import holds_tracer
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from ..ops.indexing import getitem
 
 __all__ = ["trapezoid", "simpson", "cumulative_trapezoid"]
-
-
-def _traced(*values):
-    return any(isinstance(v, Tracer) for v in values)
 
 
 def _traced_or_ndarray(x):
@@ -63,7 +60,7 @@ def _spacings(x, y, axis):
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """The integral of ``y`` along ``axis`` by the trapezoidal rule, as
     ``scipy.integrate.trapezoid`` (``diffkit.numpy.trapezoid``)."""
-    if not _traced(y, x, dx):
+    if not holds_tracer(y, x, dx):
         return _si.trapezoid(y, x, dx, axis)
     return dnp.trapezoid(y, x, dx, axis)
 
@@ -71,7 +68,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
     """The running integral of ``y`` along ``axis`` by the trapezoidal rule, as
     ``scipy.integrate.cumulative_trapezoid`` (``initial`` ``None`` or 0, prepended)."""
-    if not _traced(y, x, dx):
+    if not holds_tracer(y, x, dx):
         return _si.cumulative_trapezoid(y, x, dx, axis, initial)
     y = _traced_or_ndarray(y)
     ndim = len(shape_of(y))
@@ -112,7 +109,7 @@ def _basic_simpson(y, stop, d, dx, axis):
 def simpson(y, *, x=None, dx=1.0, axis=-1):
     """The integral of ``y`` along ``axis`` by Simpson's rule, as ``scipy.integrate.simpson``
     (samples at ``x``, 1-D or shaped like ``y``, or spacing ``dx``)."""
-    if not _traced(y, x, dx):
+    if not holds_tracer(y, x, dx):
         return _si.simpson(y, x=x, dx=dx, axis=axis)
     y = _traced_or_ndarray(y)
     ndim = len(shape_of(y))

@@ -19,6 +19,7 @@ pair returns SciPy's conjugated result.
 import numpy as np
 import scipy.signal as _ss
 
+from ..core.concrete import holds_tracer
 from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
 from ..ops import elementwise as ew
@@ -32,10 +33,6 @@ __all__ = ["convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "
 _MODES = ("full", "same", "valid")
 _BOUNDARIES = {"fill": "fill", "pad": "fill", "wrap": "wrap", "circular": "wrap",
                "symm": "symm", "symmetric": "symm"}
-
-
-def _traced(*values):
-    return any(isinstance(v, Tracer) for v in values)
 
 
 def _ndim(x):
@@ -104,7 +101,7 @@ def convolve(in1, in2, mode="full", method="auto"):
     """N-dimensional convolution of ``in1`` and ``in2``, as ``scipy.signal.convolve``
     (``mode`` ``'full'``, ``'same'`` or ``'valid'``; ``method`` ``'auto'``, ``'direct'`` or
     ``'fft'``); differentiable in both inputs."""
-    if not _traced(in1, in2):
+    if not holds_tracer(in1, in2):
         return _ss.convolve(in1, in2, mode, method)
     return _nd(in1, in2, mode, method, correlate=False)
 
@@ -112,7 +109,7 @@ def convolve(in1, in2, mode="full", method="auto"):
 def correlate(in1, in2, mode="full", method="auto"):
     """N-dimensional cross-correlation ``z[k] = sum_l in1[l + k] conj(in2[l])`` (offset to
     ``mode``), as ``scipy.signal.correlate``; differentiable in both inputs."""
-    if not _traced(in1, in2):
+    if not holds_tracer(in1, in2):
         return _ss.correlate(in1, in2, mode, method)
     return _nd(in1, in2, mode, method, correlate=True)
 
@@ -150,7 +147,7 @@ def _axes_conv(in1, in2, mode, axes, method):
 def fftconvolve(in1, in2, mode="full", axes=None):
     """Convolution of ``in1`` and ``in2`` by FFT along ``axes``, as
     ``scipy.signal.fftconvolve``; differentiable in both inputs."""
-    if not _traced(in1, in2):
+    if not holds_tracer(in1, in2):
         return _ss.fftconvolve(in1, in2, mode, axes)
     return _axes_conv(in1, in2, mode, axes, "fft")
 
@@ -158,7 +155,7 @@ def fftconvolve(in1, in2, mode="full", axes=None):
 def oaconvolve(in1, in2, mode="full", axes=None):
     """Convolution of ``in1`` and ``in2`` by the overlap-add method along ``axes``, as
     ``scipy.signal.oaconvolve``; differentiable in both inputs."""
-    if not _traced(in1, in2):
+    if not holds_tracer(in1, in2):
         return _ss.oaconvolve(in1, in2, mode, axes)
     return _axes_conv(in1, in2, mode, axes, "oa")
 
@@ -201,7 +198,7 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     """2-D convolution, as ``scipy.signal.convolve2d`` (``mode`` ``'full'``, ``'same'`` or
     ``'valid'``; ``boundary`` ``'fill'`` with ``fillvalue``, ``'wrap'`` or ``'symm'``);
     differentiable in both inputs and in a traced ``fillvalue``."""
-    if not _traced(in1, in2, fillvalue):
+    if not holds_tracer(in1, in2, fillvalue):
         return _ss.convolve2d(in1, in2, mode, boundary, fillvalue)
     return _conv2d(in1, in2, mode, boundary, fillvalue, False, "convolve2d")
 
@@ -209,6 +206,6 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
 def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     """2-D cross-correlation, as ``scipy.signal.correlate2d`` (same modes and boundaries as
     ``convolve2d``); differentiable in both inputs and in a traced ``fillvalue``."""
-    if not _traced(in1, in2, fillvalue):
+    if not holds_tracer(in1, in2, fillvalue):
         return _ss.correlate2d(in1, in2, mode, boundary, fillvalue)
     return _conv2d(in1, in2, mode, boundary, fillvalue, True, "correlate2d")

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.stats
 
 from ... import numpy as dnp
+from ...core.concrete import holds_tracer
 from ...core.trace import Tracer
 from ...errors import NoRuleError
 
@@ -101,7 +102,7 @@ def _shifted_moment(n, loc, scale, raw):
     ``E[Y^k]``. Powers of ``loc`` and ``scale`` are integer powers (exact derivatives at 0).
     A plain ``loc == 0`` gives ``scale^n E[Y^n]`` alone (as SciPy: no ``0 * inf`` terms from
     lower moments that do not exist)."""
-    if not _has_tracer(loc) and not np.any(loc):
+    if not holds_tracer(loc) and not np.any(loc):
         return scale ** n * raw(n) + np.zeros(np.shape(loc))   # loc's shape broadcast in
     out = loc ** n
     for k in range(1, n + 1):
@@ -128,23 +129,13 @@ def _select_moments(moments, values):
 # --- methods computed by SciPy ---------------------------------------------------------------
 
 
-def _has_tracer(x):
-    if isinstance(x, Tracer):
-        return True
-    if isinstance(x, (list, tuple)):
-        return any(_has_tracer(v) for v in x)
-    if isinstance(x, dict):
-        return any(_has_tracer(v) for v in x.values())
-    return False
-
-
 def _traced_argument(args, kwds, names):
     """The name of the first traced argument (``names``: the positional ones'), or None."""
     for i, value in enumerate(args):
-        if _has_tracer(value):
+        if holds_tracer(value):
             return repr(names[i]) if i < len(names) else f"positional argument {i}"
     for key, value in kwds.items():
-        if _has_tracer(value):
+        if holds_tracer(value):
             return repr(key)
     return None
 

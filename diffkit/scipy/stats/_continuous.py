@@ -11,6 +11,7 @@ public is composed from those with diffkit's operations, so it differentiates in
 import numpy as np
 
 from ... import numpy as dnp
+from ...core.concrete import holds_tracer
 from ._common import (
     _INF,
     _NAN,
@@ -18,7 +19,6 @@ from ._common import (
     _bind,
     _broadcast,
     _float,
-    _has_tracer,
     _log,
     _order,
     _plain_only,
@@ -176,7 +176,7 @@ class _Continuous(_Univariate):
         """The interval ``(ppf((1 - c) / 2), ppf((1 + c) / 2))`` holding probability
         ``c = confidence`` around the median; differentiable in ``confidence`` too."""
         c = _float(confidence)
-        if not _has_tracer(c) and np.any((np.asarray(c) > 1) | (np.asarray(c) < 0)):
+        if not holds_tracer(c) and np.any((np.asarray(c) > 1) | (np.asarray(c) < 0)):
             raise ValueError("confidence must be between 0 and 1 inclusive")
         return (self._quantile("interval", (1.0 - c) / 2, args, kwds, self._ppf),
                 self._quantile("interval", (1.0 + c) / 2, args, kwds, self._ppf))

@@ -10,12 +10,12 @@ import numpy as np
 import scipy.stats
 
 from ... import numpy as dnp
+from ...core.concrete import holds_tracer
 from .. import special as sp
 from ._common import (
     _NAN,
     _Distribution,
     _float,
-    _has_tracer,
     _plain_only,
     _random_state_property,
 )
@@ -214,7 +214,7 @@ class _MultivariateNormal(_Distribution):
         ones counted from the end): ``mean[dims]`` and ``cov[dims][:, dims]``."""
         mean, cov, dim = self._params(mean, cov)
         dims = np.atleast_1d(dimensions)
-        if _has_tracer(dimensions) or not np.issubdtype(dims.dtype, np.integer):
+        if holds_tracer(dimensions) or not np.issubdtype(dims.dtype, np.integer):
             raise ValueError("multivariate_normal.marginal: dimensions must be plain integers, "
                              f"the indices of the components kept; got {dimensions!r}")
         if np.any((dims < -dim) | (dims >= dim)):
