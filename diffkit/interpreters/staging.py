@@ -57,16 +57,19 @@ class Equation:
 
     ``inputs`` holds variable numbers (ints) and ``Const``s; ``outs`` the variable numbers
     of the results (one per result, a tuple even for one); ``avals`` their
-    ``(shape, dtype)``."""
+    ``(shape, dtype)``. ``errstate`` is NumPy's floating-point error handling the
+    primitive ran under when a rule set its own (``np.errstate``), else None: a replay
+    sets it again, so it warns exactly where the function does."""
 
-    __slots__ = ("prim", "params", "inputs", "outs", "avals")
+    __slots__ = ("prim", "params", "inputs", "outs", "avals", "errstate")
 
-    def __init__(self, prim, params, inputs, outs, avals):
+    def __init__(self, prim, params, inputs, outs, avals, errstate=None):
         self.prim = prim
         self.params = params
         self.inputs = inputs
         self.outs = outs
         self.avals = avals
+        self.errstate = errstate
 
 
 class Guard:
@@ -135,12 +138,16 @@ class Recording:
 
 
 class StagingTrace(Trace):
-    __slots__ = ("recording",)
+    __slots__ = ("recording", "errstate")
     name = "jit (staging)"
+    escape_hint = ("It was stored outside the jitted function (an outer list, a global, an "
+                   "attribute) while jit traced it. Return it from the jitted function "
+                   "instead; code that stores values outside runs only when jit traces.")
 
     def __init__(self, level, recording):
         super().__init__(level)
         self.recording = recording
+        self.errstate = np.geterr()   # the caller's: a replay runs under its caller's
 
     def process(self, prim, args, params):
         recording = self.recording
@@ -171,8 +178,10 @@ class StagingTrace(Trace):
     def _record(self, prim, params, refs, outs, multiple):
         recording = self.recording
         out_vars = recording.new_vars(outs)
-        recording.equations.append(Equation(prim, params, tuple(refs), out_vars,
-                                            tuple(recording.avals[v] for v in out_vars)))
+        errstate = np.geterr()
+        recording.equations.append(Equation(
+            prim, params, tuple(refs), out_vars, tuple(recording.avals[v] for v in out_vars),
+            None if errstate == self.errstate else errstate))
         wrapped = tuple(StagingTracer(self, o, v) for o, v in zip(outs, out_vars))
         return wrapped if multiple else wrapped[0]
 
@@ -182,9 +191,7 @@ class StagingTrace(Trace):
         if not self.active:
             raise EscapedTracerError(
                 f"A value staged by jit (shape {tracer.shape}) was read after the jitted "
-                "function returned: it was stored outside the function (an outer list, a "
-                "global, an attribute) during tracing. Return it from the jitted function "
-                "instead; code that stores values outside runs only when jit traces.")
+                f"function returned. {self.escape_hint}")
         expected = value if test is not None else np.array(value, copy=True)
         self.recording.guards.append(
             Guard(tracer.var, test, expected, len(self.recording.equations)))

@@ -86,11 +86,11 @@ class Graph:
             self._check(var, env[var])
         for eqn in self.equations:
             args = [env[i] if type(i) is int else i.value for i in eqn.inputs]
-            if eqn.prim is custom_call_p:
-                outs = custom_call_p.bind(args, eqn.params)
+            if eqn.errstate is not None:
+                with np.errstate(**eqn.errstate):
+                    outs = _bind(eqn, args)
             else:
-                out = eqn.prim(*args, **eqn.params)
-                outs = out if eqn.prim.multiple_results else (out,)
+                outs = _bind(eqn, args)
             for var, value in zip(eqn.outs, outs):
                 env[var] = value
                 self._check(var, value)
@@ -152,6 +152,13 @@ class Graph:
                f"{len(self.guards)} guards>"
 
 
+def _bind(eqn, args):
+    if eqn.prim is custom_call_p:
+        return custom_call_p.bind(args, eqn.params)
+    out = eqn.prim(*args, **eqn.params)
+    return out if eqn.prim.multiple_results else (out,)
+
+
 def live_equations(recording):
     """The equations that reach an output or a guard, in order (dead-code elimination)."""
     needed = {o for o in recording.outputs if type(o) is int}
@@ -177,7 +184,7 @@ def generate_replay(graph):
     one line per equation calling its ``impl``, a guard check after the line that computes
     the guarded value, and the outputs as a tuple."""
     rec = graph.recording
-    names = {"_fail": GuardFailure, "_copy": np.copy}
+    names = {"_fail": GuardFailure, "_copy": np.copy, "_errstate": np.errstate}
     args = ", ".join(f"v{i}" for i in range(rec.num_inputs))
     body = []
 
@@ -203,7 +210,11 @@ def generate_replay(graph):
         targets = ", ".join(f"v{v}" for v in eqn.outs)
         if eqn.prim.multiple_results:
             targets += ","
-        body.append(f"{targets} = {constant(eqn.prim.impl)}({', '.join(call)})")
+        line = f"{targets} = {constant(eqn.prim.impl)}({', '.join(call)})"
+        if eqn.errstate is not None:   # the error handling a rule set around it
+            body.append(f"with _errstate(**{constant(eqn.errstate)}):")
+            line = "    " + line
+        body.append(line)
         for var in eqn.outs:
             check(var)
     outs = []

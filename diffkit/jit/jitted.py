@@ -136,8 +136,8 @@ def _leaf_key(leaf, index, signature):
         return kind
     if isinstance(leaf, Tracer):
         return (leaf.shape, leaf.dtype)
-    if isinstance(leaf, np.generic):
-        return ("scalar", leaf.dtype)
+    if isinstance(leaf, np.generic):   # a NumPy scalar replays as a 0-d array would
+        return ((), leaf.dtype)
     if isinstance(leaf, randomness.GENERATORS):
         raise randomness.random_draw_error(
             signature.name, f"a {kind.__name__} is argument leaf {index}")
