@@ -48,7 +48,8 @@ class Graph:
     (after dead-code elimination), ``graph(*args)`` replays it on arguments of the recorded
     structure, shapes and dtypes (the non-static arguments, in order).
 
-    ``in_tree``/``out_tree`` are the pytree structures of the arguments and the outputs.
+    ``in_tree``/``out_tree`` are the pytree structures of the arguments (the pair of the
+    positional arguments and the keyword arguments) and of the outputs.
     """
 
     def __init__(self, recording, in_tree, out_tree):
@@ -110,8 +111,8 @@ class Graph:
             if not ok:
                 raise GuardFailure(guard)
 
-    def __call__(self, *args):
-        leaves, tree = tree_flatten(args)
+    def __call__(self, *args, **kwargs):
+        leaves, tree = tree_flatten((args, kwargs))
         if tree != self.in_tree:
             raise ValueError(f"this graph was recorded for arguments of structure "
                              f"{self.in_tree}, got {tree}")
