@@ -23,7 +23,7 @@ import numpy as np
 from ..core.concrete import concrete_test, concrete_value
 from ..core.trace import Tracer
 from ..errors import DiffkitError
-from ..interpreters.staging import Const, custom_call_p
+from ..interpreters.staging import custom_call_p
 from ..tree_util import tree_flatten, tree_unflatten
 
 
@@ -116,7 +116,7 @@ class Graph:
         if tree != self.in_tree:
             raise ValueError(f"this graph was recorded for arguments of structure "
                              f"{self.in_tree}, got {tree}")
-        for leaf, (shape, dtype) in zip(leaves, self.recording.avals):
+        for leaf, (shape, _) in zip(leaves, self.recording.avals):
             if np.shape(leaf) != shape:
                 raise ValueError(f"this graph was recorded for an argument of shape {shape}, "
                                  f"got shape {np.shape(leaf)}; record a new graph")
@@ -201,7 +201,7 @@ def generate_replay(graph):
 
     for var in range(rec.num_inputs):
         check(var)
-    for k, eqn in enumerate(graph.equations):
+    for eqn in graph.equations:
         call = [f"v{i}" if type(i) is int else constant(i.value) for i in eqn.inputs]
         for key, value in eqn.params.items():
             if key.isidentifier() and not keyword.iskeyword(key):

@@ -43,7 +43,8 @@ class _Signature:
         except (TypeError, ValueError):   # a builtin or a callable without a signature
             params = None
         positional = None
-        if params is not None and not any(p.kind is p.VAR_POSITIONAL for p in params):
+        variadic = params is None or any(p.kind is p.VAR_POSITIONAL for p in params)
+        if not variadic:
             positional = [p.name for p in params
                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
             for n in static_argnums:
@@ -53,8 +54,8 @@ class _Signature:
         self.static_argnums = frozenset(static_argnums)
         names = set(static_argnames)
         self.names = {}   # position -> name of the positional parameters, where known
-        if positional is not None:
-            self.names = dict(enumerate(positional))   # a static argument may come by position or by name
+        if positional is not None:   # a static argument may come by position or by name
+            self.names = dict(enumerate(positional))
             names.update(positional[n] for n in static_argnums)
             self.static_argnums |= {positional.index(n) for n in static_argnames
                                     if n in positional}
