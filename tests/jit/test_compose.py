@@ -138,3 +138,18 @@ def test_float32_stays_float32():
         out = jitted(x)
         assert out.dtype == np.float32
         np.testing.assert_allclose(out, 2 * np.cos(x), rtol=1e-6)
+
+
+def test_jit_closing_over_a_value_traced_by_an_enclosing_transformation():
+    """A graph whose constants are traced values of an enclosing transformation is valid
+    for one call only: it is not kept, so a later call never replays a stale tracer."""
+    closed = []
+    jitted = dk.jit(lambda y: dnp.sin(y) * closed[0])
+
+    def outer(x):
+        closed[:] = [x]
+        return dnp.sum(jitted(x))
+
+    for x in (X, 2 * X):
+        np.testing.assert_allclose(dk.grad(outer)(x), np.sin(x) + x * np.cos(x), rtol=1e-12)
+    assert jitted.cache_info().traces == 2 and jitted.cache_info().hits == 0
