@@ -7,7 +7,8 @@
 
 Transformations: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, ``jacfwd``,
 ``jacrev``, ``jacobian``, ``hessian``, ``hvp``, ``vmap``, and ``stop_gradient``; user-defined
-derivatives with ``custom_jvp`` and ``custom_vjp``; ``checkpoint`` to trade time for memory.
+derivatives with ``custom_jvp`` and ``custom_vjp``; ``checkpoint`` to trade time for memory;
+``jit`` to record a function once and replay it (``make_graph`` shows the recording).
 """
 
 # numpy registers the primitives; numpy_protocol then gives traced values NumPy's operators,
@@ -28,5 +29,6 @@ from .api import (  # noqa: F401
     vmap,
 )
 from .custom import checkpoint, custom_jvp, custom_vjp  # noqa: F401
+from .jit import jit, make_graph  # noqa: F401
 
 __version__ = "0.1.0"

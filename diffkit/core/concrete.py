@@ -4,6 +4,11 @@ A forward or reverse tracer carries its plain value (its ``primal``), possibly u
 tracers of outer transformations; a batched value under ``vmap`` stands for many values at
 once and has none. Functions without derivative (shape queries from values, truth tests,
 integer casts) read the value through ``concrete_value``.
+
+A trace that records a program to replay it later (staging, ``diffkit.jit``) must know
+every such read, because the recording is only valid while the value read is the same: its
+trace has a ``read_concretely(tracer, value, test)`` method, called here for each of its
+tracers on the way down (``test`` is None for a read of the whole value).
 """
 
 from ..errors import TracerConversionError
@@ -14,8 +19,14 @@ def concrete_value(tracer):
     """The plain value under ``tracer`` (for truth tests), or None when it has none (a
     batched value stands for many values at once)."""
     value = tracer
+    readers = None
     while isinstance(value, Tracer):
+        if getattr(value._trace, "read_concretely", None) is not None:
+            readers = [value] if readers is None else readers + [value]
         value = getattr(value, "primal", None)
+    if readers is not None and value is not None:
+        for reader in readers:
+            reader._trace.read_concretely(reader, value, None)
     return value
 
 
@@ -47,3 +58,37 @@ def static_value(value, why):
     if concrete is None:
         raise TracerConversionError(why(value))
     return concrete
+
+
+def underlying(x):
+    """The array under ``x``: a tracer's primal (forward, reverse) or batched value (vmap),
+    down to an array or scalar (no read is reported: see ``concrete_test``)."""
+    while isinstance(x, Tracer):
+        primal = getattr(x, "primal", None)
+        x = primal if primal is not None else x.value
+    return x
+
+
+def concrete_test(x, test):
+    """``test(underlying(x))`` (a rule choosing a formula from its operand's values, such as
+    "has a NaN"), reported to the recording traces on the way down as a read of that
+    result, not of the whole value."""
+    value = underlying(x)
+    result = test(value)
+    while isinstance(x, Tracer):
+        if getattr(x._trace, "read_concretely", None) is not None:
+            x._trace.read_concretely(x, result, test)
+        primal = getattr(x, "primal", None)
+        x = primal if primal is not None else x.value
+    return result
+
+
+def staged_value(tracer):
+    """The plain value under ``tracer`` when only recording traces stand above it (so a
+    conversion to a Python number drops no derivative and is a guarded read), else None."""
+    value = tracer
+    while isinstance(value, Tracer):
+        if getattr(value._trace, "read_concretely", None) is None:
+            return None
+        value = value.primal
+    return concrete_value(tracer)

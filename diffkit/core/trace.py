@@ -34,6 +34,8 @@ class Trace:
 
     __slots__ = ("level", "active")
     name = "transformation"
+    escape_hint = ("Values computed inside a transformed function must be returned from it "
+                   "(or through has_aux=True), not stored in outside variables and used later.")
 
     def __init__(self, level):
         self.level = level
@@ -183,10 +185,7 @@ def check_not_escaped(value, transformation):
 def _escaped(tracer):
     return EscapedTracerError(
         f"A traced value of shape {tracer.shape} from a {tracer._trace.name} transformation "
-        "was used after that transformation returned. Values computed inside a transformed "
-        "function must be returned from it (or through has_aux=True), not stored in outside "
-        "variables and used later."
-    )
+        f"was used after that transformation returned. {tracer._trace.escape_hint}")
 
 
 def find_top_trace(args):

@@ -4,16 +4,20 @@ on a traced value. A conversion that would drop the derivative raises
 tests of a value that has one plain value return it, as in JAX.
 """
 
+import operator
 import sys
 
 import numpy as np
 
-from ..core.concrete import concrete_value
+from ..core.concrete import concrete_value, staged_value
 from ..errors import TracerConversionError
 from .escapes import STORES, Site, array_escape, escape_error, instruction, scalar_escape
 
 
 def array(self, dtype=None, copy=None):
+    value = staged_value(self)   # under jit only: a guarded read that drops no derivative
+    if value is not None:
+        return np.asarray(value, dtype)
     direct = sys._getframe(1)
     if dtype is not None and np.dtype(dtype).kind in "iub":   # np.int64(t), np.intp(t) ...
         value = concrete_value(self)
@@ -62,8 +66,15 @@ def _no_trace(frame, event, arg):
 
 def scalar(kind):
     def convert(self):
+        value = staged_value(self)   # under jit only: a guarded read that drops no derivative
+        if value is not None:
+            return _STAGED[kind](value)
         return _refuse_scalar(self, sys._getframe(1), kind)
     return convert
+
+
+_STAGED = {"float": float, "complex": complex, "operator.index": operator.index,
+           ".item": lambda v: np.asarray(v).item(), ".tolist": lambda v: np.asarray(v).tolist()}
 
 
 def integer(self):

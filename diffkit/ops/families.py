@@ -19,6 +19,7 @@ operand meets a complex one (``x * 1j``), its cotangent keeps only the real part
 
 import numpy as np
 
+from ..core.concrete import concrete_test
 from ..core.primitive import Primitive
 from ..core.trace import PrimalTracer, Tracer
 from ..core.zeros import Zero, dtype_of, shape_of
@@ -152,7 +153,9 @@ def holds_nan(x):
     ``maximum`` propagates NaN (a BLAS dot product of a large array may start threads,
     which costs milliseconds on a busy machine)."""
     if type(x) is not np.ndarray:
-        x = np.asarray(_concrete(x))
+        if isinstance(x, Tracer):  # a recording trace (jit) keeps this answer as a guard
+            return concrete_test(x, holds_nan)
+        x = np.asarray(x)
     if x.dtype.kind not in "fc":
         return False
     if x.size <= _SMALL and x.flags.c_contiguous:
@@ -169,7 +172,9 @@ _SMALL = 4096  # well below the size at which BLAS libraries thread a dot produc
 
 def holds_nonfinite(x):
     """Whether the array, scalar or tracer ``x`` has an infinite or NaN entry."""
-    x = np.asarray(_concrete(x))
+    if isinstance(x, Tracer):  # a recording trace (jit) keeps this answer as a guard
+        return concrete_test(x, holds_nonfinite)
+    x = np.asarray(x)
     return x.dtype.kind in "fc" and not np.isfinite(x).all()
 
 

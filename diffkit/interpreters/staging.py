@@ -1,0 +1,248 @@
+"""Staging: run a function once on concrete values and record every primitive it applies.
+
+A ``StagingTracer`` holds the concrete value it stands for (its ``primal``: an array, a
+Python scalar, or a tracer of an enclosing transformation) and the number of its variable
+in the recording. Because the value is there, the user's Python control flow on values
+still runs while recording; ``StagingTrace.process`` applies the primitive to the primals
+(lower levels do the work) and appends one equation to the trace's ``Recording``.
+
+Every place where Python reads a staged value concretely (a truth test, ``int``, ``float``,
+an index, a rule choosing its formula from its operand's values) goes through
+``diffkit.core.concrete``, which calls ``read_concretely``: the read is kept as a *guard*,
+to be checked on replay at the same place, because the recording is only valid while the
+value read is the same.
+
+``stage_flat(fun, args)`` is the entry point: it returns the outputs (computed while
+recording) and the ``Recording``. ``diffkit.jit`` turns a recording into a ``Graph`` that
+lists and replays it.
+"""
+
+import numpy as np
+
+from ..core.trace import (
+    PrimalTracer,
+    Trace,
+    Tracer,
+    bind_custom,
+    check_custom_outputs,
+    new_trace,
+)
+from ..core.zeros import dtype_of, shape_of
+from ..errors import EscapedTracerError
+
+
+class StagingTracer(PrimalTracer):
+    """A staged value: ``primal`` is its concrete value, ``var`` its variable number."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, trace, primal, var):
+        self._trace = trace
+        self.primal = primal
+        self.var = var
+
+
+class Const:
+    """A value that is not a staged variable (an array built without the inputs, a closed-
+    over array, a Python number), used as an equation's input or as an output."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Equation:
+    """One recorded primitive application: ``outs = prim(*inputs, **params)``.
+
+    ``inputs`` holds variable numbers (ints) and ``Const``s; ``outs`` the variable numbers
+    of the results (one per result, a tuple even for one); ``avals`` their
+    ``(shape, dtype)``. ``errstate`` is NumPy's floating-point error handling the
+    primitive ran under when a rule set its own (``np.errstate``), else None: a replay
+    sets it again, so it warns exactly where the function does."""
+
+    __slots__ = ("prim", "params", "inputs", "outs", "avals", "errstate")
+
+    def __init__(self, prim, params, inputs, outs, avals, errstate=None):
+        self.prim = prim
+        self.params = params
+        self.inputs = inputs
+        self.outs = outs
+        self.avals = avals
+        self.errstate = errstate
+
+
+class Guard:
+    """A concrete read made while recording: the recording is valid only while
+    ``test(value of var)`` (or the whole value when ``test`` is None) equals ``expected``.
+    ``at`` is the number of equations recorded before the read."""
+
+    __slots__ = ("var", "test", "expected", "at")
+
+    def __init__(self, var, test, expected, at):
+        self.var = var
+        self.test = test
+        self.expected = expected
+        self.at = at
+
+    def holds(self, value):
+        """Whether the read gives the same answer on ``value`` (a plain value)."""
+        if self.test is not None:
+            return self.test(value) == self.expected
+        return same_value(value, self.expected)
+
+    def describe(self):
+        if self.test is not None:
+            return f"{getattr(self.test, '__name__', 'test')}(v{self.var}) == {self.expected!r}"
+        shown = np.array2string(self.expected, threshold=6) if self.expected.ndim else \
+            repr(self.expected.item())
+        return f"v{self.var} == {shown}"
+
+
+def same_value(value, expected):
+    """Whether ``value`` has ``expected``'s shape, dtype and entries (NaN equal to NaN)."""
+    value = np.asarray(value)
+    if value.shape != expected.shape or value.dtype != expected.dtype:
+        return False
+    return bool(np.array_equal(value, expected, equal_nan=value.dtype.kind in "fc"))
+
+
+class Recording:
+    """What one staging run recorded: ``num_inputs`` input variables (0 .. n-1), the
+    ``equations`` in execution order, the ``outputs`` (variable numbers or ``Const``s),
+    the ``guards`` and the ``avals`` (shape, dtype) of every variable.
+
+    ``holds_tracers`` is set when a constant is a traced value of an enclosing
+    transformation: such a recording is valid for this one call only."""
+
+    def __init__(self, inputs):
+        self.num_inputs = len(inputs)
+        self.avals = [(shape_of(x), dtype_of(x)) for x in inputs]
+        self.equations = []
+        self.outputs = []
+        self.guards = []
+        self.holds_tracers = False
+
+    def input_ref(self, x, trace):
+        """The reference to argument ``x`` of a primitive: its variable, or a ``Const``."""
+        if type(x) is StagingTracer and x._trace is trace:
+            return x.var
+        if isinstance(x, Tracer):
+            self.holds_tracers = True
+        return Const(x)
+
+    def new_vars(self, values):
+        first = len(self.avals)
+        self.avals.extend((shape_of(v), dtype_of(v)) for v in values)
+        return tuple(range(first, len(self.avals)))
+
+
+class StagingTrace(Trace):
+    __slots__ = ("recording", "errstate")
+    name = "jit (staging)"
+    escape_hint = ("It was stored outside the jitted function (an outer list, a global, an "
+                   "attribute) while jit traced it. Return it from the jitted function "
+                   "instead; code that stores values outside runs only when jit traces.")
+
+    def __init__(self, level, recording):
+        super().__init__(level)
+        self.recording = recording
+        self.errstate = np.geterr()   # the caller's: a replay runs under its caller's
+
+    def process(self, prim, args, params):
+        recording = self.recording
+        refs = []
+        primals = []
+        for x in args:
+            if type(x) is StagingTracer and x._trace is self:
+                refs.append(x.var)
+                primals.append(x.primal)
+            else:
+                refs.append(recording.input_ref(x, self))
+                primals.append(x)
+        out = prim(*primals, **params)
+        outs = out if prim.multiple_results else (out,)
+        return self._record(prim, params, refs, outs, prim.multiple_results)
+
+    def process_custom(self, call, args):
+        # The call is one equation that binds it again on replay, so that transformations
+        # of the replayed graph still use its rules.
+        refs = [x.var if type(x) is StagingTracer and x._trace is self
+                else self.recording.input_ref(x, self) for x in args]
+        primals = [x.primal if type(x) is StagingTracer and x._trace is self else x
+                   for x in args]
+        outs = tuple(bind_custom(call, primals))
+        check_custom_outputs(self, call, outs)
+        return self._record(custom_call_p, {"call": call}, refs, outs, True)
+
+    def _record(self, prim, params, refs, outs, multiple):
+        recording = self.recording
+        out_vars = recording.new_vars(outs)
+        errstate = np.geterr()
+        recording.equations.append(Equation(
+            prim, params, tuple(refs), out_vars, tuple(recording.avals[v] for v in out_vars),
+            None if errstate == self.errstate else errstate))
+        wrapped = tuple(StagingTracer(self, o, v) for o, v in zip(outs, out_vars))
+        return wrapped if multiple else wrapped[0]
+
+    def read_concretely(self, tracer, value, test):
+        """Keep a concrete read of ``tracer`` as a guard (``value`` is the value read, or
+        ``test``'s answer on it)."""
+        if not self.active:
+            raise EscapedTracerError(
+                f"A value staged by jit (shape {tracer.shape}) was read after the jitted "
+                f"function returned. {self.escape_hint}")
+        expected = value if test is not None else np.array(value, copy=True)
+        self.recording.guards.append(
+            Guard(tracer.var, test, expected, len(self.recording.equations)))
+
+
+class CustomCallPrimitive:
+    """The equation of a function with user-defined rules (``custom_jvp``, ``custom_vjp``,
+    ``checkpoint``): plain replay calls the function, a replay under a transformation
+    binds the call so that the transformation uses its rules."""
+
+    name = "custom_call"
+    multiple_results = True
+    nondiff = False
+
+    @staticmethod
+    def impl(*args, call):
+        return tuple(call.fun(*args))
+
+    @staticmethod
+    def bind(args, params):
+        return tuple(bind_custom(params["call"], list(args)))
+
+
+custom_call_p = CustomCallPrimitive()
+
+
+# --- the entry point ---------------------------------------------------------------------
+
+
+def stage_flat(fun, args, *, name="jit"):
+    """Run ``fun`` on the flat list ``args`` while recording it.
+
+    ``fun(*inputs)`` takes one value per argument and returns a list (or tuple) of outputs.
+    ``args`` are arrays, Python scalars or tracers of enclosing transformations; each gets
+    an input variable. Returns ``(outputs, recording)``: the outputs as computed now
+    (plain values, or tracers of enclosing transformations) and the ``Recording``.
+    """
+    recording = Recording(args)
+    with new_trace(StagingTrace, recording) as trace:
+        inputs = [StagingTracer(trace, x, i) for i, x in enumerate(args)]
+        values = []
+        for o in fun(*inputs):
+            if type(o) is StagingTracer and o._trace is trace:
+                recording.outputs.append(o.var)
+                values.append(o.primal)
+            else:
+                if isinstance(o, StagingTracer) and not o._trace.active:
+                    raise EscapedTracerError(
+                        f"{name} would return a value (shape {o.shape}) staged by an earlier "
+                        "jit trace that has already returned: it was kept outside the "
+                        "function. Return values computed from this call's arguments.")
+                recording.outputs.append(recording.input_ref(o, trace))
+                values.append(o)
+    return values, recording

@@ -1,0 +1,275 @@
+"""``Graph``: a staged recording that can be read and replayed.
+
+A graph replays in one of two ways:
+
+- **plain**: every argument is a plain value (array or Python scalar). The equations that
+  reach an output or a guard (dead-code elimination) become one generated Python function,
+  compiled once, that calls each primitive's ``impl`` directly: no tracers, no ``bind``.
+  Each guard is checked as soon as its variable is computed.
+- **bound**: some argument is a tracer of an enclosing transformation (``grad(jit(f))``,
+  ``vmap(jit(f))``). Each equation binds its primitive, so that transformation interprets
+  the graph without running the user's Python again; guards read the concrete values
+  under the tracers (through ``diffkit.core.concrete``, so an enclosing jit records them
+  too). A guard that cannot be read (a batched value under ``vmap``) makes the replay give
+  up with ``Unverifiable``; the caller then runs the function itself.
+
+A guard that no longer holds raises ``GuardFailure`` (the caller traces again).
+"""
+
+import keyword
+
+import numpy as np
+
+from ..core.concrete import concrete_test, concrete_value
+from ..core.trace import Tracer
+from ..errors import DiffkitError
+from ..interpreters.staging import custom_call_p
+from ..tree_util import tree_flatten, tree_unflatten
+
+
+class GuardFailure(Exception):
+    """A value read while tracing reads differently now: the graph does not apply."""
+
+    def __init__(self, guard):
+        super().__init__(guard.describe())
+        self.guard = guard
+
+
+class Unverifiable(Exception):
+    """A guard cannot be checked on this call (its value is batched under vmap)."""
+
+
+class StaleGraphError(DiffkitError, ValueError):
+    """A graph called directly with values for which one of its guards fails."""
+
+
+class Graph:
+    """A recorded function: ``str(graph)`` lists it, ``graph.num_ops`` counts its operations
+    (after dead-code elimination), ``graph(*args)`` replays it on arguments of the recorded
+    structure, shapes and dtypes (the non-static arguments, in order).
+
+    ``in_tree``/``out_tree`` are the pytree structures of the arguments (the pair of the
+    positional arguments and the keyword arguments) and of the outputs.
+    """
+
+    def __init__(self, recording, in_tree, out_tree):
+        self.recording = recording
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.equations = live_equations(recording)
+        self._guards_after = _guards_by_var(recording.guards)
+        self._plain = None   # the generated function, compiled on the first plain replay
+
+    @property
+    def num_ops(self):
+        return len(self.equations)
+
+    @property
+    def guards(self):
+        return self.recording.guards
+
+    # --- replay ----------------------------------------------------------------------
+
+    def run_flat(self, leaves):
+        """Outputs (a flat tuple) for the flat arguments ``leaves``, plain values or tracers
+        of enclosing transformations; ``GuardFailure``/``Unverifiable`` as above."""
+        for leaf in leaves:
+            if isinstance(leaf, Tracer):
+                return self.bind_flat(leaves)
+        plain = self._plain
+        if plain is None:
+            plain = self._plain = generate_replay(self)
+        return plain(*leaves)
+
+    def bind_flat(self, leaves):
+        env = list(leaves) + [None] * (len(self.recording.avals) - len(leaves))
+        for var in range(len(leaves)):
+            self._check(var, env[var])
+        for eqn in self.equations:
+            args = [env[i] if type(i) is int else i.value for i in eqn.inputs]
+            if eqn.errstate is not None:
+                with np.errstate(**eqn.errstate):
+                    outs = _bind(eqn, args)
+            else:
+                outs = _bind(eqn, args)
+            for var, value in zip(eqn.outs, outs):
+                env[var] = value
+                self._check(var, value)
+        return tuple(env[o] if type(o) is int else o.value for o in self.recording.outputs)
+
+    def _check(self, var, value):
+        for guard in self._guards_after.get(var, ()):
+            if not isinstance(value, Tracer):
+                ok = guard.holds(value)
+            elif guard.test is not None:
+                ok = concrete_test(value, guard.test) == guard.expected
+            else:
+                concrete = concrete_value(value)
+                if concrete is None:
+                    raise Unverifiable(guard.describe())
+                ok = guard.holds(concrete)
+            if not ok:
+                raise GuardFailure(guard)
+
+    def __call__(self, *args, **kwargs):
+        leaves, tree = tree_flatten((args, kwargs))
+        if tree != self.in_tree:
+            raise ValueError(f"this graph was recorded for arguments of structure "
+                             f"{self.in_tree}, got {tree}")
+        for leaf, (shape, _) in zip(leaves, self.recording.avals):
+            if np.shape(leaf) != shape:
+                raise ValueError(f"this graph was recorded for an argument of shape {shape}, "
+                                 f"got shape {np.shape(leaf)}; record a new graph")
+        try:
+            outs = self.run_flat(leaves)
+        except (GuardFailure, Unverifiable) as failure:
+            raise StaleGraphError(
+                f"this graph does not apply to these arguments: a value read while it was "
+                f"recorded reads differently now ({failure}). Record a new graph with "
+                "make_graph, or call the function through jit, which traces again.") from None
+        return tree_unflatten(self.out_tree, outs)
+
+    # --- listing ---------------------------------------------------------------------
+
+    def __str__(self):
+        rec = self.recording
+        inputs = ", ".join(f"v{i}: {_aval(rec.avals[i])}" for i in range(rec.num_inputs))
+        lines = [f"graph({inputs}) {{"]
+        lines += [f"  guard {g.describe()}" for v in range(rec.num_inputs)
+                  for g in self._guards_after.get(v, ())]
+        for eqn in self.equations:
+            outs = ", ".join(f"v{v}: {_aval(a)}" for v, a in zip(eqn.outs, eqn.avals))
+            args = " ".join(_ref(i) for i in eqn.inputs)
+            params = "".join(f" {k}={_param(v)}" for k, v in eqn.params.items())
+            lines.append(f"  {outs} = {_prim_name(eqn)} {args}{params}")
+            lines += [f"  guard {g.describe()}" for v in eqn.outs
+                      for g in self._guards_after.get(v, ())]
+        lines.append(f"  return {', '.join(_ref(o) for o in rec.outputs)}")
+        lines.append("}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<Graph: {self.recording.num_inputs} inputs, {self.num_ops} ops, " \
+               f"{len(self.guards)} guards>"
+
+
+def _bind(eqn, args):
+    if eqn.prim is custom_call_p:
+        return custom_call_p.bind(args, eqn.params)
+    out = eqn.prim(*args, **eqn.params)
+    return out if eqn.prim.multiple_results else (out,)
+
+
+def live_equations(recording):
+    """The equations that reach an output or a guard, in order (dead-code elimination)."""
+    needed = {o for o in recording.outputs if type(o) is int}
+    needed.update(g.var for g in recording.guards)
+    live = []
+    for eqn in reversed(recording.equations):
+        if any(v in needed for v in eqn.outs):
+            live.append(eqn)
+            needed.update(i for i in eqn.inputs if type(i) is int)
+    live.reverse()
+    return live
+
+
+def _guards_by_var(guards):
+    by_var = {}
+    for guard in guards:
+        by_var.setdefault(guard.var, []).append(guard)
+    return by_var
+
+
+def generate_replay(graph):
+    """The plain replay of ``graph`` as one compiled Python function of the flat arguments:
+    one line per equation calling its ``impl``, a guard check after the line that computes
+    the guarded value, and the outputs as a tuple."""
+    rec = graph.recording
+    names = {"_fail": GuardFailure, "_copy": np.copy, "_errstate": np.errstate}
+    args = ", ".join(f"v{i}" for i in range(rec.num_inputs))
+    body = []
+
+    def constant(value):
+        name = f"c{len(names)}"
+        names[name] = value
+        return name
+
+    def check(var):
+        for guard in graph._guards_after.get(var, ()):
+            name = constant(guard)
+            body.append(f"if not {name}.holds(v{var}): raise _fail({name})")
+
+    for var in range(rec.num_inputs):
+        check(var)
+    for eqn in graph.equations:
+        call = [f"v{i}" if type(i) is int else constant(i.value) for i in eqn.inputs]
+        for key, value in eqn.params.items():
+            if key.isidentifier() and not keyword.iskeyword(key):
+                call.append(f"{key}={constant(value)}")
+            else:
+                call.append(f"**{constant({key: value})}")
+        targets = ", ".join(f"v{v}" for v in eqn.outs)
+        if eqn.prim.multiple_results:
+            targets += ","
+        line = f"{targets} = {constant(eqn.prim.impl)}({', '.join(call)})"
+        if eqn.errstate is not None:   # the error handling a rule set around it
+            body.append(f"with _errstate(**{constant(eqn.errstate)}):")
+            line = "    " + line
+        body.append(line)
+        for var in eqn.outs:
+            check(var)
+    outs = []
+    for o in rec.outputs:
+        if type(o) is int:
+            outs.append(f"v{o}")
+        elif type(o.value) is np.ndarray:   # a fresh array per call, as the function gives
+            outs.append(f"_copy({constant(o.value)})")
+        else:
+            outs.append(constant(o.value))
+    body.append(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    source = f"def replay({args}):\n" + "".join(f"    {line}\n" for line in body)
+    exec(compile(source, "<diffkit.jit replay>", "exec"), names)   # noqa: S102 (our source)
+    replay = names["replay"]
+    replay.source = source
+    return replay
+
+
+# --- listing helpers -----------------------------------------------------------------------
+
+_KIND = {"f": "f", "i": "i", "u": "u", "c": "c"}
+
+
+def _aval(aval):
+    shape, dtype = aval
+    dtype = np.dtype(dtype)
+    name = "bool" if dtype.kind == "b" else f"{_KIND.get(dtype.kind, dtype.kind)}" \
+        f"{dtype.itemsize * 8}"
+    return f"{name}[{','.join(map(str, shape))}]"
+
+
+def _ref(ref):
+    if type(ref) is int:
+        return f"v{ref}"
+    value = ref.value
+    if isinstance(value, Tracer):
+        return f"traced{_aval((value.shape, value.dtype))}"
+    if np.ndim(value) == 0:
+        return repr(value.item() if isinstance(value, np.generic) or
+                    type(value) is np.ndarray else value)
+    return f"const{_aval((np.shape(value), np.asarray(value).dtype))}"
+
+
+def _param(value):
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    name = getattr(value, "name", None)
+    if isinstance(name, str) and not isinstance(value, (str, np.dtype)):
+        return name
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _prim_name(eqn):
+    if eqn.prim is custom_call_p:
+        return f"custom_call[{eqn.params['call'].name}]"
+    return eqn.prim.name
