@@ -25,6 +25,7 @@ import numpy as np
 from ..core.primitive import Primitive
 from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
+from . import families
 from . import shape as sh
 from .reductions import sum_p, unbroadcast
 
@@ -46,10 +47,38 @@ def _promoted(sa, sb):
     return ((1,) + sa if len(sa) == 1 else sa), (sb + (1,) if len(sb) == 1 else sb)
 
 
+def rule_matmul(x, y):
+    """``matmul_p(x, y)`` inside a derivative rule, where one factor is a tangent or a
+    cotangent: the 0 x inf rule of elementwise products (``families.zero_safe``) holds for
+    each term ``x_ij y_jk`` of the sum, so a term with a zero factor is 0 even when the
+    other factor is NaN or infinite.
+
+    Without it the engines disagree wherever an unknown (NaN) derivative meets a structural
+    zero: forward mode multiplies the NaN tangent by the zero inside a later product, while
+    reverse mode has already met the zero in the cotangent and never forms the NaN (the
+    projector ``V V^T`` built from eigenvectors at a repeated eigenvalue).
+
+    Fast path: a result without NaN is returned as computed (one read of the result). Else
+    the entries whose every non-finite term has a zero partner are recomputed without those
+    terms; the others (a non-finite term with a nonzero partner) keep the IEEE result."""
+    out = matmul_p(x, y)
+    if not families.holds_nan(out):
+        return out
+    x_bad, y_bad = ew.logical_not(ew.isfinite(x)), ew.logical_not(ew.isfinite(y))
+    finite = matmul_p(ew.where(x_bad, 0.0, x), ew.where(y_bad, 0.0, y))
+    survives = ew.add(matmul_p(_indicator(x_bad), _indicator(ew.not_equal(y, 0))),
+                      matmul_p(_indicator(ew.not_equal(x, 0)), _indicator(y_bad)))
+    return ew.where(ew.greater(survives, 0.0), out, finite)
+
+
+def _indicator(mask):
+    return ew.where(mask, 1.0, 0.0)
+
+
 def _matmul_jvp(primals, tangents):
     a, b = primals
     return matmul_p(a, b), add_tangents(
-        tangents, lambda i, t: matmul_p(t, b) if i == 0 else matmul_p(a, t))
+        tangents, lambda i, t: rule_matmul(t, b) if i == 0 else rule_matmul(a, t))
 
 
 def _matmul_vjp_general(ct, a, b, argnum):
@@ -60,18 +89,18 @@ def _matmul_vjp_general(ct, a, b, argnum):
     batch = np.broadcast_shapes(pa[:-2], pb[:-2])
     ct = sh.reshape(ct, batch + (pa[-2], pb[-1]))
     if argnum == 0:
-        g = matmul_p(ct, sh.swapaxes(sh.reshape(b, pb), -1, -2))
+        g = rule_matmul(ct, sh.swapaxes(sh.reshape(b, pb), -1, -2))
         return sh.reshape(unbroadcast(g, pa), sa)
-    g = matmul_p(sh.swapaxes(sh.reshape(a, pa), -1, -2), ct)
+    g = rule_matmul(sh.swapaxes(sh.reshape(a, pa), -1, -2), ct)
     return sh.reshape(unbroadcast(g, pb), sb)
 
 
 def _matmul_vjp_a(ct, out, a, b):
     sa, sb = shape_of(a), shape_of(b)
     if len(sb) == 1:  # out[..., m] = sum_k a[..., m, k] b[k]: an outer product
-        return ew.multiply(ct if len(sa) == 1 else sh.expand_dims(ct, -1), b)
+        return families.times(ct if len(sa) == 1 else sh.expand_dims(ct, -1), b)
     if len(sb) == 2:  # no batch axes in b: a's are the output's, nothing to sum over
-        return matmul_p(b, ct) if len(sa) == 1 else matmul_p(ct, sh.swapaxes(b, 0, 1))
+        return rule_matmul(b, ct) if len(sa) == 1 else rule_matmul(ct, sh.swapaxes(b, 0, 1))
     return _matmul_vjp_general(ct, a, b, 0)
 
 
@@ -79,15 +108,16 @@ def _matmul_vjp_b(ct, out, a, b):
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) == 1:  # out[..., n] = sum_k a[k] b[..., k, n]: an outer product
         if len(sb) == 1:
-            return ew.multiply(a, ct)
-        return ew.multiply(sh.reshape(a, (sa[0], 1)), sh.expand_dims(ct, -2))
+            return families.times(ct, a)
+        return families.times(sh.expand_dims(ct, -2), sh.reshape(a, (sa[0], 1)))
     if len(sb) <= 2:
         # b has no batch axes: fold a's batch axes into its rows, so the sum over them
         # happens inside one matrix product instead of after a batched one.
         count = _size(sa[:-1])  # not -1, which cannot be resolved when k is 0
         rows = sh.reshape(a, (count, sa[-1]))
         ct = sh.reshape(ct, (count,) + sb[1:])
-        return matmul_p(ct, rows) if len(sb) == 1 else matmul_p(sh.swapaxes(rows, 0, 1), ct)
+        return rule_matmul(ct, rows) if len(sb) == 1 else rule_matmul(sh.swapaxes(rows, 0, 1),
+                                                                       ct)
     return _matmul_vjp_general(ct, a, b, 1)
 
 

@@ -75,3 +75,42 @@ def test_the_guard_keeps_higher_derivatives_where_the_tangent_is_zero(name, f):
     for hessian in (dk.jacfwd(dk.jacfwd(f)), dk.jacfwd(dk.jacrev(f)), dk.jacrev(dk.jacrev(f)),
                     dk.jacrev(dk.jacfwd(f))):
         np.testing.assert_allclose(hessian(x), expected, rtol=1e-12, atol=1e-15)
+
+
+# --- products inside matrix rules follow the 0 x inf rule too ----------------------------------
+
+
+def test_matrix_product_rules_follow_the_zero_rule_in_both_engines():
+    """A NaN derivative (here sqrt's at -1, made NaN by a NaN input tangent of log at -1)
+    meeting an exact zero of the other factor of a matmul gives 0, in both engines; where the
+    partner is nonzero the NaN stays."""
+    B = np.array([[0.0, 2.0], [0.0, 3.0]])   # column 0 is a structural zero
+
+    def f(x):
+        return dnp.log(x) @ B    # log'(-1) = -1, but log(-1) is NaN: its tangent is finite
+
+    def g(x):
+        return dnp.sqrt(x) @ B   # sqrt'(-1) is NaN
+
+    x = np.array([-1.0, 4.0])
+    forward, reverse = dk.jacfwd(g)(x), dk.jacrev(g)(x)
+    np.testing.assert_array_equal(forward, reverse)
+    np.testing.assert_array_equal(forward[0], [0.0, 0.0])          # zero partner: 0
+    assert np.isnan(forward[1, 0]) and forward[1, 1] == 0.25 * 3.0   # d out_1 / dx_0 NaN
+    np.testing.assert_array_equal(dk.jacfwd(f)(x), dk.jacrev(f)(x))
+
+
+def test_matrix_product_rule_keeps_infinite_terms_with_a_nonzero_partner():
+    """``1 / x`` at 0 has an infinite derivative: times a nonzero entry of the other factor
+    it stays infinite, times a zero entry it is 0, the same in both engines and under vmap."""
+    B = np.array([[0.0, 2.0], [1.0, 0.0]])
+
+    def f(x):
+        return (1.0 / x) @ B
+
+    x = np.array([0.0, 2.0])
+    forward, reverse = dk.jacfwd(f)(x), dk.jacrev(f)(x)
+    np.testing.assert_array_equal(forward, reverse)
+    np.testing.assert_array_equal(forward, [[0.0, -0.25], [-np.inf, 0.0]])
+    looped = np.stack([dk.jacrev(f)(row) for row in np.stack([x, x[::-1]])])
+    np.testing.assert_array_equal(dk.vmap(dk.jacrev(f))(np.stack([x, x[::-1]])), looped)

@@ -56,11 +56,12 @@ E += edge("linalg_eigvalsh", spread_at(_DOUBLE), label="lapack_split", different
 # The projector onto the eigenspace of the double eigenvalue is smooth there, but eigh's
 # vectors cannot know that the function does not depend on the basis of the eigenspace:
 # NaN in both engines, never a finite guess (docs/conventions.md; funm gives it exactly)
+# At V = I the last entry P[2, 2] is O(dA^2) (the eigenspace tilts towards e2 only to first
+# order): its row is the exact 0 in both engines, as the products inside derivative rules
+# follow the 0 x inf rule (the unknown vectors' tangent times V's structural zeros).
 E += edge("linalg_eigh_projector", spread_at(np.diag([1.0, 1.0, 4.0])), label="double",
-          ref=None, differentiable=False, jacobian=np.nan,
-          known="ties: at V = I the entry of the projector whose cotangent vanishes across the "
-                "tie is 0 in reverse mode and NaN in forward mode (the vectors' NaN tangent "
-                "meets a structural zero inside a matmul, where IEEE arithmetic holds)")
+          ref=None, differentiable=False,
+          jacobian=np.vstack([np.full((8, 9), np.nan), np.zeros((1, 9))]))
 E += edge("linalg_eigh_projector", spread_at(_DOUBLE), label="lapack_split", ref=None,
           differentiable=False, jacobian=np.nan)
 E += edge("linalg_svd_compute_uv_false", rect_at(np.diag([2.0, 2.0, 2.0])), label="identity",
