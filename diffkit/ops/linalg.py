@@ -47,11 +47,11 @@ def _promoted(sa, sb):
     return ((1,) + sa if len(sa) == 1 else sa), (sb + (1,) if len(sb) == 1 else sb)
 
 
-def rule_matmul(x, y):
-    """``matmul_p(x, y)`` inside a derivative rule, where one factor is a tangent or a
-    cotangent: the 0 x inf rule of elementwise products (``families.zero_safe``) holds for
-    each term ``x_ij y_jk`` of the sum, so a term with a zero factor is 0 even when the
-    other factor is NaN or infinite.
+def rule_contraction(contract, *operands):
+    """``contract(*operands)``, a sum of products (``matmul_p``, ``einsum_p``), inside a
+    derivative rule where one operand is a tangent or a cotangent: the 0 x inf rule of
+    elementwise products (``families.zero_safe``) holds for each term of the sum, so a term
+    with a zero factor is 0 even when another factor is NaN or infinite.
 
     Without it the engines disagree wherever an unknown (NaN) derivative meets a structural
     zero: forward mode multiplies the NaN tangent by the zero inside a later product, while
@@ -59,16 +59,26 @@ def rule_matmul(x, y):
     projector ``V V^T`` built from eigenvectors at a repeated eigenvalue).
 
     Fast path: a result without NaN is returned as computed (one read of the result). Else
-    the entries whose every non-finite term has a zero partner are recomputed without those
-    terms; the others (a non-finite term with a nonzero partner) keep the IEEE result."""
-    out = matmul_p(x, y)
+    an entry whose non-finite terms all have a zero factor is recomputed without them (the
+    non-finite entries of the operands set to 0); an entry with a non-finite term and no
+    zero factor keeps the IEEE result. A term has no zero factor and a non-finite one when
+    it is counted by the contraction of the operands' nonzero indicators but not by that of
+    their nonzero finite indicators."""
+    out = contract(*operands)
     if not families.holds_nan(out):
         return out
-    x_bad, y_bad = ew.logical_not(ew.isfinite(x)), ew.logical_not(ew.isfinite(y))
-    finite = matmul_p(ew.where(x_bad, 0.0, x), ew.where(y_bad, 0.0, y))
-    survives = ew.add(matmul_p(_indicator(x_bad), _indicator(ew.not_equal(y, 0))),
-                      matmul_p(_indicator(ew.not_equal(x, 0)), _indicator(y_bad)))
-    return ew.where(ew.greater(survives, 0.0), out, finite)
+    finite = [ew.isfinite(x) for x in operands]
+    nonzero = [ew.not_equal(x, 0) for x in operands]
+    clean = contract(*(ew.where(ok, x, 0.0) for ok, x in zip(finite, operands)))
+    terms = contract(*(_indicator(nz) for nz in nonzero))
+    finite_terms = contract(*(_indicator(ew.logical_and(nz, ok))
+                              for nz, ok in zip(nonzero, finite)))
+    return ew.where(ew.greater(terms, finite_terms), out, clean)
+
+
+def rule_matmul(x, y):
+    """``matmul_p(x, y)`` in a derivative rule, under the 0 x inf rule (``rule_contraction``)."""
+    return rule_contraction(matmul_p, x, y)
 
 
 def _indicator(mask):
@@ -232,7 +242,8 @@ def _einsum_impl(*operands, subscripts):
 
 def _einsum_jvp(primals, tangents, subscripts):
     return einsum_p(*primals, subscripts=subscripts), add_tangents(
-        tangents, lambda i, t: einsum_p(*primals[:i], t, *primals[i + 1:], subscripts=subscripts))
+        tangents, lambda i, t: rule_contraction(
+            functools.partial(einsum_p, subscripts=subscripts), *primals[:i], t, *primals[i + 1:]))
 
 
 def _einsum_vjp(i, ct, out, *operands, subscripts):
@@ -260,7 +271,7 @@ def _einsum_vjp(i, ct, out, *operands, subscripts):
         target.append(label)
     available = set("".join(in_terms))
     kept = "".join(label for label in target if label in available)
-    g = _contract(in_terms, kept, in_ops)
+    g = rule_contraction(lambda *ops: _contract(in_terms, kept, ops), *in_ops)
     if len(kept) < len(target):
         g = sh.reshape(g, tuple(d if label in available else 1
                                 for label, d in zip(target, dims)))
