@@ -41,6 +41,9 @@ NONDIFF = {
     "allclose", "array_equal", "isposinf", "isneginf", "iscomplexobj", "isrealobj",
     "iscomplex", "isreal", "matrix_rank", "shape", "ndim", "size", "zeros_like", "ones_like",
     "full_like", "empty_like", "where_indices", "divmod_quotient",
+    # dtype and shape questions that read a traced value's dtype or shape
+    "result_type", "can_cast", "finfo", "iinfo", "common_type", "isfortran",
+    "tril_indices_from", "triu_indices_from", "diag_indices_from",
 }
 
 # Float-valued, piecewise-constant functions: their derivative is 0 wherever it exists, and

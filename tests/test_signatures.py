@@ -52,8 +52,10 @@ def _public(module):
             yield name, obj
 
 
+# NumPy's own objects, passed through (bincount, fromstring ...), are not diffkit's functions.
 FUNCTIONS = [(module.__name__, name, obj, getattr(reference, name, None))
-             for module, reference in NAMESPACES for name, obj in _public(module)]
+             for module, reference in NAMESPACES for name, obj in _public(module)
+             if obj is not getattr(reference, name, None)]
 
 
 def _id(case):
@@ -99,7 +101,7 @@ def test_docstring_says_what_it_computes(case):
 
 
 UFUNCS = sorted({name for name, obj in _public(dnp)
-                 if isinstance(getattr(np, name, None), np.ufunc)})
+                 if isinstance(getattr(np, name, None), np.ufunc) and obj is not getattr(np, name)})
 # ufuncs on integers or booleans only
 INTEGER_UFUNCS = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert",
                   "bitwise_invert", "bitwise_count", "left_shift", "right_shift",

@@ -107,7 +107,7 @@ from ..ops.shape import (  # noqa: F401
 )
 from ..ops.statistics import *  # noqa: E402, F403
 from ..ops.ufuncs import *  # noqa: E402, F403
-from . import _index_tricks, _wrap, fft, linalg  # noqa: E402, F401
+from . import _index_tricks, _numpy_names, _wrap, fft, linalg  # noqa: E402, F401
 
 true_divide = divide
 absolute = abs
@@ -153,3 +153,7 @@ r_, c_, s_, index_exp = _np.r_, _np.c_, _np.s_, _np.index_exp
 # The public names get NumPy's signatures, docstrings and array-like inputs (traced values'
 # operators and methods, installed by diffkit.numpy_protocol, call the functions underneath).
 _wrap.wrap_namespace(globals(), _np, __name__, [n for n in dir() if not n.startswith("_")])
+
+# Every other public name of NumPy: diffkit's dtype- and shape-reading versions, the array
+# API's unique_* functions, and NumPy's own objects (dtypes, errstate, random, testing ...).
+globals().update(_numpy_names.missing_names(globals()))

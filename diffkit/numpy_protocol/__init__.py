@@ -15,10 +15,14 @@ methods on it, and ``import diffkit`` imports this package.
 - ``dispatch.py``: ``__array_ufunc__`` and ``__array_function__``, NumPy's keywords checked;
 - ``ufunc_methods.py``: ``np.add.reduce``, ``np.multiply.accumulate``, ``np.subtract.outer``;
 - ``conversions.py``: the conversion guards (``__array__``, ``__float__``, ``__bool__`` ...);
-- ``escapes.py``: where a traced value escaped, and what to write instead.
+- ``escapes.py``: where a traced value escaped, and what to write instead;
+- ``array_api.py``: ``__array_namespace__`` (the namespace is ``diffkit.numpy``), ``device``,
+  ``to_device``, ``mT``, and ``diffkit.numpy.special`` for SciPy's array-API code.
 """
 
 from .. import numpy as _dnp
+from . import array_api
 from .methods import install
 
 install(_dnp)
+array_api.install(_dnp)

@@ -33,6 +33,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         raise in_place_call_error(self, sys._getframe(1), f"np.{ufunc.__name__}", method)
     kwargs.pop("out", None)   # only all-None here
     fn = getattr(dnp, ufunc.__name__, None)
+    if fn is ufunc:
+        fn = None   # NumPy's own ufunc, passed through (np.isnat): it would dispatch back here
     if fn is None:
         fn = getattr(_scipy_special(), ufunc.__name__, None)
     if fn is None and method == "__call__":

@@ -101,11 +101,20 @@ def array(obj, dtype=None, copy=True):
     return _cast(array_from_nested(obj, dtype), dtype)
 
 
-def asarray(obj, dtype=None):
-    """``np.asarray``; a traced value is returned as it is (converted to ``dtype``)."""
+def asarray(obj, dtype=None, *, device=None, copy=None):
+    """``np.asarray`` (and the array API's ``asarray``); a traced value is returned as it is
+    (converted to ``dtype``). ``device`` is ``None`` or ``"cpu"``. A traced value is never
+    written in place, so ``copy=True`` needs no copy of it; ``copy=False`` refuses a dtype
+    conversion, as NumPy does."""
+    if device not in (None, "cpu"):
+        raise ValueError(f"asarray: diffkit computes on the CPU only, not on device={device!r}")
     if not holds_tracer(obj):
-        return np.asarray(obj, dtype=dtype)
-    return _cast(array_from_nested(obj, dtype), dtype)
+        return np.asarray(obj, dtype=dtype, copy=copy)
+    value = array_from_nested(obj, None if copy is False else dtype)
+    if copy is False and dtype is not None and dtype_of(value) != np.dtype(dtype):
+        raise ValueError(f"asarray: a conversion to {np.dtype(dtype)} needs a copy, which "
+                         "copy=False forbids")
+    return _cast(value, dtype)
 
 
 def _cast(x, dtype):

@@ -1,0 +1,58 @@
+"""Traced values as arrays of the Python array API standard.
+
+Array-API code (SciPy with ``SCIPY_ARRAY_API=1``, scikit-learn with
+``array_api_dispatch=True``) asks each input for its namespace, ``x.__array_namespace__()``,
+and computes with what it gets. A traced value answers with ``diffkit.numpy`` itself: its
+functions take NumPy's and the standard's names (``concat``, ``permute_dims``, ``vecdot``,
+``linalg.vector_norm``, ``isdtype``, ``astype``, ``finfo`` ...), plain arrays mix with traced
+ones, and the dtypes are NumPy's, so one namespace serves both worlds.
+
+SciPy looks up special functions of a namespace it does not know as ``xp.special.<name>``
+(``scipy/special/_support_alternative_backends.py``); ``diffkit.numpy.special`` is
+``diffkit.scipy.special``, loaded on first use (it loads much of SciPy).
+
+The traced value also gets the standard's attributes: ``device`` (always ``"cpu"``),
+``to_device``, and ``mT`` (the transpose of the last two axes).
+"""
+
+import importlib
+
+from ..core.trace import Tracer
+
+API_VERSION = "2024.12"
+_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+_DEVICE = "cpu"
+
+
+def install(dnp):
+    """Make traced values array-API arrays whose namespace is ``dnp``."""
+
+    def __array_namespace__(self, /, *, api_version=None):
+        if api_version is not None and api_version not in _VERSIONS:
+            raise ValueError(f"diffkit.numpy implements the array API standard versions "
+                             f"{', '.join(_VERSIONS)}; api_version={api_version!r} is not one")
+        return dnp
+
+    Tracer.__array_namespace__ = __array_namespace__
+    Tracer.device = property(lambda self: _DEVICE, doc="Always 'cpu': diffkit computes "
+                                                        "with NumPy.")
+    Tracer.to_device = _to_device
+    Tracer.mT = property(lambda self: dnp.matrix_transpose(self),
+                         doc="The transpose of the last two axes (the array API's mT).")
+    dnp.__array_api_version__ = API_VERSION
+    dnp.__getattr__ = _namespace_getattr
+
+
+def _to_device(self, device, /, *, stream=None):
+    if device != _DEVICE or stream is not None:
+        raise ValueError(f"diffkit computes on the CPU only: to_device({device!r}) is not "
+                         "possible (use 'cpu', or x.device)")
+    return self
+
+
+def _namespace_getattr(name):
+    """``diffkit.numpy.special``: the array API's anticipated ``special`` extension, as SciPy
+    looks it up for a namespace it does not know."""
+    if name == "special":
+        return importlib.import_module("diffkit.scipy.special")
+    raise AttributeError(f"module 'diffkit.numpy' has no attribute {name!r}")
