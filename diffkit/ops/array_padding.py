@@ -21,11 +21,11 @@ from .array_helpers import (
     _axis,
     _gather,
     _ndim,
-    _rint,
     _static,
     _take_range,
     _with_width,
-    index_floor_divide,
+    index_floor_divide_p,
+    pad_rint_p,
 )
 from .array_sorting import sort
 
@@ -207,7 +207,7 @@ def _ramp(x, axis, side, width, end):
     edge = edge if exact else ew.astype(edge, work)
     ramp = ew.add(ew.multiply(ew.divide(ew.subtract(edge, end), width), steps), end)
     if not exact:  # integers: rounded down (NumPy 2's linspace), or truncated (NumPy 1)
-        ramp = ew.astype(index_floor_divide(ramp, 1) if _NUMPY2 else ramp, dtype)
+        ramp = ew.astype(index_floor_divide_p(ramp, 1) if _NUMPY2 else ramp, dtype)
     return sh.broadcast_to(ramp, _with_width(shape_of(x), axis, width))
 
 
@@ -236,7 +236,7 @@ def _statistic_block(x, axis, side, width, mode, length):
                                    _take_range(ordered, axis, high, high + 1)), 0.5)
     if dtype_of(value) != dtype_of(x):
         if dtype_of(x).kind not in "fc":
-            value = _rint(value)
+            value = pad_rint_p(value)
         value = ew.astype(value, dtype_of(x))
     return sh.broadcast_to(value, _with_width(shape_of(x), axis, width))
 

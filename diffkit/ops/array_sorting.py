@@ -25,7 +25,7 @@ from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .array_helpers import _axis, _ndim, _static, index_floor_divide
+from .array_helpers import _axis, _ndim, _static, index_floor_divide_p
 from .array_taking import take, take_along_axis
 from .indexing import getitem
 
@@ -164,7 +164,7 @@ def _float_like(x):
 
 
 def _mod(x, period):
-    return ew.subtract(x, ew.multiply(index_floor_divide(x, period), period))
+    return ew.subtract(x, ew.multiply(index_floor_divide_p(x, period), period))
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):

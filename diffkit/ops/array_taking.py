@@ -19,7 +19,7 @@ from .array_helpers import (
     _static,
     _take_range,
     _with_width,
-    index_floor_divide,
+    index_floor_divide_p,
 )
 from .indexing import getitem
 
@@ -56,7 +56,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         if indices.ndim == 0:
             indices = int(indices)
     elif mode == "wrap":
-        indices = ew.subtract(indices, ew.multiply(index_floor_divide(indices, n), n))
+        indices = ew.subtract(indices, ew.multiply(index_floor_divide_p(indices, n), n))
     elif mode == "clip":
         indices = ew.clip(indices, 0, n - 1)
     return getitem(a, _along(axis, indices))

@@ -35,7 +35,7 @@ from ..errors import TracerConversionError
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import index_floor_divide
+from .array_helpers import index_floor_divide_p
 from .array_taking import take_along_axis
 from .indexing import At, getitem
 
@@ -84,7 +84,7 @@ def choose(a, choices, out=None, mode="raise"):
             raise ValueError("invalid entry in choice array")
         a = np.mod(a, n) if mode == "wrap" else np.clip(a, 0, n - 1)
     elif mode == "wrap":
-        a = ew.subtract(a, ew.multiply(index_floor_divide(a, n), n))
+        a = ew.subtract(a, ew.multiply(index_floor_divide_p(a, n), n))
     else:
         a = ew.clip(a, 0, n - 1)
     index = sh.expand_dims(sh.broadcast_to(a, target), 0)
