@@ -44,7 +44,7 @@ def _real_part(ct):
 _NUMPY = "diffkit.numpy"
 
 
-def _ufunc(name, fn, partials, doc):
+def _numpy(name, fn, partials, doc):
     """A differentiable NumPy ufunc: its primitive and its function."""
     return elementwise(name, fn, partials, doc=doc, module=_NUMPY)
 
@@ -98,15 +98,15 @@ def zero_factor_nan(product, *factors):
 
 
 # --- arithmetic ------------------------------------------------------------------------
-add_p, add = _ufunc("add", np.add, {"x": 1, "y": 1}, "``x + y``, elementwise.")
-subtract_p, subtract = _ufunc("subtract", np.subtract, {"x": 1, "y": -1},
+add_p, add = _numpy("add", np.add, {"x": 1, "y": 1}, "``x + y``, elementwise.")
+subtract_p, subtract = _numpy("subtract", np.subtract, {"x": 1, "y": -1},
                               "``x - y``, elementwise.")
-multiply_p, multiply = _ufunc("multiply", np.multiply, {"x": "y", "y": "x"},
+multiply_p, multiply = _numpy("multiply", np.multiply, {"x": "y", "y": "x"},
                               "``x * y``, elementwise.")
-divide_p, divide = _ufunc("divide", np.true_divide,
+divide_p, divide = _numpy("divide", np.true_divide,
                           {"x": lambda y: 1 / y, "y": lambda y, out: negative_p(out / y)},
                           "``x / y``, elementwise.")
-negative_p, negative = _ufunc("negative", np.negative, {"x": -1}, "``-x``, elementwise.")
+negative_p, negative = _numpy("negative", np.negative, {"x": -1}, "``-x``, elementwise.")
 
 
 def _power_base(x, y, out):
@@ -137,7 +137,7 @@ def _power_exponent(x, out):
     return where_p(positive, out * log_p(where_p(positive, x, 1.0)), 0.0)
 
 
-power_p, _power = _ufunc("power", np.power, {"x": _power_base, "y": _power_exponent},
+power_p, _power = _numpy("power", np.power, {"x": _power_base, "y": _power_exponent},
                     "``x ** y``, elementwise.")
 
 
@@ -168,7 +168,7 @@ def power(x, y):
     return power_p(x, y)
 
 
-square_p, square = _ufunc("square", np.square, {"x": lambda x: 2 * x}, "``x ** 2``.")
+square_p, square = _numpy("square", np.square, {"x": lambda x: 2 * x}, "``x ** 2``.")
 # sqrt'(0) is +inf; a zero tangent or cotangent still gives 0 there (the 0 x inf rule), so
 # the Jacobian at 0 is the same from jacfwd and jacrev, and where(x > 0, sqrt(x), 0) is
 # NaN-free.
@@ -184,9 +184,9 @@ def _sqrt_slope(out):
     return 0.5 / (out + 0.0)
 
 
-sqrt_p, sqrt = _ufunc("sqrt", np.sqrt, {"x": _sqrt_slope}, "The non-negative square root.")
+sqrt_p, sqrt = _numpy("sqrt", np.sqrt, {"x": _sqrt_slope}, "The non-negative square root.")
 # conj is linear and its own transpose: the conjugate of the tangent, not a product
-conj_p, conj = _ufunc("conj", np.conj, {"x": tangent_rule(lambda t: conj_p(t))},
+conj_p, conj = _numpy("conj", np.conj, {"x": tangent_rule(lambda t: conj_p(t))},
                       "The complex conjugate.")
 
 # abs and sign of a complex z are not holomorphic. With u = z / |z| (0 at z = 0):
@@ -214,7 +214,7 @@ def _abs_cotangent(ct, x):
 
 
 # (the 0 x inf rule applies to these products too: zero_safe)
-abs_p, abs = _ufunc(  # noqa: A001
+abs_p, abs = _numpy(  # noqa: A001
     "abs", np.abs, {"x": tangent_rule(zero_safe(_abs_tangent), zero_safe(_abs_cotangent))},
     "The absolute value (the modulus of a complex number).")
 
@@ -226,7 +226,7 @@ def sign(x):
     return _complex_sign(x) if _is_complex(x) else sign_p(x)
 
 # --- exponentials and logarithms -------------------------------------------------------
-exp_p, exp = _ufunc("exp", np.exp, {"x": lambda out: out}, "The exponential.")
+exp_p, exp = _numpy("exp", np.exp, {"x": lambda out: out}, "The exponential.")
 
 
 def _log_slope(x):
@@ -238,21 +238,21 @@ def _log_slope(x):
     return 1 / (x + 0.0)
 
 
-log_p, log = _ufunc("log", np.log, {"x": _log_slope}, "The natural logarithm.")
-log1p_p, log1p = _ufunc("log1p", np.log1p, {"x": lambda x: 1 / (1 + x)},
+log_p, log = _numpy("log", np.log, {"x": _log_slope}, "The natural logarithm.")
+log1p_p, log1p = _numpy("log1p", np.log1p, {"x": lambda x: 1 / (1 + x)},
                         "``log(1 + x)``, accurate for small ``x``.")
-expm1_p, expm1 = _ufunc("expm1", np.expm1, {"x": lambda out: out + 1},
+expm1_p, expm1 = _numpy("expm1", np.expm1, {"x": lambda out: out + 1},
                         "``exp(x) - 1``, accurate for small ``x``.")
 
 # --- trigonometric and hyperbolic ------------------------------------------------------
-sin_p, sin = _ufunc("sin", np.sin, {"x": lambda x: cos_p(x)}, "The sine.")
-cos_p, cos = _ufunc("cos", np.cos, {"x": lambda x: negative_p(sin_p(x))}, "The cosine.")
-tan_p, tan = _ufunc("tan", np.tan, {"x": lambda out: 1 + square_p(out)}, "The tangent.")
-arctan_p, arctan = _ufunc("arctan", np.arctan, {"x": lambda x: 1 / (1 + square_p(x))},
+sin_p, sin = _numpy("sin", np.sin, {"x": lambda x: cos_p(x)}, "The sine.")
+cos_p, cos = _numpy("cos", np.cos, {"x": lambda x: negative_p(sin_p(x))}, "The cosine.")
+tan_p, tan = _numpy("tan", np.tan, {"x": lambda out: 1 + square_p(out)}, "The tangent.")
+arctan_p, arctan = _numpy("arctan", np.arctan, {"x": lambda x: 1 / (1 + square_p(x))},
                           "The inverse tangent.")
-sinh_p, sinh = _ufunc("sinh", np.sinh, {"x": lambda x: cosh_p(x)}, "The hyperbolic sine.")
-cosh_p, cosh = _ufunc("cosh", np.cosh, {"x": lambda x: sinh_p(x)}, "The hyperbolic cosine.")
-tanh_p, tanh = _ufunc("tanh", np.tanh, {"x": lambda out: 1 - square_p(out)},
+sinh_p, sinh = _numpy("sinh", np.sinh, {"x": lambda x: cosh_p(x)}, "The hyperbolic sine.")
+cosh_p, cosh = _numpy("cosh", np.cosh, {"x": lambda x: sinh_p(x)}, "The hyperbolic cosine.")
+tanh_p, tanh = _numpy("tanh", np.tanh, {"x": lambda out: 1 - square_p(out)},
                       "The hyperbolic tangent.")
 
 # --- selections ------------------------------------------------------------------------
@@ -265,12 +265,12 @@ def _share(t, wins, ties):
     return where_p(wins, t, where_p(ties, 0.5 * t, 0.0))
 
 
-maximum_p, maximum = _ufunc(
+maximum_p, maximum = _numpy(
     "maximum", np.maximum,
     {"x": tangent_rule(lambda t, x, y: _share(t, greater_p(x, y), equal_p(x, y))),
      "y": tangent_rule(lambda t, x, y: _share(t, less_p(x, y), equal_p(x, y)))},
     "The larger of ``x`` and ``y``, elementwise.")
-minimum_p, minimum = _ufunc(
+minimum_p, minimum = _numpy(
     "minimum", np.minimum,
     {"x": tangent_rule(lambda t, x, y: _share(t, less_p(x, y), equal_p(x, y))),
      "y": tangent_rule(lambda t, x, y: _share(t, greater_p(x, y), equal_p(x, y)))},

@@ -35,7 +35,7 @@ from . import reductions, shape
 from .families import broadcasting_batch, sum_tangents, zero_safe
 from .jets import Jets
 from .special_gamma import betaln_p, digamma_p, gammaln_p, polygamma_p
-from .special_helpers import _public, _typed, _ufunc
+from .special_helpers import _typed, special_function
 from .special_logistic import xdivy_p, xlog1py_p, xlogy_p
 
 __all__ = [
@@ -305,14 +305,18 @@ gammainc_da_p.vjp = (
 )
 gammainc_da_p.batch = broadcasting_batch(gammainc_da_p)
 
-gammainc_p = _ufunc("gammainc", sc.gammainc, ("a", "x"),
-                    lambda t, out, a, x: t * gammainc_da_p(a, x, order=1),
-                    lambda t, out, a, x: t * _gamma_density_da(a, x, 0),
-                    reads=((0, 1), (0, 1)))
-gammaincc_p = _ufunc("gammaincc", sc.gammaincc, ("a", "x"),
-                     lambda t, out, a, x: t * -gammainc_da_p(a, x, order=1),
-                     lambda t, out, a, x: t * -_gamma_density_da(a, x, 0),
-                     reads=((0, 1), (0, 1)))
+gammainc_p, gammainc = special_function(
+    "gammainc", sc.gammainc,
+    {"a": lambda a, x: gammainc_da_p(a, x, order=1),
+     "x": lambda a, x: _gamma_density_da(a, x, 0)},
+    "The regularized lower incomplete gamma function P(a, x), "
+    "differentiable in ``x`` and ``a``.")
+gammaincc_p, gammaincc = special_function(
+    "gammaincc", sc.gammaincc,
+    {"a": lambda a, x: -gammainc_da_p(a, x, order=1),
+     "x": lambda a, x: -_gamma_density_da(a, x, 0)},
+    "The regularized upper incomplete gamma function "
+    "Q(a, x) = 1 - P(a, x), differentiable in ``x`` and ``a``.")
 # Inverses in y: the reciprocal of the density at the result. In a: implicit differentiation
 # of P(a, out) = y, d out/da = -(dP/da) / density.
 
@@ -333,19 +337,18 @@ def _gamma_shape_ratio(a, x):
 # The logarithms of the gamma and beta densities as primitives: each partial is one
 # expression (log x - digamma(a), (a-1)/x - 1, ...), so a reverse pass multiplies an infinite
 # cotangent by the whole partial (-inf) instead of by its terms (-inf + finite * inf = NaN).
-gamma_log_density_p = _ufunc(
-    "gamma_log_density", lambda a, x: sc.xlogy(a - 1, x) - x - sc.gammaln(a), ("a", "x"),
-    lambda t, out, a, x: t * (ew.log(x) - digamma_p(a)),
-    lambda t, out, a, x: t * (xdivy_p(a - 1, x) - 1),
-    reads=((0, 1), (0, 1)))
-beta_log_density_p = _ufunc(
+gamma_log_density_p, _gamma_log_density = special_function(
+    "gamma_log_density", lambda a, x: sc.xlogy(a - 1, x) - x - sc.gammaln(a),
+    {"a": lambda a, x: ew.log(x) - digamma_p(a),
+     "x": lambda a, x: xdivy_p(a - 1, x) - 1},
+    "The log of the gamma density ``x**(a-1) exp(-x) / gamma(a)``.")
+beta_log_density_p, _beta_log_density = special_function(
     "beta_log_density",
     lambda a, b, x: sc.xlogy(a - 1, x) + sc.xlog1py(b - 1, -x) - sc.betaln(a, b),
-    ("a", "b", "x"),
-    lambda t, out, a, b, x: t * (ew.log(x) - digamma_p(a) + digamma_p(a + b)),
-    lambda t, out, a, b, x: t * (ew.log1p(-x) - digamma_p(b) + digamma_p(a + b)),
-    lambda t, out, a, b, x: t * (xdivy_p(a - 1, x) - xdivy_p(b - 1, 1 - x)),
-    reads=((0, 1, 2),) * 3)
+    {"a": lambda a, b, x: ew.log(x) - digamma_p(a) + digamma_p(a + b),
+     "b": lambda a, b, x: ew.log1p(-x) - digamma_p(b) + digamma_p(a + b),
+     "x": lambda a, b, x: xdivy_p(a - 1, x) - xdivy_p(b - 1, 1 - x)},
+    "The log of the beta density ``x**(a-1) (1-x)**(b-1) / beta(a, b)``.")
 
 
 def _gamma_inverse_density(a, x):
@@ -355,14 +358,17 @@ def _gamma_inverse_density(a, x):
     return ew.exp(-gamma_log_density_p(a, x))
 
 
-gammaincinv_p = _ufunc("gammaincinv", sc.gammaincinv, ("a", "y"),
-                       lambda t, out, a, y: t * -_gamma_shape_ratio(a, out),
-                       lambda t, out, a, y: t * _gamma_inverse_density(a, out),
-                       reads=((0, "out"), (0, "out")))
-gammainccinv_p = _ufunc("gammainccinv", sc.gammainccinv, ("a", "y"),
-                        lambda t, out, a, y: t * -_gamma_shape_ratio(a, out),
-                        lambda t, out, a, y: t * -_gamma_inverse_density(a, out),
-                        reads=((0, "out"), (0, "out")))
+gammaincinv_p, gammaincinv = special_function(
+    "gammaincinv", sc.gammaincinv,
+    {"a": lambda a, out: -_gamma_shape_ratio(a, out),
+     "y": lambda a, out: _gamma_inverse_density(a, out)},
+    "The inverse of ``gammainc`` in ``x``, differentiable "
+    "in ``a`` and ``y``.")
+gammainccinv_p, gammainccinv = special_function(
+    "gammainccinv", sc.gammainccinv,
+    {"a": lambda a, out: -_gamma_shape_ratio(a, out),
+     "y": lambda a, out: -_gamma_inverse_density(a, out)},
+    "The inverse of ``gammaincc`` in ``x``.")
 
 
 def _beta_density(a, b, x, da=0, db=0):
@@ -448,22 +454,25 @@ betainc_partial_p = Primitive("betainc_partial", _typed(_betainc_partial_impl),
 betainc_partial_p.batch = broadcasting_batch(betainc_partial_p)
 
 
-def _betainc_a(t, out, a, b, x):
-    return t * betainc_partial_p(a, b, x, da=1, db=0)
+def _betainc_a(a, b, x):
+    return betainc_partial_p(a, b, x, da=1, db=0)
 
 
-def _betainc_b(t, out, a, b, x):
-    return t * betainc_partial_p(a, b, x, da=0, db=1)
+def _betainc_b(a, b, x):
+    return betainc_partial_p(a, b, x, da=0, db=1)
 
 
-betainc_p = _ufunc("betainc", sc.betainc, ("a", "b", "x"), _betainc_a, _betainc_b,
-                   lambda t, out, a, b, x: t * _beta_density(a, b, x),
-                   reads=((0, 1, 2),) * 3)
-betaincc_p = _ufunc("betaincc", sc.betaincc, ("a", "b", "x"),
-                    lambda t, out, a, b, x: -_betainc_a(t, out, a, b, x),
-                    lambda t, out, a, b, x: -_betainc_b(t, out, a, b, x),
-                    lambda t, out, a, b, x: t * -_beta_density(a, b, x),
-                    reads=((0, 1, 2),) * 3)
+betainc_p, betainc = special_function(
+    "betainc", sc.betainc,
+    {"a": _betainc_a, "b": _betainc_b, "x": lambda a, b, x: _beta_density(a, b, x)},
+    "The regularized incomplete beta function I_x(a, b), "
+    "differentiable in ``x``, ``a`` and ``b``.")
+betaincc_p, betaincc = special_function(
+    "betaincc", sc.betaincc,
+    {"a": lambda a, b, x: -_betainc_a(a, b, x),
+     "b": lambda a, b, x: -_betainc_b(a, b, x),
+     "x": lambda a, b, x: -_beta_density(a, b, x)},
+    "``1 - betainc(a, b, x)``, differentiable in all three.")
 # Inverses: d out/dy = 1 / density(out); in a and b by implicit differentiation of
 # I(a, b, out) = y: d out/da = -(dI/da) / density (the same for the complement's inverse,
 # where both signs flip).
@@ -495,8 +504,8 @@ def _beta_shape_ratio(which, a, b, x):
 
 
 def _betaincinv_shape(which):
-    def partial(t, out, a, b, y):
-        return t * -_beta_shape_ratio(which, a, b, out)
+    def partial(a, b, out):
+        return -_beta_shape_ratio(which, a, b, out)
     return partial
 
 
@@ -505,25 +514,15 @@ def _beta_inverse_density(a, b, x):
     return ew.exp(-beta_log_density_p(a, b, x))
 
 
-betaincinv_p = _ufunc("betaincinv", sc.betaincinv, ("a", "b", "y"), _betaincinv_shape(0),
-                      _betaincinv_shape(1),
-                      lambda t, out, a, b, y: t * _beta_inverse_density(a, b, out),
-                      reads=((0, 1, "out"),) * 3)
-betainccinv_p = _ufunc("betainccinv", sc.betainccinv, ("a", "b", "y"), _betaincinv_shape(0),
-                       _betaincinv_shape(1),
-                       lambda t, out, a, b, y: t * -_beta_inverse_density(a, b, out),
-                       reads=((0, 1, "out"),) * 3)
+betaincinv_p, betaincinv = special_function(
+    "betaincinv", sc.betaincinv,
+    {"a": _betaincinv_shape(0), "b": _betaincinv_shape(1),
+     "y": lambda a, b, out: _beta_inverse_density(a, b, out)},
+    "The inverse of ``betainc`` in ``x``.")
+betainccinv_p, betainccinv = special_function(
+    "betainccinv", sc.betainccinv,
+    {"a": _betaincinv_shape(0), "b": _betaincinv_shape(1),
+     "y": lambda a, b, out: -_beta_inverse_density(a, b, out)},
+    "The inverse of ``betaincc`` in ``x``.")
 
 
-gammainc = _public(gammainc_p, "The regularized lower incomplete gamma function P(a, x), "
-                   "differentiable in ``x`` and ``a``.")
-gammaincc = _public(gammaincc_p, "The regularized upper incomplete gamma function "
-                    "Q(a, x) = 1 - P(a, x), differentiable in ``x`` and ``a``.")
-gammaincinv = _public(gammaincinv_p, "The inverse of ``gammainc`` in ``x``, differentiable "
-                      "in ``a`` and ``y``.")
-gammainccinv = _public(gammainccinv_p, "The inverse of ``gammaincc`` in ``x``.")
-betainc = _public(betainc_p, "The regularized incomplete beta function I_x(a, b), "
-                  "differentiable in ``x``, ``a`` and ``b``.")
-betaincc = _public(betaincc_p, "``1 - betainc(a, b, x)``, differentiable in all three.")
-betaincinv = _public(betaincinv_p, "The inverse of ``betainc`` in ``x``.")
-betainccinv = _public(betainccinv_p, "The inverse of ``betaincc`` in ``x``.")

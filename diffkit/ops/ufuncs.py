@@ -115,7 +115,7 @@ _NUMPY = "diffkit.numpy"
 _NO_DERIVATIVE = "NumPy's function of this name; no derivative (integer or boolean results)."
 
 
-def _ufunc(name, fn, partials, doc):
+def _numpy(name, fn, partials, doc):
     """A differentiable NumPy ufunc: its primitive and its function."""
     return elementwise(name, fn, partials, doc=doc, module=_NUMPY)
 
@@ -129,9 +129,9 @@ def _nondiff(name, fn, argnames, doc):
 # --- inverse trigonometric and hyperbolic ----------------------------------------------------
 # (1 - x)(1 + x) instead of 1 - x*x: exact near |x| = 1, where 1 - x*x cancels.
 
-arcsin_p, arcsin = _ufunc("arcsin", np.arcsin, {"x": lambda x: 1 / sqrt_p((1 - x) * (1 + x))},
+arcsin_p, arcsin = _numpy("arcsin", np.arcsin, {"x": lambda x: 1 / sqrt_p((1 - x) * (1 + x))},
                           "The inverse sine.")
-arccos_p, arccos = _ufunc("arccos", np.arccos,
+arccos_p, arccos = _numpy("arccos", np.arccos,
                           {"x": lambda x: -1 / sqrt_p((1 - x) * (1 + x))},
                           "The inverse cosine.")
 
@@ -143,14 +143,14 @@ def _arcsinh_slope(x):
     return 1 / hypot_p(x, 1.0)
 
 
-arcsinh_p, arcsinh = _ufunc("arcsinh", np.arcsinh, {"x": _arcsinh_slope},
+arcsinh_p, arcsinh = _numpy("arcsinh", np.arcsinh, {"x": _arcsinh_slope},
                             "The inverse hyperbolic sine.")
 # sqrt(x - 1) sqrt(x + 1), not sqrt((x - 1)(x + 1)): they differ off the real axis, and only
 # the first is the derivative of NumPy's (principal) complex arccosh.
-arccosh_p, arccosh = _ufunc("arccosh", np.arccosh,
+arccosh_p, arccosh = _numpy("arccosh", np.arccosh,
                             {"x": lambda x: 1 / (sqrt_p(x - 1) * sqrt_p(x + 1))},
                             "The inverse hyperbolic cosine.")
-arctanh_p, arctanh = _ufunc("arctanh", np.arctanh, {"x": lambda x: 1 / ((1 - x) * (1 + x))},
+arctanh_p, arctanh = _numpy("arctanh", np.arctanh, {"x": lambda x: 1 / ((1 - x) * (1 + x))},
                             "The inverse hyperbolic tangent.")
 
 
@@ -160,7 +160,7 @@ def _safe(r):
 
 
 # hypot: x / out in x, y / out in y; 0 at the origin (the quotient's numerator is 0 there).
-hypot_p, hypot = _ufunc("hypot", np.hypot,
+hypot_p, hypot = _numpy("hypot", np.hypot,
                         {"x": lambda x, out: x / _safe(out), "y": lambda y, out: y / _safe(out)},
                         "``sqrt(x**2 + y**2)``, without overflow.")
 
@@ -175,7 +175,7 @@ def _arctan2_partial(numerator, x1, x2):
     return where_p(origin, 0.0, numerator / r / r)
 
 
-arctan2_p, arctan2 = _ufunc("arctan2", np.arctan2,
+arctan2_p, arctan2 = _numpy("arctan2", np.arctan2,
                             {"x": lambda x, y: _arctan2_partial(y, x, y),
                              "y": lambda x, y: _arctan2_partial(negative_p(x), x, y)},
                             "The angle of the point ``(y, x)`` (the arguments ``x1, x2``).")
@@ -185,16 +185,16 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
 # --- exponentials, logarithms, powers --------------------------------------------------------
 
-exp2_p, exp2 = _ufunc("exp2", np.exp2, {"x": lambda out: out * _LN2}, "``2 ** x``.")
-log2_p, log2 = _ufunc("log2", np.log2, {"x": lambda x: 1 / (x * _LN2)},
+exp2_p, exp2 = _numpy("exp2", np.exp2, {"x": lambda out: out * _LN2}, "``2 ** x``.")
+log2_p, log2 = _numpy("log2", np.log2, {"x": lambda x: 1 / (x * _LN2)},
                       "The base-2 logarithm.")
-log10_p, log10 = _ufunc("log10", np.log10, {"x": lambda x: 1 / (x * _LN10)},
+log10_p, log10 = _numpy("log10", np.log10, {"x": lambda x: 1 / (x * _LN10)},
                         "The base-10 logarithm.")
-reciprocal_p, reciprocal = _ufunc("reciprocal", np.reciprocal,
+reciprocal_p, reciprocal = _numpy("reciprocal", np.reciprocal,
                                   {"x": lambda out: negative_p(square_p(out))}, "``1 / x``.")
 # cbrt' = out**-2 / 3, as a power of out (not a quotient) so that its derivative at 0 is
 # the one-sided limit -inf (0**-3 times the infinite cbrt'(0)), not 0 * inf / 0.
-cbrt_p, cbrt = _ufunc("cbrt", np.cbrt, {"x": lambda out: power(out, -2) / 3},
+cbrt_p, cbrt = _numpy("cbrt", np.cbrt, {"x": lambda out: power(out, -2) / 3},
                       "The real cube root.")
 
 
@@ -215,11 +215,11 @@ def _logaddexp_weight(x, y, scale):
     return _expit(d if scale == 1 else d * scale)
 
 
-logaddexp_p, logaddexp = _ufunc(
+logaddexp_p, logaddexp = _numpy(
     "logaddexp", np.logaddexp, {"x": lambda x, y: _logaddexp_weight(x, y, 1),
                                 "y": lambda x, y: _logaddexp_weight(y, x, 1)},
     "``log(exp(x) + exp(y))``, without overflow.")
-logaddexp2_p, logaddexp2 = _ufunc(
+logaddexp2_p, logaddexp2 = _numpy(
     "logaddexp2", np.logaddexp2, {"x": lambda x, y: _logaddexp_weight(x, y, _LN2),
                                   "y": lambda x, y: _logaddexp_weight(y, x, _LN2)},
     "``log2(2**x + 2**y)``, without overflow.")
@@ -243,7 +243,7 @@ def float_power(x1, x2):
 
 
 # ldexp(x, i) = x * 2**i, exactly; linear in x, i is an integer.
-ldexp_p, ldexp = _ufunc(
+ldexp_p, ldexp = _numpy(
     "ldexp", np.ldexp,
     {"x": tangent_rule(lambda t, i: ldexp_p(t, i)), "i": no_derivative("an integer exponent")},
     "``x * 2**i`` (``i`` an integer).")
@@ -261,9 +261,9 @@ def frexp(x):
 
 # --- angles and sinc -------------------------------------------------------------------------
 
-deg2rad_p, deg2rad = _ufunc("deg2rad", np.deg2rad, {"x": np.pi / 180},
+deg2rad_p, deg2rad = _numpy("deg2rad", np.deg2rad, {"x": np.pi / 180},
                             "Degrees to radians.")
-rad2deg_p, rad2deg = _ufunc("rad2deg", np.rad2deg, {"x": 180 / np.pi},
+rad2deg_p, rad2deg = _numpy("rad2deg", np.rad2deg, {"x": 180 / np.pi},
                             "Radians to degrees.")
 radians = deg2rad
 degrees = rad2deg
@@ -331,10 +331,10 @@ def _quotient(x, y, out):
     return rint_p((x - out) / y)
 
 
-fmod_p, fmod = _ufunc("fmod", np.fmod,
+fmod_p, fmod = _numpy("fmod", np.fmod,
                       {"x": 1, "y": lambda x, y, out: negative_p(_quotient(x, y, out))},
                       "The remainder of ``x / y`` with the sign of ``x`` (C's fmod).")
-remainder_p, remainder = _ufunc(
+remainder_p, remainder = _numpy(
     "remainder", np.remainder,
     {"x": 1, "y": lambda x, y, out: negative_p(_quotient(x, y, out))},
     "The remainder of ``x / y`` with the sign of ``y`` (Python's %).")
@@ -360,15 +360,15 @@ def modf(x):
 
 # copysign(x, y) = |x| with the sign of y: derivative sign(x) * sign(out) in x (0 at x = 0,
 # as abs), none in y (the result depends on y only through its sign bit).
-copysign_p, copysign = _ufunc("copysign", np.copysign,
+copysign_p, copysign = _numpy("copysign", np.copysign,
                               {"x": lambda x, out: sign(x) * sign(out), "y": ZERO},
                               "``|x|`` with the sign of ``y``.")
-fabs_p, fabs = _ufunc("fabs", np.fabs, {"x": lambda x: sign(x)},
+fabs_p, fabs = _numpy("fabs", np.fabs, {"x": lambda x: sign(x)},
                       "The absolute value of a real ``x``.")
-nextafter_p, nextafter = _ufunc("nextafter", np.nextafter, {"x": 1, "y": ZERO},
+nextafter_p, nextafter = _numpy("nextafter", np.nextafter, {"x": 1, "y": ZERO},
                                 "The next float after ``x`` towards ``y``.")
 # heaviside(x1, x2) is 0 for x1 < 0, x2 at x1 == 0, 1 for x1 > 0.
-heaviside_p, heaviside = _ufunc(
+heaviside_p, heaviside = _numpy(
     "heaviside", np.heaviside,
     {"x": ZERO, "y": tangent_rule(lambda t, x: where_p(equal_p(x, 0), t, 0.0))},
     "The step function: 0 for ``x < 0``, ``y`` at ``x == 0``, 1 for ``x > 0``.")
@@ -395,12 +395,12 @@ def _nan_aware_other(t, x, y, wins):
     return where_p(chosen, t, where_p(equal_p(x, y), 0.5 * t, 0.0))
 
 
-fmax_p, fmax = _ufunc(
+fmax_p, fmax = _numpy(
     "fmax", np.fmax,
     {"x": tangent_rule(lambda t, x, y: _nan_aware_share(t, x, y, greater_p)),
      "y": tangent_rule(lambda t, x, y: _nan_aware_other(t, x, y, greater_p))},
     "The larger of ``x`` and ``y``, ignoring a NaN.")
-fmin_p, fmin = _ufunc(
+fmin_p, fmin = _numpy(
     "fmin", np.fmin,
     {"x": tangent_rule(lambda t, x, y: _nan_aware_share(t, x, y, less_p)),
      "y": tangent_rule(lambda t, x, y: _nan_aware_other(t, x, y, less_p))},
