@@ -141,9 +141,19 @@ def _solve_sylvester_jvp(primals, tangents):
     return x, solve_sylvester_p(a, b, rhs)
 
 
-def _solve_sylvester_vjp(ct, x, a, b, q):
-    y = solve_sylvester_p(_T(a), _T(b), ct)
-    return ew.negative(_mm(y, _T(x))), ew.negative(_mm(_T(x), y)), y
+# A X + X B = Q: with Y solving A^T Y + Y B^T = ct, the cotangents are -Y X^T (of a),
+# -X^T Y (of b) and Y (of q); each rule solves for Y.
+
+
+def _sylvester_adjoint(ct, a, b):
+    return solve_sylvester_p(_T(a), _T(b), ct)
+
+
+_solve_sylvester_vjp = (
+    lambda ct, x, a, b, q: ew.negative(_mm(_sylvester_adjoint(ct, a, b), _T(x))),
+    lambda ct, x, a, b, q: ew.negative(_mm(_T(x), _sylvester_adjoint(ct, a, b))),
+    lambda ct, x, a, b, q: _sylvester_adjoint(ct, a, b),
+)
 
 
 def _solve_sylvester_batch(axis_size, values, batch_axes):
