@@ -140,7 +140,22 @@ def _finite_and_nonzero(partial, t):
     return bool(np.isfinite(partial).all() and partial.all())
 
 
-_times = zero_safe(lambda t, partial: t * partial)
+def _times(t, partial):
+    """``t * partial`` checked for the 0 x inf rule (``zero_safe`` written out for one
+    product: one call fewer on every derivative product)."""
+    result = t * partial
+    kind = type(result)
+    if kind is np.float64 or kind is float:  # the scalar chain's hot case
+        if result == result:
+            return result
+    elif not holds_nan(result):
+        return result
+    if holds_nonfinite(t):
+        unit = ew.where_p(ew.isfinite_p(t), t, 1.0)
+        zero = ew.zero_factor_nan(result, t, unit * partial)
+    else:
+        zero = ew.zero_factor_nan(result, t)
+    return ew.where_p(zero, 0.0, result)
 
 
 def _concrete(x):
@@ -245,40 +260,32 @@ def _reads(fn, names, skip=0):
 
 
 def _product(partial, positions):
-    """``part(t, values)``: the tangent ``t`` times ``partial`` evaluated on the ``values``
-    at ``positions``, under the 0 x inf rule (``times``; a finite nonzero float scalar
-    multiplies at once)."""
-    if len(positions) == 1:
-        (k,) = positions
+    """``part(t, values)``: the tangent ``t`` times the partial derivative under the 0 x inf
+    rule (``times``). ``partial`` is evaluated on the ``values`` at ``positions``, or is
+    None for the value at the one position itself (``multiply``'s partials).
 
-        def part(t, values):
-            p = partial(values[k])
-            if type(p) in _FLOATS and type(t) in _FLOATS and p != 0 and p - p == 0:
-                return t * p
-            return times(t, p)
-    elif len(positions) == 2:
-        k, m = positions
+    Inline fast paths: a finite nonzero float partial times a float tangent (the scalar
+    chain) is multiplied at once, as no zero factor can meet an infinity there; a partial
+    array as large as the tangent is checked through the product (``times`` would find that
+    too, two calls later)."""
+    k, m = (positions + (None, None))[:2]
+    how = 0 if partial is None else len(positions) if len(positions) <= 2 else 3
 
-        def part(t, values):
-            p = partial(values[k], values[m])
-            if type(p) in _FLOATS and type(t) in _FLOATS and p != 0 and p - p == 0:
-                return t * p
-            return times(t, p)
-    else:
-        def part(t, values):
-            p = partial(*[values[k] for k in positions])
-            if type(p) in _FLOATS and type(t) in _FLOATS and p != 0 and p - p == 0:
-                return t * p
-            return times(t, p)
-    return part
-
-
-def _argument_product(k):
-    """The tangent times the value at position ``k`` (``multiply``'s partials)."""
     def part(t, values):
-        p = values[k]
-        if type(p) in _FLOATS and type(t) in _FLOATS and p != 0 and p - p == 0:
-            return t * p
+        if how == 1:
+            p = partial(values[k])
+        elif how == 0:
+            p = values[k]
+        elif how == 2:
+            p = partial(values[k], values[m])
+        else:
+            p = partial(*[values[j] for j in positions])
+        kind = type(p)
+        if kind in _FLOATS:
+            if type(t) in _FLOATS and p != 0 and p - p == 0:
+                return t * p
+        elif kind is np.ndarray and type(t) is np.ndarray and 4 * p.size > t.size:
+            return _times(t, p)
         return times(t, p)
     return part
 
@@ -336,7 +343,7 @@ def _parts(partials, names, where):
             made.append((part, part, ()))
         elif isinstance(partial, str):
             k = names.index(partial)
-            part = _argument_product(k)
+            part = _product(None, (k,))
             made.append((part, part, (k,)))
         elif isinstance(partial, tangent_rule):
             forward = _reads(partial.jvp, names, skip=1)
@@ -350,10 +357,15 @@ def _parts(partials, names, where):
     return made
 
 
-def _vjp_rule(i, part, params):
+def _vjp_rule(i, part, params, unary):
     """The reverse rule of argument ``i``: its part applied to the cotangent, as the
     cotangent of a real argument when it is real, summed over the axes broadcasting
-    added."""
+    added. (The cotangent of a unary function's argument has its shape, and a real
+    argument has a real result: the part is the rule.)"""
+    if unary and not params:
+        def rule(ct, out, x):
+            return part(ct, (x, out))
+        return rule
     if params:
         def rule(ct, out, *primals, **kwargs):
             x = primals[i]
@@ -364,8 +376,12 @@ def _vjp_rule(i, part, params):
     def rule(ct, out, *primals):
         x = primals[i]
         c = part(ct, (*primals, out))
-        if type(c) in _FLOATS and type(x) in _FLOATS:
+        kind = type(c)
+        if kind in _FLOATS and type(x) in _FLOATS:
             return c   # scalars: nothing to sum, nothing complex
+        if kind is np.ndarray and type(x) is np.ndarray and c.shape == x.shape \
+                and c.dtype.kind == x.dtype.kind:
+            return c   # nothing to sum, and complex only for a complex argument
         return _cotangent_of(c, x)
     return rule
 
@@ -411,7 +427,7 @@ def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepar
     prim = Primitive(name, fn if impl is None else impl, vjp_ignores=ignores,
                      vjp_reads=reads)
     forward = [jvp_part for jvp_part, _, _ in made]
-    prim.vjp = tuple(None if backward is None else _vjp_rule(i, backward, params)
+    prim.vjp = tuple(None if backward is None else _vjp_rule(i, backward, params, n == 1)
                      for i, (_, backward, _) in enumerate(made))
     prim.jvp = _jvp(prim, forward, params)
     if n == 1 and not params:
