@@ -187,8 +187,8 @@ def _pad_odd(x, axis, before, after, mode):
     for k in range(columns.shape[1]):
         w = weights[:, k].reshape((-1,) + (1,) * (ndim - axis - 1)).astype(dtype_of(x))
         term = _gather(x, axis, columns[:, k])
-        term = term if np.all(w == 1) else ew.multiply(term, w)
-        out = term if out is None else ew.add(out, term)
+        term = term if np.all(w == 1) else ew.multiply_p(term, w)
+        out = term if out is None else ew.add_p(out, term)
     return out
 
 
@@ -205,7 +205,7 @@ def _ramp(x, axis, side, width, end):
     steps = steps.reshape((width,) + (1,) * (ndim - axis - 1))
     end = ew.astype(end, work) if isinstance(end, Tracer) else np.asarray(end, dtype=work)
     edge = edge if exact else ew.astype(edge, work)
-    ramp = ew.add(ew.multiply(ew.divide(ew.subtract(edge, end), width), steps), end)
+    ramp = ew.add_p(ew.multiply_p(ew.divide_p(ew.subtract_p(edge, end), width), steps), end)
     if not exact:  # integers: rounded down (NumPy 2's linspace), or truncated (NumPy 1)
         ramp = ew.astype(index_floor_divide_p(ramp, 1) if _NUMPY2 else ramp, dtype)
     return sh.broadcast_to(ramp, _with_width(shape_of(x), axis, width))
@@ -232,7 +232,7 @@ def _statistic_block(x, axis, side, width, mode, length):
     else:
         ordered = sort(region, axis=axis)
         low, high = (length - 1) // 2, length // 2
-        value = ew.multiply(ew.add(_take_range(ordered, axis, low, low + 1),
+        value = ew.multiply_p(ew.add_p(_take_range(ordered, axis, low, low + 1),
                                    _take_range(ordered, axis, high, high + 1)), 0.5)
     if dtype_of(value) != dtype_of(x):
         if dtype_of(x).kind not in "fc":

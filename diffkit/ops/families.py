@@ -1,18 +1,31 @@
-"""Family helpers: most primitives are one formula handed to one of these.
+"""Family helpers: the elementwise builder and the pieces shared by hand-written rules.
 
-- ``unary``: an elementwise function and ``tangent * f'(x)``.
-- ``binary``: a broadcasting function of two arrays and its two partials.
-- ``nondiff_elementwise``: comparisons and other piecewise-constant maps.
+``elementwise(name, fn, partials, doc=..., module=...)`` makes an elementwise, broadcasting
+primitive and its public function, ``(name_p, name)``, from one partial derivative per
+argument, keyed by the argument's name:
 
-For an elementwise map the Jacobian is diagonal, so one formula, "multiply by the local
-derivative", serves as the JVP (applied to a tangent) and the VJP (applied to a cotangent,
-then summed back over broadcast axes by ``unbroadcast``).
+- a function whose parameter names say what it reads (arguments, ``out``, static
+  parameters), returning ``d out / d arg`` in diffkit operations: ``lambda x: cos_p(x)``;
+- a number (a constant partial: ``{"x": 1, "y": -1}`` is ``subtract``), or the name of an
+  argument (``{"x": "y", "y": "x"}`` is ``multiply``);
+- ``ZERO`` (derivative 0 everywhere), ``no_derivative(why)`` (none: an integer order; an
+  integer value has a zero tangent, a float one raises ``NoRuleError``);
+- ``tangent_rule(jvp, vjp)``: a rule that is not a product with the tangent (a ``where``
+  selecting it, or a non-holomorphic function whose VJP is not its JVP).
+
+For an elementwise map the Jacobian is diagonal, so one partial serves both engines: the
+JVP multiplies it with the tangent, the VJP with the cotangent, then sums over broadcast
+axes (``unbroadcast``). Every product follows the 0 x inf rule (``times``: a zero factor
+gives 0, in both engines). Which values each partial reads is worked out once, when the
+primitive is built: the rules call the partials positionally, and the reverse engine keeps
+on its tape only what some partial reads (``vjp_reads``, ``vjp_ignores``).
+``nondiff_elementwise`` makes comparisons and other piecewise-constant maps.
 
 Complex numbers follow JAX's convention: a cotangent ``w`` stands for the real-linear
 functional ``t -> Re(w t)`` (a bilinear pairing, no conjugation), so the VJP is the plain
 transpose of the JVP. For a holomorphic ``f`` both are multiplication by ``f'(z)`` and the
-same formula serves; a non-holomorphic function (``abs`` of a complex number) gives its
-VJP separately (``transpose=``). The cotangent of a real value is real: where a real
+same partial serves; a non-holomorphic function (``abs`` of a complex number) gives its
+VJP separately (``tangent_rule``). The cotangent of a real value is real: where a real
 operand meets a complex one (``x * 1j``), its cotangent keeps only the real part
 (``real_cotangent``).
 """
@@ -269,7 +282,7 @@ def _product(partial, positions):
     array as large as the tangent is checked through the product (``times`` would find that
     too, two calls later)."""
     k, m = (positions + (None, None))[:2]
-    how = 0 if partial is None else len(positions) if len(positions) <= 2 else 3
+    how = 0 if partial is None else {1: 1, 2: 2}.get(len(positions), 3)
 
     def part(t, values):
         if how == 1:
@@ -443,7 +456,6 @@ def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepar
 def _jvp(prim, parts, params):
     if len(parts) == 1 and not params and parts[0] is not None:
         (part,) = parts
-
 
         def jvp(primals, tangents):
             out = prim(*primals)

@@ -69,7 +69,7 @@ def _matmul_vjp_general(ct, a, b, argnum):
 def _matmul_vjp_a(ct, out, a, b):
     sa, sb = shape_of(a), shape_of(b)
     if len(sb) == 1:  # out[..., m] = sum_k a[..., m, k] b[k]: an outer product
-        return ew.multiply(ct if len(sa) == 1 else sh.expand_dims(ct, -1), b)
+        return ew.multiply_p(ct if len(sa) == 1 else sh.expand_dims(ct, -1), b)
     if len(sb) == 2:  # no batch axes in b: a's are the output's, nothing to sum over
         return matmul_p(b, ct) if len(sa) == 1 else matmul_p(ct, sh.swapaxes(b, 0, 1))
     return _matmul_vjp_general(ct, a, b, 0)
@@ -79,8 +79,8 @@ def _matmul_vjp_b(ct, out, a, b):
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) == 1:  # out[..., n] = sum_k a[k] b[..., k, n]: an outer product
         if len(sb) == 1:
-            return ew.multiply(a, ct)
-        return ew.multiply(sh.reshape(a, (sa[0], 1)), sh.expand_dims(ct, -2))
+            return ew.multiply_p(a, ct)
+        return ew.multiply_p(sh.reshape(a, (sa[0], 1)), sh.expand_dims(ct, -2))
     if len(sb) <= 2:
         # b has no batch axes: fold a's batch axes into its rows, so the sum over them
         # happens inside one matrix product instead of after a batched one.
@@ -441,7 +441,7 @@ def dot(a, b):
     a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
-        return ew.multiply(a, b)
+        return ew.multiply_p(a, b)
     if len(sb) <= 2 or len(sa) == 1:
         # For these, np.dot and np.matmul agree (a 1-D ``a`` meets b's second-to-last axis).
         if sa[-1] != sb[max(len(sb) - 2, 0)]:
@@ -461,7 +461,7 @@ def inner(a, b):
     a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
-        return ew.multiply(a, b)
+        return ew.multiply_p(a, b)
     if sa[-1] != sb[-1]:
         raise ValueError(f"inner: shapes {sa} and {sb} not aligned: {sa[-1]} (dim "
                          f"{len(sa) - 1}) != {sb[-1]} (dim {len(sb) - 1})")
@@ -475,7 +475,7 @@ def inner(a, b):
 def outer(a, b):
     """Outer product of the flattened inputs, as ``np.outer``: shape ``(a.size, b.size)``."""
     a, b = as_array(a), as_array(b)
-    return ew.multiply(sh.reshape(a, (-1, 1)), sh.reshape(b, (1, -1)))
+    return ew.multiply_p(sh.reshape(a, (-1, 1)), sh.reshape(b, (1, -1)))
 
 
 
@@ -489,5 +489,5 @@ def vdot(a, b):
         raise ValueError(f"vdot: the inputs have different sizes ({size_a} for shape {sa}, "
                          f"{size_b} for shape {sb})")
     if dtype_of(a).kind == "c":
-        a = ew.conj(a)
+        a = ew.conj_p(a)
     return matmul_p(sh.reshape(a, (size_a,)), sh.reshape(b, (size_b,)))

@@ -197,7 +197,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if w is not None:
         lhs = lhs * sh.reshape(w, (count, 1))
         rhs = rhs * _column(w, y)
-    scale = ew.sqrt(red.sum(lhs * lhs, axis=0))
+    scale = ew.sqrt_p(red.sum(lhs * lhs, axis=0))
     lhs = lhs / scale
     c, resids, rank, s = lstsq(lhs, rhs, rcond)
     c = c / _column(scale, c)

@@ -42,8 +42,8 @@ def _at_pole(x, out, slope):
     infinite with the sign opposite to the value's, and the derivatives of ``-out`` keep
     alternating in sign as those of the singular part do (Y_0''(0+) = -inf). The recurrences
     would give inf - inf there."""
-    pole = ew.logical_and(ew.equal(x, 0), ew.isinf(out))
-    return ew.where(pole, -out, slope(ew.where(pole, 1.0, x), ew.where(pole, 0.0, out)))
+    pole = ew.logical_and_p(ew.equal_p(x, 0), ew.isinf_p(out))
+    return ew.where_p(pole, -out, slope(ew.where_p(pole, 1.0, x), ew.where_p(pole, 0.0, out)))
 
 
 _ORDER_DOC = " Differentiable in ``x``; the order ``v`` is held fixed."

@@ -31,19 +31,19 @@ __all__ = [
 
 erf_p, erf = special_function(
     "erf", sc.erf,
-    {"x": lambda x: (2 / _SQRT_PI) * ew.exp(-ew.square(x))},
+    {"x": lambda x: (2 / _SQRT_PI) * ew.exp_p(-ew.square_p(x))},
     "The error function, as ``scipy.special.erf``.")
 erfc_p, erfc = special_function(
     "erfc", sc.erfc,
-    {"x": lambda x: (-2 / _SQRT_PI) * ew.exp(-ew.square(x))},
+    {"x": lambda x: (-2 / _SQRT_PI) * ew.exp_p(-ew.square_p(x))},
     "The complementary error function ``1 - erf(x)``.")
 erfinv_p, erfinv = special_function(
     "erfinv", sc.erfinv,
-    {"y": lambda out: (_SQRT_PI / 2) * ew.exp(ew.square(out))},
+    {"y": lambda out: (_SQRT_PI / 2) * ew.exp_p(ew.square_p(out))},
     "The inverse of ``erf`` on (-1, 1).")
 erfcinv_p, erfcinv = special_function(
     "erfcinv", sc.erfcinv,
-    {"y": lambda out: (-_SQRT_PI / 2) * ew.exp(ew.square(out))},
+    {"y": lambda out: (-_SQRT_PI / 2) * ew.exp_p(ew.square_p(out))},
     "The inverse of ``erfc`` on (0, 2).")
 # erfcx'(x) = 2 x erfcx(x) - 2/sqrt(pi) -> 0 as x -> inf. Far right the two terms cancel:
 # there the asymptotic series (2/sqrt(pi)) sum_n>=1 (-1)^n (2n-1)!! / (2 x^2)^n replaces them
@@ -53,11 +53,11 @@ _ERFCX_SLOPE_FAR = [0.0] + [(-1) ** n * math.prod(range(1, 2 * n, 2)) / 2 ** n *
 
 
 def _erfcx_slope(x, out):
-    far = ew.greater(x, 50.0)
-    near_x = ew.where(far, 0.0, x)
-    inverse_square = 1 / ew.square(ew.where(far, x, 50.0))
-    return ew.where(far, _poly(inverse_square, _ERFCX_SLOPE_FAR),
-                    2 * near_x * ew.where(far, 0.0, out) - 2 / _SQRT_PI)
+    far = ew.greater_p(x, 50.0)
+    near_x = ew.where_p(far, 0.0, x)
+    inverse_square = 1 / ew.square_p(ew.where_p(far, x, 50.0))
+    return ew.where_p(far, _poly(inverse_square, _ERFCX_SLOPE_FAR),
+                    2 * near_x * ew.where_p(far, 0.0, out) - 2 / _SQRT_PI)
 
 
 erfcx_p, erfcx = special_function(
@@ -66,7 +66,7 @@ erfcx_p, erfcx = special_function(
     "The scaled complementary error function ``exp(x**2) erfc(x)``.")
 erfi_p, erfi = special_function(
     "erfi", sc.erfi,
-    {"x": lambda x: (2 / _SQRT_PI) * ew.exp(ew.square(x))},
+    {"x": lambda x: (2 / _SQRT_PI) * ew.exp_p(ew.square_p(x))},
     "The imaginary error function ``-i erf(i x)``.")
 dawsn_p, dawsn = special_function(
     "dawsn", sc.dawsn,
@@ -74,11 +74,11 @@ dawsn_p, dawsn = special_function(
     "Dawson's integral ``exp(-x**2) int_0^x exp(t**2) dt``.")
 ndtr_p, ndtr = special_function(
     "ndtr", sc.ndtr,
-    {"x": lambda x: ew.exp(-0.5 * ew.square(x) - _LOG_SQRT_2PI)},
+    {"x": lambda x: ew.exp_p(-0.5 * ew.square_p(x) - _LOG_SQRT_2PI)},
     "The standard normal cumulative distribution function.")
 ndtri_p, ndtri = special_function(
     "ndtri", sc.ndtri,
-    {"y": lambda out: ew.exp(0.5 * ew.square(out) + _LOG_SQRT_2PI)},
+    {"y": lambda out: ew.exp_p(0.5 * ew.square_p(out) + _LOG_SQRT_2PI)},
     "The inverse of ``ndtr`` (the standard normal quantile).")
 
 
@@ -86,10 +86,10 @@ def _log_ndtr_slope(x, out):
     """pdf / cdf. Below 0 as sqrt(2/pi) / erfcx(-x/sqrt 2) (the Gaussian factors cancel
     exactly), accurate however far in the tail pdf and cdf both underflow (about -x there);
     above 0 as exp(log pdf - log cdf)."""
-    lower = ew.less(x, 0)
-    negative = ew.where(lower, x, -1.0)
-    return ew.where(lower, math.sqrt(2 / math.pi) / erfcx_p(negative * -math.sqrt(0.5)),
-                    ew.exp(-0.5 * ew.square(x) - _LOG_SQRT_2PI - out))
+    lower = ew.less_p(x, 0)
+    negative = ew.where_p(lower, x, -1.0)
+    return ew.where_p(lower, math.sqrt(2 / math.pi) / erfcx_p(negative * -math.sqrt(0.5)),
+                    ew.exp_p(-0.5 * ew.square_p(x) - _LOG_SQRT_2PI - out))
 
 
 log_ndtr_p, log_ndtr = special_function(
@@ -103,15 +103,15 @@ def _ndtri_exp_slope(y, out):
     """d/dy ndtri(exp(y)) = cdf / pdf at x = out, the reciprocal of log_ndtr's slope. Below 0
     as sqrt(pi/2) erfcx(-x/sqrt 2): no cancellation between y and x**2/2 far in the tail, and
     the limit 0 at y = -inf; above 0 as exp(y + x**2/2) sqrt(2 pi) (+inf at y = 0)."""
-    lower, pole = ew.less(out, 0), ew.equal(y, 0)
-    tail = ew.where(lower, out, -1.0)
-    upper = ew.logical_not(ew.logical_or(lower, pole))
-    x_upper, y_upper = ew.where(upper, out, 0.0), ew.where(upper, y, -1.0)
+    lower, pole = ew.less_p(out, 0), ew.equal_p(y, 0)
+    tail = ew.where_p(lower, out, -1.0)
+    upper = ew.logical_not_p(ew.logical_or_p(lower, pole))
+    x_upper, y_upper = ew.where_p(upper, out, 0.0), ew.where_p(upper, y, -1.0)
     # At y = 0 (x = +inf) the pole: 1 / (0 - y), +inf with +inf derivatives (its singular
     # part up to a logarithm), not the overflow of exp(x**2/2).
-    return ew.where(lower, math.sqrt(math.pi / 2) * erfcx_p(tail * -math.sqrt(0.5)),
-                    ew.where(pole, 1 / (0.0 - y),
-                             ew.exp(y_upper + 0.5 * ew.square(x_upper) + _LOG_SQRT_2PI)))
+    return ew.where_p(lower, math.sqrt(math.pi / 2) * erfcx_p(tail * -math.sqrt(0.5)),
+                    ew.where_p(pole, 1 / (0.0 - y),
+                             ew.exp_p(y_upper + 0.5 * ew.square_p(x_upper) + _LOG_SQRT_2PI)))
 
 
 ndtri_exp_p, ndtri_exp = special_function(
@@ -122,14 +122,14 @@ ndtri_exp_p, ndtri_exp = special_function(
 
 def _owens_t_h(h, a):
     # dT/dh = -phi(h) erf(a h / sqrt 2) / 2
-    return (-0.5 * ew.exp(-0.5 * ew.square(h) - _LOG_SQRT_2PI)
+    return (-0.5 * ew.exp_p(-0.5 * ew.square_p(h) - _LOG_SQRT_2PI)
             * erf_p(a * h * (1 / math.sqrt(2))))
 
 
 def _owens_t_a(h, a):
     # dT/da = exp(-h^2 (1 + a^2) / 2) / (2 pi (1 + a^2))
-    q = 1 + ew.square(a)
-    return ew.exp(-0.5 * ew.square(h) * q) / (2 * math.pi * q)
+    q = 1 + ew.square_p(a)
+    return ew.exp_p(-0.5 * ew.square_p(h) * q) / (2 * math.pi * q)
 
 
 owens_t_p, owens_t = special_function(

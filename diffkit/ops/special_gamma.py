@@ -61,12 +61,12 @@ def _rgamma_slope(x, out):
     reflection 1/Gamma(x) = Gamma(1 - x) sin(pi x) / pi is used instead,
     Gamma(1 - x) (cos(pi x) - digamma(1 - x) sin(pi x) / pi): (-1)^n n! at x = -n, and its
     own derivatives are those of 1/Gamma too (a formula valid around the pole)."""
-    pole = ew.logical_and(ew.equal(out, 0), ew.less_equal(x, 0))
-    near = ew.where(pole, x, 0.5)
-    far = ew.where(pole, 1.0, x)
-    reflected = gamma_p(1 - near) * (ew.cos(math.pi * near) - digamma_p(1 - near)
-                                     * ew.sin(math.pi * near) / math.pi)
-    return ew.where(pole, reflected, -(ew.where(pole, 1.0, out) * digamma_p(far)))
+    pole = ew.logical_and_p(ew.equal_p(out, 0), ew.less_equal_p(x, 0))
+    near = ew.where_p(pole, x, 0.5)
+    far = ew.where_p(pole, 1.0, x)
+    reflected = gamma_p(1 - near) * (ew.cos_p(math.pi * near) - digamma_p(1 - near)
+                                     * ew.sin_p(math.pi * near) / math.pi)
+    return ew.where_p(pole, reflected, -(ew.where_p(pole, 1.0, out) * digamma_p(far)))
 
 
 rgamma_p, rgamma = special_function(

@@ -126,6 +126,6 @@ def _poly(x, coefficients):
 def _series_where(u, limit, series, direct):
     """``series(u)`` where ``|u| < limit``, else ``direct(u)``, with ``direct`` evaluated
     only at safe points so that neither branch leaks inf or nan into derivatives."""
-    small = ew.less(ew.abs(u), limit)
-    safe = ew.where(small, 2 * limit, u)
-    return ew.where(small, series(u), direct(safe))
+    small = ew.less_p(ew.abs_p(u), limit)
+    safe = ew.where_p(small, 2 * limit, u)
+    return ew.where_p(small, series(u), direct(safe))

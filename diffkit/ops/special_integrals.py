@@ -93,12 +93,12 @@ _LOG1P_RATIO_SLOPE = [(-1) ** (k + 1) * (k + 1) / (k + 2) for k in range(10)]
 
 def _log1p_ratio(v):
     return _series_where(v, 0.01, lambda w: _poly(w, _LOG1P_RATIO),
-                         lambda w: ew.log1p(w) / w)
+                         lambda w: ew.log1p_p(w) / w)
 
 
 def _log1p_ratio_slope(v):
     return _series_where(v, 0.01, lambda w: _poly(w, _LOG1P_RATIO_SLOPE),
-                         lambda w: (w / (1 + w) - ew.log1p(w)) / ew.square(w))
+                         lambda w: (w / (1 + w) - ew.log1p_p(w)) / ew.square_p(w))
 
 
 def _pair_jvp(prim, derivatives):
@@ -118,9 +118,9 @@ def _pair_vjp(derivatives):
 
 def _sinc_like(x, f, limit_at_0):
     """``f(x) / x``, with ``limit_at_0`` (the value at 0) where x == 0."""
-    zero = ew.equal(x, 0)
-    safe = ew.where(zero, 1.0, x)
-    return ew.where(zero, limit_at_0, f(safe) / safe)
+    zero = ew.equal_p(x, 0)
+    safe = ew.where_p(zero, 1.0, x)
+    return ew.where_p(zero, limit_at_0, f(safe) / safe)
 
 
 def _sici_derivatives(x):  # Ci' = cos(x) / x: +inf at 0, where Ci has its log singularity
@@ -149,8 +149,8 @@ shichi = public(shichi_p, ("x",),
 
 def _expn_x(n, x, out):
     # E_n' = -E_{n-1} for n >= 1; E_0 = e^-x / x, so E_0' = -E_0 (1 + 1/x).
-    previous = expn_p(ew.maximum(n - 1, 0), x)
-    return ew.where(ew.greater_equal(n, 1), -previous, -out * (1 + 1 / x))
+    previous = expn_p(ew.maximum_p(n - 1, 0), x)
+    return ew.where_p(ew.greater_equal_p(n, 1), -previous, -out * (1 + 1 / x))
 
 
 expn_p, expn = special_function(
@@ -160,11 +160,11 @@ expn_p, expn = special_function(
     "``x`` (the integer ``n`` is fixed).", orders=(0,), integers=(0,))
 exp1_p, exp1 = special_function(
     "exp1", sc.exp1,
-    {"x": lambda x: -(ew.exp(-x) / x)},
+    {"x": lambda x: -(ew.exp_p(-x) / x)},
     "The exponential integral E_1(x).")
 expi_p, expi = special_function(
     "expi", sc.expi,
-    {"x": lambda x: ew.exp(x) / x},
+    {"x": lambda x: ew.exp_p(x) / x},
     "The exponential integral Ei(x).")
 exprel_p, exprel = special_function(
     "exprel", sc.exprel,
@@ -176,8 +176,8 @@ def _spence_slope(z):
     """``spence'(z) = log(z) / (1 - z) = -log1p(w) / w`` with ``w = z - 1``. At ``z = 0`` it
     is ``log(z)`` itself, the singular part: -inf with the one-sided limits of every higher
     derivative (``spence''(0+) = +inf``), where the quotient would give inf - inf."""
-    zero = ew.equal(z, 0)
-    return ew.where(zero, ew.log(z), -_log1p_ratio(ew.where(zero, 0.5, z) - 1))
+    zero = ew.equal_p(z, 0)
+    return ew.where_p(zero, ew.log_p(z), -_log1p_ratio(ew.where_p(zero, 0.5, z) - 1))
 
 
 # spence(z) = int_1^z log t / (1 - t) dt (z >= 0).
@@ -187,7 +187,7 @@ spence_p, spence = special_function(
     "Spence's function ``int_1^z log(t) / (1 - t) dt`` (z >= 0).")
 cosm1_p, cosm1 = special_function(
     "cosm1", sc.cosm1,
-    {"x": lambda x: -ew.sin(x)},
+    {"x": lambda x: -ew.sin_p(x)},
     "``cos(x) - 1``, accurate near 0.")
 exp10_p, exp10 = special_function(
     "exp10", sc.exp10,
@@ -209,9 +209,9 @@ def _ellipk_slope(m):
     """K'(m) = (E - (1 - m) K) / (2 m (1 - m)); at m = 1 its singular part 1 / (2 (1 - m)),
     +inf with the one-sided limits of every higher derivative (not 0 x inf)."""
     def direct(s):
-        one = ew.equal(s, 1)
-        u = ew.where(one, 0.5, s)
-        return ew.where(one, 0.5 / (1 - s),
+        one = ew.equal_p(s, 1)
+        u = ew.where_p(one, 0.5, s)
+        return ew.where_p(one, 0.5 / (1 - s),
                         (ellipe_p(u) - (1 - u) * ellipk_p(u)) / (2 * u * (1 - u)))
     return _series_where(m, 0.1, lambda u: _poly(u, _ELLIPK_SLOPE), direct)
 
@@ -237,12 +237,12 @@ def _ellipkm1_slope(p):
     itself (1 - p would round away small p). Near p = 1 K's series in 1 - p (exact there);
     at p = 0 the singular part -1 / (2 p), -inf with the one-sided limits of every higher
     derivative."""
-    near_one = ew.less(ew.abs(1 - p), 0.1)
-    zero = ew.equal(p, 0)
-    s = ew.where(ew.logical_or(near_one, zero), 0.5, p)
-    series = -_poly(1 - ew.where(near_one, p, 1.0), _ELLIPK_SLOPE)
+    near_one = ew.less_p(ew.abs_p(1 - p), 0.1)
+    zero = ew.equal_p(p, 0)
+    s = ew.where_p(ew.logical_or_p(near_one, zero), 0.5, p)
+    series = -_poly(1 - ew.where_p(near_one, p, 1.0), _ELLIPK_SLOPE)
     direct = (s * ellipkm1_p(s) - ellipe_p(1 - s)) / (2 * s * (1 - s))
-    return ew.where(near_one, series, ew.where(zero, -0.5 / p, direct))
+    return ew.where_p(near_one, series, ew.where_p(zero, -0.5 / p, direct))
 
 
 ellipkm1_p, ellipkm1 = special_function(
@@ -272,10 +272,10 @@ def _lambertw_slope(w, x):
     """W' = W / (x (1 + W)) = e^-W / (1 + W): no 0/0 at x = 0. At the branch point x = -1/e
     (W = -1) the singular part e / sqrt(2 e (x + 1/e)): +inf, and the one-sided limits of
     every higher derivative."""
-    branch = ew.equal(x, _BRANCH_POINT)
-    safe = ew.where(branch, 0.0, w)
-    return ew.where(branch, math.e / ew.sqrt(2 * math.e * (x - _BRANCH_POINT)),
-                    ew.exp(-safe) / (1 + safe))
+    branch = ew.equal_p(x, _BRANCH_POINT)
+    safe = ew.where_p(branch, 0.0, w)
+    return ew.where_p(branch, math.e / ew.sqrt_p(2 * math.e * (x - _BRANCH_POINT)),
+                    ew.exp_p(-safe) / (1 + safe))
 
 
 _lambertw_times_slope = zero_safe(lambda t, w, x: t * _lambertw_slope(w, x))
@@ -291,25 +291,25 @@ wrightomega_p, wrightomega = special_function(
 
 def _boxcox_lmbda(log_x, lmbda):
     # d/d lmbda (x^lmbda - 1) / lmbda = log(x)^2 g(lmbda log x), g = exprel's derivative.
-    return ew.square(log_x) * _exprel_slope(lmbda * log_x)
+    return ew.square_p(log_x) * _exprel_slope(lmbda * log_x)
 
 
 boxcox_p, boxcox = special_function(
     "boxcox", sc.boxcox,
     {"x": lambda x, lmbda: ew.power(x, lmbda - 1),
-     "lmbda": lambda x, lmbda: _boxcox_lmbda(ew.log(x), lmbda)},
+     "lmbda": lambda x, lmbda: _boxcox_lmbda(ew.log_p(x), lmbda)},
     "The Box-Cox transform, differentiable in ``x`` and ``lmbda``.")
 boxcox1p_p, boxcox1p = special_function(
     "boxcox1p", sc.boxcox1p,
     {"x": lambda x, lmbda: ew.power(1 + x, lmbda - 1),
-     "lmbda": lambda x, lmbda: _boxcox_lmbda(ew.log1p(x), lmbda)},
+     "lmbda": lambda x, lmbda: _boxcox_lmbda(ew.log1p_p(x), lmbda)},
     "The Box-Cox transform of ``1 + x``.")
 # inv_boxcox(y, l) = exp(log1p(l y) / l) = exp(y * r(l y)) with r(v) = log1p(v) / v; so
 # d/dy = out / (1 + l y) and d/dl = out * y^2 r'(l y).
 inv_boxcox_p, inv_boxcox = special_function(
     "inv_boxcox", sc.inv_boxcox,
     {"y": lambda y, lmbda, out: out / (1 + lmbda * y),
-     "lmbda": lambda y, lmbda, out: out * ew.square(y) * _log1p_ratio_slope(lmbda * y)},
+     "lmbda": lambda y, lmbda, out: out * ew.square_p(y) * _log1p_ratio_slope(lmbda * y)},
     "The inverse of ``boxcox`` in ``x``.")
 
 
@@ -323,7 +323,7 @@ def _inv_boxcox1p_impl(y, lmbda):
 inv_boxcox1p_p, inv_boxcox1p = special_function(
     "inv_boxcox1p", _inv_boxcox1p_impl,
     {"y": lambda y, lmbda, out: (1 + out) / (1 + lmbda * y),
-     "lmbda": lambda y, lmbda, out: ((1 + out) * ew.square(y)
+     "lmbda": lambda y, lmbda, out: ((1 + out) * ew.square_p(y)
                                      * _log1p_ratio_slope(lmbda * y))},
     "The inverse of ``boxcox1p`` in ``x``.")
 

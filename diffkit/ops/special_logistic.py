@@ -68,13 +68,13 @@ xdivy_p, _xdivy = special_function(
 # +0.0), and so is the partial in x of x / y.
 xlogy_p, xlogy = special_function(
     "xlogy", sc.xlogy,
-    {"x": lambda y: ew.log(y),
+    {"x": lambda y: ew.log_p(y),
      "y": lambda x, y: xdivy_p(x, y + 0.0)},
     "``x * log(y)``, 0 where x == 0. Derivatives at x == 0 follow "
     "JAX: ``log(y)`` in x, 0 in y.")
 xlog1py_p, xlog1py = special_function(
     "xlog1py", sc.xlog1py,
-    {"x": lambda y: ew.log1p(y),
+    {"x": lambda y: ew.log1p_p(y),
      "y": lambda x, y: xdivy_p(x, 1 + y)},
     "``x * log1p(y)``, 0 where x == 0 (derivatives as ``xlogy``).")
 
@@ -82,8 +82,8 @@ xlog1py_p, xlog1py = special_function(
 def _entr_slope(x):
     """``-(log x + 1)`` for ``x >= 0`` (+inf at 0, the one-sided limit); 0 for ``x < 0``,
     where ``entr`` is the constant ``-inf``."""
-    negative = ew.less(x, 0)
-    return ew.where(negative, 0.0, -(ew.log(ew.where(negative, 1.0, x)) + 1))
+    negative = ew.less_p(x, 0)
+    return ew.where_p(negative, 0.0, -(ew.log_p(ew.where_p(negative, 1.0, x)) + 1))
 
 
 # rel_entr = x log(x / y), kl_div = rel_entr - x + y. Their partial in x is written
@@ -95,38 +95,38 @@ entr_p, entr = special_function(
     "Elementwise entropy ``-x log x`` (0 at 0, -inf for x < 0).")
 rel_entr_p, rel_entr = special_function(
     "rel_entr", sc.rel_entr,
-    {"x": lambda x, y: ew.log(x) - ew.log(y) + 1,
+    {"x": lambda x, y: ew.log_p(x) - ew.log_p(y) + 1,
      "y": lambda x, y: -xdivy_p(x, y)},
     "Elementwise relative entropy ``x log(x / y)``.")
 kl_div_p, kl_div = special_function(
     "kl_div", sc.kl_div,
-    {"x": lambda x, y: ew.log(x) - ew.log(y),
+    {"x": lambda x, y: ew.log_p(x) - ew.log_p(y),
      "y": lambda x, y: 1 - xdivy_p(x, y)},
     "Elementwise ``x log(x / y) - x + y``.")
 
 
 def _huber_inside(delta, r):
-    return ew.less_equal(ew.abs(r), delta)
+    return ew.less_equal_p(ew.abs_p(r), delta)
 
 
 huber_p, huber = special_function(
     "huber", sc.huber,
-    {"delta": lambda delta, r: ew.where(_huber_inside(delta, r), 0.0, ew.abs(r) - delta),
-     "r": lambda delta, r: ew.where(_huber_inside(delta, r), r, delta * ew.sign(r))},
+    {"delta": lambda delta, r: ew.where_p(_huber_inside(delta, r), 0.0, ew.abs_p(r) - delta),
+     "r": lambda delta, r: ew.where_p(_huber_inside(delta, r), r, delta * ew.sign(r))},
     "Huber loss ``huber(delta, r)``, differentiable in both.")
 
 
 def _pseudo_huber_delta(delta, r):
     # d/d delta [delta^2 (s - 1)] = delta (s - 1)^2 / s with s = sqrt(1 + (r/delta)^2),
     # written without the cancellation in s - 1: r^4 / (q (q + |delta|)^2), q = hypot.
-    q = ew.sqrt(ew.square(delta) + ew.square(r))
-    return ew.sign(delta) * ew.square(ew.square(r)) / (q * ew.square(q + ew.abs(delta)))
+    q = ew.sqrt_p(ew.square_p(delta) + ew.square_p(r))
+    return ew.sign(delta) * ew.square_p(ew.square_p(r)) / (q * ew.square_p(q + ew.abs_p(delta)))
 
 
 pseudo_huber_p, pseudo_huber = special_function(
     "pseudo_huber", sc.pseudo_huber,
     {"delta": _pseudo_huber_delta,
-     "r": lambda delta, r: r * ew.abs(delta) / ew.sqrt(ew.square(delta) + ew.square(r))},
+     "r": lambda delta, r: r * ew.abs_p(delta) / ew.sqrt_p(ew.square_p(delta) + ew.square_p(r))},
     "Pseudo-Huber loss ``delta**2 (sqrt(1 + (r / delta)**2) - 1)``.")
 
 
@@ -141,7 +141,7 @@ def softmax(x, axis=None):
     """``exp(x) / sum(exp(x), axis)``, computed stably (all axes for ``axis=None``)."""
     (x,) = _weak((x,), (), ())
     lse = reductions.logsumexp_p(x, axis=_axes(x, axis), keepdims=True)
-    return ew.exp(x - lse)
+    return ew.exp_p(x - lse)
 
 
 def log_softmax(x, axis=None):
@@ -165,16 +165,16 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         return reductions.logsumexp_p(a, axis=axes, keepdims=bool(keepdims))
     # log|sum(b exp(a - peak))| + peak; the peak shifts values only (no derivative).
     peak = reductions.max_p(stop_gradient(a), axis=axes, keepdims=True)
-    peak = ew.where(ew.isfinite(peak), peak, 0.0)
-    scaled = ew.exp(a - peak)
+    peak = ew.where_p(ew.isfinite_p(peak), peak, 0.0)
+    scaled = ew.exp_p(a - peak)
     total = reductions.sum_p(scaled if b is None else b * scaled, axis=axes, keepdims=True)
     sign = ew.sign(total)
-    nonzero = ew.not_equal(total, 0)
-    out = ew.where(nonzero, ew.log(ew.abs(ew.where(nonzero, total, 1.0))), -np.inf) + peak
+    nonzero = ew.not_equal_p(total, 0)
+    out = ew.where_p(nonzero, ew.log_p(ew.abs_p(ew.where_p(nonzero, total, 1.0))), -np.inf) + peak
     if not keepdims:
         kept = tuple(d for i, d in enumerate(shape_of(out)) if i not in axes)
         out = shape.reshape(out, kept)
         sign = shape.reshape(sign, kept)
     if return_sign:
         return out, sign
-    return ew.where(ew.less(sign, 0), np.nan, out)
+    return ew.where_p(ew.less_p(sign, 0), np.nan, out)

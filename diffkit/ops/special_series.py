@@ -278,7 +278,7 @@ zeta_partial_p = _partial_primitive("zeta_partial", _zeta_partial_impl, "zeta", 
 
 def _hurwitz_x(x, q):
     # NaN below x = 1, where SciPy's Hurwitz zeta is NaN too
-    return ew.where(ew.less(x, 1), np.nan, zeta_partial_p(x, q, orders=(1, 0)))
+    return ew.where_p(ew.less_p(x, 1), np.nan, zeta_partial_p(x, q, orders=(1, 0)))
 
 
 def _riemann_x(x):
@@ -286,18 +286,18 @@ def _riemann_x(x):
     zeta(x) = chi(x) zeta(1 - x) with chi(x) = 2^x pi^(x-1) sin(pi x / 2) gamma(1 - x):
     chi' = 2^x pi^(x-1) gamma(1 - x) ((log 2 pi - psi(1 - x)) sin(pi x / 2)
     + pi/2 cos(pi x / 2)) (no cot, so no pole at the negative even integers)."""
-    negative = ew.less(x, 0)
-    right = ew.where(negative, 0.5, x)
-    left = ew.where(negative, x, -1.0)
-    scale = ew.exp(left * math.log(2 * math.pi) - math.log(math.pi)) * gamma_p(1 - left)
+    negative = ew.less_p(x, 0)
+    right = ew.where_p(negative, 0.5, x)
+    left = ew.where_p(negative, x, -1.0)
+    scale = ew.exp_p(left * math.log(2 * math.pi) - math.log(math.pi)) * gamma_p(1 - left)
     angle = (math.pi / 2) * left
-    sine, cosine = ew.sin(angle), ew.cos(angle)
+    sine, cosine = ew.sin_p(angle), ew.cos_p(angle)
     chi = scale * sine
     chi_slope = scale * ((math.log(2 * math.pi) - digamma_p(1 - left)) * sine
                          + (math.pi / 2) * cosine)
     reflected = chi_slope * riemann_zeta_p(1 - left) \
         - chi * zeta_partial_p(1 - left, 1.0, orders=(1, 0))
-    return ew.where(negative, reflected, zeta_partial_p(right, 1.0, orders=(1, 0)))
+    return ew.where_p(negative, reflected, zeta_partial_p(right, 1.0, orders=(1, 0)))
 
 
 # (``zeta`` below chooses between the two by its argument q)
