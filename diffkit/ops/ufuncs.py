@@ -54,11 +54,11 @@ from .elementwise import (
     astype,
     conj,
     equal_p,
-    exp,
-    greater_equal,
+    exp_p,
+    greater_equal_p,
     greater_p,
     isfinite_p,
-    isinf,
+    isinf_p,
     isnan_p,
     less_p,
     logical_and_p,
@@ -202,15 +202,15 @@ def _expit(d):
     """The logistic function ``1 / (1 + exp(-d))``: each branch of the ``where`` is finite
     for every ``d`` (``exp`` only of non-positive numbers), and each is the exact formula on
     its side, so its derivatives are exact too (also at ``d = 0``)."""
-    nonnegative = greater_equal(d, 0)
-    e = exp(where_p(nonnegative, negative_p(d), d))
+    nonnegative = greater_equal_p(d, 0)
+    e = exp_p(where_p(nonnegative, negative_p(d), d))
     return where_p(nonnegative, 1 / (1 + e), e / (1 + e))
 
 
 def _logaddexp_weight(x, y, scale):
     """``d logaddexp(x, y) / dx``: the logistic function of ``scale * (x - y)``; 1/2 when
     ``x`` and ``y`` are the same infinity (where ``x - y`` is NaN)."""
-    same_infinity = logical_and_p(equal_p(x, y), isinf(x))
+    same_infinity = logical_and_p(equal_p(x, y), isinf_p(x))
     d = where_p(same_infinity, 0.0, x) - where_p(same_infinity, 0.0, y)   # no inf - inf
     return _expit(d if scale == 1 else d * scale)
 
