@@ -1,11 +1,14 @@
 """Elementwise primitives: arithmetic, powers, exponentials, trigonometry, comparisons.
 
-Each line pairs NumPy's function with ``t * f'(x)`` written in diffkit operations, so the
-derivative can itself be differentiated and batched.
+Each line pairs NumPy's function with its partial derivatives, written in diffkit
+operations so that the derivative can itself be differentiated and batched
+(``families.elementwise``): ``sin_p, sin = ...`` gives the primitive and the function of
+NumPy's name. Rules call the primitives (``cos_p``); the public functions are for the
+namespaces, which bind their primitives directly.
 
 Complex inputs follow JAX's convention (see ``diffkit.ops.complex``): for the holomorphic
 functions (arithmetic, powers, ``sqrt``, ``exp``, ``log``, trigonometric and hyperbolic
-functions) the same ``t * f'(z)`` is both the JVP and the VJP; ``abs``, ``sign``,
+functions) the same ``f'(z)`` serves the JVP and the VJP; ``abs``, ``sign``,
 ``conj`` and ``angle`` are not holomorphic and have their own rules; a real operand
 combined with a complex one gets a real cotangent.
 """
@@ -40,6 +43,7 @@ def _real(x):
 
 def _real_part(ct):
     return cx.real_part(ct)
+
 
 _NUMPY = "diffkit.numpy"
 
@@ -137,6 +141,7 @@ def _power_exponent(x, out):
     return where_p(positive, out * log_p(where_p(positive, x, 1.0)), 0.0)
 
 
+# (its public function is ``power`` below, which picks scalar_power_p for a constant exponent)
 power_p, _power = _numpy("power", np.power, {"x": _power_base, "y": _power_exponent},
                     "``x ** y``, elementwise.")
 
