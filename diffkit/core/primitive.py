@@ -5,11 +5,12 @@ A primitive holds, in one place:
 - ``impl(*arrays, **params)``: plain NumPy/SciPy; never sees a tracer.
 - ``jvp(primals, tangents, **params) -> (out, tangent_out)``: forward mode. Tangents may be
   symbolic ``Zero``s, but never all of them (the engine skips that case).
-- ``vjp``: reverse mode. Either one function
-  ``vjp(cotangent, out, *primals, **params) -> tuple of cotangents`` (``None`` for zero), or
-  a tuple with one function per argument, ``rule_i(cotangent, out, *primals, **params)``
-  (``None``, or no entry at the end of the tuple, for an argument with no derivative), so
-  the engine computes only the cotangents of arguments that are being differentiated.
+- ``vjp``: reverse mode, a tuple with one rule per argument,
+  ``rule_i(cotangent, out, *primals, **params)`` giving the cotangent of argument ``i``
+  (``None`` for zero; a ``None`` rule, or no entry at the end of the tuple, for an argument
+  with no derivative), so the engine computes only the cotangents of the arguments being
+  differentiated. A primitive of any number of arguments (``concatenate``) has
+  ``EachArgument(make)``: the rule of argument ``i`` is ``make(i)``.
 - ``batch(axis_size, values, batch_axes, **params) -> (value, batch_axis)``: ``vmap``.
   Batched values carry their batch axis at 0; ``batch_axes`` entries are 0 or ``None``
   (not mapped), and the rule answers 0 or ``None`` too.
@@ -36,6 +37,33 @@ from types import MethodType
 from .trace import bind
 
 PRIMITIVES = {}
+
+
+class EachArgument(tuple):
+    """The VJP rules of a primitive taking any number of arguments: the rule of argument
+    ``i`` is ``make(i)``, made when first asked for. Indexing and iteration give one rule
+    per argument, however many there are (iterate it alongside the arguments)."""
+
+    def __new__(cls, make):
+        rules = super().__new__(cls)
+        rules._make = make
+        rules._made = {}
+        return rules
+
+    def __getitem__(self, i):
+        rule = self._made.get(i)
+        if rule is None:
+            rule = self._made.setdefault(i, self._make(i))
+        return rule
+
+    def __iter__(self):
+        i = 0
+        while True:
+            yield self[i]
+            i += 1
+
+    def __repr__(self):
+        return f"EachArgument({self._make!r})"
 
 
 class Primitive:

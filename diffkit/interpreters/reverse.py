@@ -21,7 +21,7 @@ argument checks on top; ``custom`` calls ``vjp_flat`` directly.
 
 import numpy as np
 
-from ..core.primitive import Primitive
+from ..core.primitive import EachArgument, Primitive
 from ..core.trace import (
     PrimalTracer,
     Trace,
@@ -114,7 +114,8 @@ class ReverseTrace(Trace):
         if not call.pullback_reads_primals:  # keep constants: replay needs them
             primals = [p if s is None else placeholder(p) for p, s in zip(primals, slots)]
         self.tape.append((custom_call_p, slots, primals, tuple(map(placeholder, outs)),
-                          {"call": call, "saved": saved}, out_slots))
+                          {"call": call, "saved": saved, "pulled": _Pulled(slots)},
+                          out_slots))
         return result
 
 
@@ -143,13 +144,36 @@ def _holds_big_array(out, primals):
     return False
 
 
-def _custom_pullback(cotangents, outs, *primals, call, saved):
-    return call.pullback(saved, primals, cotangents)
+class _Pulled:
+    """The cotangents of a custom call's arguments from one run of its pullback, handed out
+    to the rules of its traced arguments (each takes its own, the last one clears them)."""
+
+    __slots__ = ("traced", "cotangents", "values", "taken")
+
+    def __init__(self, slots):
+        self.traced = sum(s is not None for s in slots)
+        self.cotangents = self.values = None
+        self.taken = 0
+
+
+def _custom_rule(i):
+    """The rule of a custom call's argument ``i``: the user's pullback, run once per sweep
+    for all the arguments."""
+    def rule(cotangents, outs, *primals, call, saved, pulled):
+        if pulled.cotangents is not cotangents:   # the first rule of this sweep
+            pulled.values = list(call.pullback(saved, primals, cotangents))
+            pulled.cotangents, pulled.taken = cotangents, 0
+        value, pulled.values[i] = pulled.values[i], None
+        pulled.taken += 1
+        if pulled.taken >= pulled.traced:
+            pulled.cotangents = pulled.values = None
+        return value
+    return rule
 
 
 # The tape entry of a function with user-defined rules: its pullback is the user's.
-custom_call_p = Primitive("custom_call", None, vjp=_custom_pullback, multiple_results=True,
-                          vjp_ignores=("out",), register=False)
+custom_call_p = Primitive("custom_call", None, vjp=EachArgument(_custom_rule),
+                          multiple_results=True, vjp_ignores=("out",), register=False)
 
 
 # Trimming the tape is bookkeeping per operation; it pays only for arrays this large.
@@ -213,20 +237,13 @@ def backward_pass(tape, seeds, input_slots, consume=False):
             ct = cotangents.pop(out_slot, None)
         if ct is None:
             continue
-        rule = prim.vjp
-        if type(rule) is tuple:
-            if consume and prim.vjp_reads is not None and type(ct) is np.ndarray and \
-                    ct.nbytes >= BIG_ARRAY_BYTES:
-                _pull_freeing(prim, in_slots, primals, out, params, ct, cotangents, owned)
-            else:
-                for slot, arg_rule in zip(in_slots, rule):  # arguments past the tuple: no rule
-                    if slot is not None and arg_rule is not None:
-                        _add_to(cotangents, owned, slot, arg_rule(ct, out, *primals, **params))
+        if consume and prim.vjp_reads is not None and type(ct) is np.ndarray and \
+                ct.nbytes >= BIG_ARRAY_BYTES:
+            _pull_freeing(prim, in_slots, primals, out, params, ct, cotangents, owned)
         else:
-            in_cts = rule(ct, out, *primals, **params)
-            for slot, in_ct in zip(in_slots, in_cts):
-                if slot is not None:
-                    _add_to(cotangents, owned, slot, in_ct)
+            for slot, rule in zip(in_slots, prim.vjp):  # arguments past the tuple: no rule
+                if slot is not None and rule is not None:
+                    _add_to(cotangents, owned, slot, rule(ct, out, *primals, **params))
         del ct, primals, out  # let the entry's arrays go before the next rule allocates
     return [cotangents.get(slot) for slot in input_slots]
 

@@ -76,8 +76,8 @@ from ..ops.elementwise import (  # noqa: F401
     tan,
     tanh,
 )
-from ..ops.elementwise import clip as _clip_p
-from ..ops.elementwise import where as _where_p
+from ..ops.elementwise import clip_p as _clip_p
+from ..ops.elementwise import where_p as _where_p
 from ..ops.functional import *  # noqa: E402, F403
 from ..ops.indexing import getitem  # noqa: F401
 from ..ops.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: F401

@@ -126,7 +126,8 @@ def describe(name, fn, ref_name, refused, elementwise):
     keywords diffkit takes only at their defaults."""
     text = inspect.cleandoc(getattr(fn, "__doc__", None) or "")
     table = primitive_doc(name)
-    if table is not None and (not text or text.startswith("One operation")):
+    if table is not None and (not text or text.startswith("One operation")
+                              or getattr(fn, "primitive", None) is not None):
         broadcast = " Elementwise, with broadcasting." if elementwise else ""
         text = f"{table[0]}{broadcast}\n\n{table[1]}"
     elif not text:

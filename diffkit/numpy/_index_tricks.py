@@ -94,7 +94,7 @@ def _range(entry):
         return plain
     # start + k * step: differentiable in start (and in a traced step)
     offsets = np.arange(plain.shape[0], dtype=np.result_type(plain.dtype, float))
-    return ew.add(start, ew.multiply(offsets, step))
+    return ew.add_p(start, ew.multiply_p(offsets, step))
 
 
 def _raised(value, ndmin, trans1d, ndim):

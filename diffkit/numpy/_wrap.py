@@ -89,11 +89,20 @@ def reference_signature(reference):
     return None
 
 
+def direct_primitive(fn):
+    """The primitive ``fn`` binds as it is (``fn`` itself, or an elementwise function that
+    only binds its primitive), or None."""
+    if isinstance(fn, Primitive):
+        return fn
+    prim = getattr(fn, "primitive", None)
+    return prim if isinstance(prim, Primitive) else None
+
+
 def named_inputs(signature, fn, reference):
     """``signature`` with a ufunc's placeholder input names (``x1, x2, /``) replaced by the
     names ``fn`` gives them (``a, x``), which also become keywords: SciPy's special
     functions are documented with those names."""
-    if not isinstance(reference, np.ufunc) or isinstance(fn, Primitive):
+    if not isinstance(reference, np.ufunc) or direct_primitive(fn) is not None:
         return signature
     own = [q for q in inspect.signature(fn).parameters.values() if q.kind in _POSITIONAL]
     params = list(signature.parameters.values())
@@ -106,7 +115,7 @@ def named_inputs(signature, fn, reference):
 def _own_parameters(fn, reference):
     """The parameters of the diffkit function ``fn``; a primitive takes the reference's
     array inputs positionally (nothing else)."""
-    if isinstance(fn, Primitive):
+    if direct_primitive(fn) is not None:
         count = reference.nin if isinstance(reference, np.ufunc) else 1
         P = inspect.Parameter
         return [P(f"_{i}", P.POSITIONAL_ONLY) for i in range(count)]
@@ -118,6 +127,7 @@ class _Plan:
 
     def __init__(self, name, fn, reference, signature, where):
         self.name, self.fn, self.reference = name, fn, reference
+        self.prim = direct_primitive(fn)   # bound directly on the fast path
         self.signature, self.where = signature, where
         self.ufunc = isinstance(reference, np.ufunc)
         self.params = list(signature.parameters.values())
@@ -136,7 +146,7 @@ class _Plan:
 
     def refused(self):
         """The reference's keywords ``fn`` does not take (accepted at their defaults)."""
-        casts = self.ufunc and not (isinstance(self.fn, Primitive) and self.fn.nondiff)
+        casts = self.ufunc and not (self.prim is not None and self.prim.nondiff)
         return [p.name for p in self.params if p.name not in self.target
                 and p.kind not in (_VAR_POSITIONAL, _VAR_KEYWORD)
                 and not (self.takes_any_keyword and p.kind not in _POSITIONAL)
@@ -261,7 +271,7 @@ class _Plan:
         False for a ufunc without derivative (its ``dtype`` is its result's)."""
         if dtype is None:
             return True
-        if isinstance(self.fn, Primitive) and self.fn.nondiff:
+        if self.prim is not None and self.prim.nondiff:
             return False
         for p in self.params:
             if p.kind is inspect.Parameter.POSITIONAL_ONLY and p.name in arguments:
@@ -345,10 +355,10 @@ def _make_binary(prim, slow):
 
 def _make(plan):
     fn, count, direct, slow = plan.fn, plan.fast_count, plan.direct_keywords, plan.call
-    if isinstance(fn, Primitive) and count == 1:
-        return _make_unary(fn, slow)
-    if isinstance(fn, Primitive) and count == 2:
-        return _make_binary(fn, slow)
+    if plan.prim is not None and count == 1:
+        return _make_unary(plan.prim, slow)
+    if plan.prim is not None and count == 2:
+        return _make_binary(plan.prim, slow)
 
     def wrapper(*args, **kwargs):
         if len(args) <= count:
@@ -383,7 +393,8 @@ def wrap(name, fn, reference, module, name_inputs=False, reference_module="numpy
     wrapper.__doc__ = describe(name, fn, f"{reference_module}.{name}", plan.refused(),
                                isinstance(reference, np.ufunc))
     wrapper.__signature__ = signature
-    wrapper.diffkit_function = fn   # the function underneath (a primitive for ufuncs)
+    # the function underneath: the primitive of a ufunc (operators bind it directly)
+    wrapper.diffkit_function = plan.prim or fn
     return wrapper
 
 
@@ -402,7 +413,7 @@ def _is_wrappable(fn, reference):
     if hasattr(fn, "diffkit_function"):
         return False                      # already wrapped
     module = getattr(fn, "__module__", None) or ""
-    return isinstance(fn, Primitive) or module.startswith("diffkit")
+    return direct_primitive(fn) is not None or module.startswith("diffkit")
 
 
 def wrap_namespace(namespace, reference, module, names, name_inputs=False):

@@ -27,7 +27,7 @@ def outer(x1, x2, /):
         if len(shape_of(x)) != 1:
             raise ValueError(f"Input arrays must be one-dimensional, but {name} has shape "
                              f"{shape_of(x)}")
-    return ew.multiply(sh.reshape(x1, (-1, 1)), sh.reshape(x2, (1, -1)))
+    return ew.multiply_p(sh.reshape(x1, (-1, 1)), sh.reshape(x2, (1, -1)))
 
 
 def vecdot(x1, x2, /, *, axis=-1):
@@ -38,7 +38,7 @@ def vecdot(x1, x2, /, *, axis=-1):
         raise ValueError(f"vecdot: x1 has shape {shape_of(x1)} and x2 {shape_of(x2)}; axis "
                          f"{axis} must have the same length")
     del n1, n2
-    return rd.sum(ew.multiply(_conj(x1), x2), axis=axis)
+    return rd.sum(ew.multiply_p(_conj(x1), x2), axis=axis)
 
 
 def matrix_transpose(x, /):
@@ -86,8 +86,8 @@ def cross(x1, x2, /, *, axis=-1):
     def part(v, i):
         return getitem(v, (Ellipsis, i))
 
-    c = [ew.subtract(ew.multiply(part(a, (i + 1) % 3), part(b, (i + 2) % 3)),
-                     ew.multiply(part(a, (i + 2) % 3), part(b, (i + 1) % 3))) for i in range(3)]
+    c = [ew.subtract_p(ew.multiply_p(part(a, (i + 1) % 3), part(b, (i + 2) % 3)),
+                     ew.multiply_p(part(a, (i + 2) % 3), part(b, (i + 1) % 3))) for i in range(3)]
     shape = np.broadcast_shapes(shape_of(c[0]), shape_of(c[1]), shape_of(c[2]))
     out = sh.stack([sh.broadcast_to(ci, shape) for ci in c], axis=-1)
     return sh.moveaxis(out, -1, axis)

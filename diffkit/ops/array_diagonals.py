@@ -85,7 +85,7 @@ def _triangle(m, k, lower):
                          "dimension")
     rows, cols = dims[-2:] if len(dims) > 1 else (dims[0], dims[0])
     mask = np.tri(rows, cols, k if lower else k - 1, dtype=bool)
-    return ew.where(mask if lower else ~mask, m, _zeros_of(m))
+    return ew.where_p(mask if lower else ~mask, m, _zeros_of(m))
 
 
 def tril(m, k=0):

@@ -9,8 +9,8 @@ rules and needs none of its own; the few primitives are listed in each module. F
 called with no traced argument hand the work to NumPy itself, so plain arrays get exactly
 NumPy's results.
 
-``index_floor_divide`` and ``_rint`` (integer arithmetic without derivative, on traced and
-batched values) serve ``take(mode='wrap')``, ``interp(period=...)`` and ``pad``'s integer
+``index_floor_divide_p`` and ``pad_rint_p`` (integer arithmetic without derivative, on
+traced and batched values) serve ``take(mode='wrap')``, ``interp(period=...)`` and ``pad``'s integer
 statistics.
 """
 
@@ -31,8 +31,8 @@ _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 # Integer arithmetic with no derivative, on traced (batched) values: take(mode='wrap') and
 # interp(period=...) reduce modulo n; pad rounds integer statistics half to even.
-index_floor_divide = nondiff_elementwise("index_floor_divide", np.floor_divide)
-_rint = nondiff_elementwise("pad_rint", np.rint)
+index_floor_divide_p = nondiff_elementwise("index_floor_divide", np.floor_divide)
+pad_rint_p = nondiff_elementwise("pad_rint", np.rint)
 
 
 def _ndim(x):

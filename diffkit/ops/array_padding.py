@@ -21,11 +21,11 @@ from .array_helpers import (
     _axis,
     _gather,
     _ndim,
-    _rint,
     _static,
     _take_range,
     _with_width,
-    index_floor_divide,
+    index_floor_divide_p,
+    pad_rint_p,
 )
 from .array_sorting import sort
 
@@ -187,8 +187,8 @@ def _pad_odd(x, axis, before, after, mode):
     for k in range(columns.shape[1]):
         w = weights[:, k].reshape((-1,) + (1,) * (ndim - axis - 1)).astype(dtype_of(x))
         term = _gather(x, axis, columns[:, k])
-        term = term if np.all(w == 1) else ew.multiply(term, w)
-        out = term if out is None else ew.add(out, term)
+        term = term if np.all(w == 1) else ew.multiply_p(term, w)
+        out = term if out is None else ew.add_p(out, term)
     return out
 
 
@@ -205,9 +205,9 @@ def _ramp(x, axis, side, width, end):
     steps = steps.reshape((width,) + (1,) * (ndim - axis - 1))
     end = ew.astype(end, work) if isinstance(end, Tracer) else np.asarray(end, dtype=work)
     edge = edge if exact else ew.astype(edge, work)
-    ramp = ew.add(ew.multiply(ew.divide(ew.subtract(edge, end), width), steps), end)
+    ramp = ew.add_p(ew.multiply_p(ew.divide_p(ew.subtract_p(edge, end), width), steps), end)
     if not exact:  # integers: rounded down (NumPy 2's linspace), or truncated (NumPy 1)
-        ramp = ew.astype(index_floor_divide(ramp, 1) if _NUMPY2 else ramp, dtype)
+        ramp = ew.astype(index_floor_divide_p(ramp, 1) if _NUMPY2 else ramp, dtype)
     return sh.broadcast_to(ramp, _with_width(shape_of(x), axis, width))
 
 
@@ -232,11 +232,11 @@ def _statistic_block(x, axis, side, width, mode, length):
     else:
         ordered = sort(region, axis=axis)
         low, high = (length - 1) // 2, length // 2
-        value = ew.multiply(ew.add(_take_range(ordered, axis, low, low + 1),
+        value = ew.multiply_p(ew.add_p(_take_range(ordered, axis, low, low + 1),
                                    _take_range(ordered, axis, high, high + 1)), 0.5)
     if dtype_of(value) != dtype_of(x):
         if dtype_of(x).kind not in "fc":
-            value = _rint(value)
+            value = pad_rint_p(value)
         value = ew.astype(value, dtype_of(x))
     return sh.broadcast_to(value, _with_width(shape_of(x), axis, width))
 

@@ -31,8 +31,8 @@ def kron(a, b):
     ndim = max(len(sa), len(sb))
     sa, sb = (1,) * (ndim - len(sa)) + sa, (1,) * (ndim - len(sb)) + sb
     if ndim == 0:
-        return ew.multiply(a, b)
-    product = ew.multiply(sh.reshape(a, sum(((d, 1) for d in sa), ())),
+        return ew.multiply_p(a, b)
+    product = ew.multiply_p(sh.reshape(a, sum(((d, 1) for d in sa), ())),
                           sh.reshape(b, sum(((1, d) for d in sb), ())))
     return sh.reshape(product, tuple(x * y for x, y in zip(sa, sb)))
 
@@ -165,7 +165,7 @@ def correlate(a, v, mode="valid"):
     n, m = shape_of(a)[0], shape_of(v)[0]
     kernel = _reversed_last(v)
     if dtype_of(kernel).kind == "c":
-        kernel = ew.conj(kernel)
+        kernel = ew.conj_p(kernel)
     short = min(n, m)
     return _mode_window(a, kernel, mode, (short - 1) // 2 if n >= m else short // 2)
 
@@ -195,14 +195,14 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     cb = [getitem(b, (Ellipsis, i)) for i in range(nb)]
 
     def det(i, j):  # a_i b_j - a_j b_i, with missing (z) components zero
-        return ew.subtract(ew.multiply(ca[i], cb[j]), ew.multiply(ca[j], cb[i]))
+        return ew.subtract_p(ew.multiply_p(ca[i], cb[j]), ew.multiply_p(ca[j], cb[i]))
 
     if na == 2 and nb == 2:
         return det(0, 1)
     if na == 2:
-        parts = [ew.multiply(ca[1], cb[2]), ew.negative(ew.multiply(ca[0], cb[2])), det(0, 1)]
+        parts = [ew.multiply_p(ca[1], cb[2]), ew.negative_p(ew.multiply_p(ca[0], cb[2])), det(0, 1)]
     elif nb == 2:
-        parts = [ew.negative(ew.multiply(ca[2], cb[1])), ew.multiply(ca[2], cb[0]), det(0, 1)]
+        parts = [ew.negative_p(ew.multiply_p(ca[2], cb[1])), ew.multiply_p(ca[2], cb[0]), det(0, 1)]
     else:
         parts = [det(1, 2), det(2, 0), det(0, 1)]
     out = sh.stack(parts, axis=-1)
@@ -219,5 +219,5 @@ def polyval(p, x):
     p, x = as_array(p), as_array(x)
     y = np.zeros(shape_of(x), dtype_of(x))
     for i in range(shape_of(p)[0] if shape_of(p) else 0):
-        y = ew.add(ew.multiply(y, x), getitem(p, i)) if i else ew.add(y, getitem(p, 0))
+        y = ew.add_p(ew.multiply_p(y, x), getitem(p, i)) if i else ew.add_p(y, getitem(p, 0))
     return y

@@ -25,7 +25,7 @@ from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
-from .array_helpers import _axis, _ndim, _static, index_floor_divide
+from .array_helpers import _axis, _ndim, _static, index_floor_divide_p
 from .array_taking import take, take_along_axis
 from .indexing import getitem
 
@@ -164,7 +164,7 @@ def _float_like(x):
 
 
 def _mod(x, period):
-    return ew.subtract(x, ew.multiply(index_floor_divide(x, period), period))
+    return ew.subtract_p(x, ew.multiply_p(index_floor_divide_p(x, period), period))
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
@@ -192,19 +192,19 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         x, xp = _mod(x, period), _mod(xp, period)
         order = argsort_p(xp, axis=0, kind="stable")
         xp, fp = getitem(xp, order), getitem(fp, order)
-        xp = sh.concatenate([ew.subtract(xp[-1:], period), xp, ew.add(xp[:1], period)])
+        xp = sh.concatenate([ew.subtract_p(xp[-1:], period), xp, ew.add_p(xp[:1], period)])
         fp = sh.concatenate([fp[-1:], fp, fp[:1]])
     n = shape_of(xp)[0]
     if n == 1:
-        out = ew.add(fp[0], np.zeros(shape_of(x)))
+        out = ew.add_p(fp[0], np.zeros(shape_of(x)))
     else:
-        j = ew.subtract(searchsorted_p(xp, x, side="right", batch_dims=0), 1)
-        j = ew.clip(j, 0, n - 2) if isinstance(j, Tracer) else np.clip(j, 0, n - 2)
+        j = ew.subtract_p(searchsorted_p(xp, x, side="right", batch_dims=0), 1)
+        j = ew.clip_p(j, 0, n - 2) if isinstance(j, Tracer) else np.clip(j, 0, n - 2)
         x0, y0 = getitem(xp, j), getitem(fp, j)
-        x1, y1 = getitem(xp, ew.add(j, 1)), getitem(fp, ew.add(j, 1))
-        slope = ew.divide(ew.subtract(y1, y0), ew.subtract(x1, x0))
-        out = ew.add(y0, ew.multiply(slope, ew.subtract(x, x0)))
+        x1, y1 = getitem(xp, ew.add_p(j, 1)), getitem(fp, ew.add_p(j, 1))
+        slope = ew.divide_p(ew.subtract_p(y1, y0), ew.subtract_p(x1, x0))
+        out = ew.add_p(y0, ew.multiply_p(slope, ew.subtract_p(x, x0)))
     below = fp[0] if left is None else left
     above = fp[-1] if right is None else right
-    out = ew.where(ew.less(x, xp[0]), below, out)
-    return ew.where(ew.greater(x, xp[-1]), above, out)
+    out = ew.where_p(ew.less_p(x, xp[0]), below, out)
+    return ew.where_p(ew.greater_p(x, xp[-1]), above, out)

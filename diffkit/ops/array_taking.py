@@ -19,7 +19,7 @@ from .array_helpers import (
     _static,
     _take_range,
     _with_width,
-    index_floor_divide,
+    index_floor_divide_p,
 )
 from .indexing import getitem
 
@@ -56,9 +56,9 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         if indices.ndim == 0:
             indices = int(indices)
     elif mode == "wrap":
-        indices = ew.subtract(indices, ew.multiply(index_floor_divide(indices, n), n))
+        indices = ew.subtract_p(indices, ew.multiply_p(index_floor_divide_p(indices, n), n))
     elif mode == "clip":
-        indices = ew.clip(indices, 0, n - 1)
+        indices = ew.clip_p(indices, 0, n - 1)
     return getitem(a, _along(axis, indices))
 
 
@@ -116,7 +116,7 @@ def select(condlist, choicelist, default=0):
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
     result = default
     for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
-        result = ew.where(as_array(cond), choice, result)
+        result = ew.where_p(as_array(cond), choice, result)
     return result
 
 

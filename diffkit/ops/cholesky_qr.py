@@ -53,7 +53,7 @@ def _solve_right(x, r):
 def _phi(x):
     """The lower triangle of ``x`` with its diagonal halved."""
     n = shape_of(x)[-1]
-    return ew.multiply(x, (_mask(n, 0, np.float64) - 0.5 * np.eye(n)).astype(_real_dtype(x)))
+    return ew.multiply_p(x, (_mask(n, 0, np.float64) - 0.5 * np.eye(n)).astype(_real_dtype(x)))
 
 
 def _cholesky_jvp(primals, tangents, upper):
@@ -107,7 +107,7 @@ def _qr_impl(a, complete):
 
 def _tril_strict(x):
     n = shape_of(x)[-1]
-    return ew.multiply(x, _mask(n, -1, _real_dtype(x)))
+    return ew.multiply_p(x, _mask(n, -1, _real_dtype(x)))
 
 
 def _qr_split(q, r, m, n, complete):
@@ -128,15 +128,15 @@ def _qr_jvp(primals, tangents, complete):
     da_rinv = _solve_right(ta, r1)                  # dA R^-1
     c = _mm(_H(q1), da_rinv)                        # C = Q^H dA R^-1 = Q^H dQ + dR R^-1
     low = _tril_strict(c)
-    omega = ew.subtract(low, _H(low))               # Q^H dQ: skew-Hermitian, from C's lower
+    omega = ew.subtract_p(low, _H(low))               # Q^H dQ: skew-Hermitian, from C's lower
     phase = _imaginary_part_times_i(_diag(c))       # part; its diagonal is i Im(diag C) (the
     if phase is not None:                           # diagonal of R stays real)
-        omega = ew.add(omega, _diag_embed(phase))
-    upper = ew.subtract(c, omega)                   # dR R^-1, upper triangular
+        omega = ew.add_p(omega, _diag_embed(phase))
+    upper = ew.subtract_p(c, omega)                   # dR R^-1, upper triangular
     dr = _mm(upper, r1)
-    dq = ew.subtract(da_rinv, _mm(q1, upper))
+    dq = ew.subtract_p(da_rinv, _mm(q1, upper))
     if q2 is not None:  # the complement moves with span Q: dQ2 = -Q1 dQ1^H Q2
-        dq = sh.concatenate([dq, ew.negative(_mm(q1, _mm(_H(dq), q2)))], axis=-1)
+        dq = sh.concatenate([dq, ew.negative_p(_mm(q1, _mm(_H(dq), q2)))], axis=-1)
         dr = sh.concatenate([dr, np.zeros(shape_of(dr)[:-2] + (m - n, n), dtype_of(dr))],
                             axis=-2)
     return (q, r), (dq, dr)
@@ -149,7 +149,7 @@ def _qr_vjp(cts, out, a, complete):
     q1, r1, q2 = _qr_split(q, r, m, n, complete)
     if type(q_bar) is not Zero and q2 is not None:
         q2_bar = getitem(q_bar, (Ellipsis, slice(None), slice(n, None)))
-        q_bar = ew.subtract(getitem(q_bar, (Ellipsis, slice(None), slice(0, n))),
+        q_bar = ew.subtract_p(getitem(q_bar, (Ellipsis, slice(None), slice(0, n))),
                             _conj(_mm(q2, _mm(_T(q2_bar), q1))))
     if type(r_bar) is not Zero and q2 is not None:
         r_bar = getitem(r_bar, (Ellipsis, slice(0, n), slice(None)))
@@ -159,15 +159,15 @@ def _qr_vjp(cts, out, a, complete):
     if type(r_bar) is not Zero:
         parts.append(_mm(_cast(r_bar, dtype_of(r)), _T(r1)))
     if type(q_bar) is not Zero:
-        parts.append(ew.negative(_mm(_T(q1), _cast(q_bar, dtype_of(q)))))
-    mm = parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
-    nn = ew.add(ew.multiply(mm, _mask(n, 0, _real_dtype(mm)).T), _tril_strict(_H(mm)))
+        parts.append(ew.negative_p(_mm(_T(q1), _cast(q_bar, dtype_of(q)))))
+    mm = parts[0] if len(parts) == 1 else ew.add_p(parts[0], parts[1])
+    nn = ew.add_p(ew.multiply_p(mm, _mask(n, 0, _real_dtype(mm)).T), _tril_strict(_H(mm)))
     phase = _imaginary_part_times_i(_diag(mm))
     if phase is not None:
-        nn = ew.subtract(nn, _diag_embed(phase))
+        nn = ew.subtract_p(nn, _diag_embed(phase))
     g = _mm(_conj(q1), nn)
     if type(q_bar) is not Zero:
-        g = ew.add(g, q_bar)
+        g = ew.add_p(g, q_bar)
     g = _T(solve_p(r1, _T(g)))                    # (Qbar + conj(Q) N) R^-T
     return g if is_complex(a) else _real(g)
 

@@ -58,7 +58,7 @@ real_p.batch = _elementwise_batch(real_p)
 imag_p = Primitive(
     "imag", lambda x: np.imag(x),
     lambda primals, tangents: (imag_p(primals[0]), imag_p(tangents[0])),
-    (lambda ct, out, x: ew.multiply(ew.astype(real_part(ct), dtype_of(x)), -1j),),
+    (lambda ct, out, x: ew.multiply_p(ew.astype(real_part(ct), dtype_of(x)), -1j),),
     vjp_ignores=(0, "out"))
 imag_p.batch = _elementwise_batch(imag_p)
 
@@ -86,8 +86,8 @@ def imag(val):
 
 def _inverse_or_zero(z):
     """``1 / z``, and 0 where ``z == 0``."""
-    zero = ew.equal(z, 0)
-    return ew.where(zero, 0.0, 1.0 / ew.where(zero, 1.0, z))
+    zero = ew.equal_p(z, 0)
+    return ew.where_p(zero, 0.0, 1.0 / ew.where_p(zero, 1.0, z))
 
 
 def _angle_scale(deg):
@@ -141,10 +141,10 @@ def _constant(x, value):
 def iscomplex(x):
     """Elementwise: whether the imaginary part is nonzero, as ``np.iscomplex``."""
     x = sequence_as_array(x)
-    return ew.not_equal(imag_p(x), 0) if dtype_of(x).kind == "c" else _constant(x, False)
+    return ew.not_equal_p(imag_p(x), 0) if dtype_of(x).kind == "c" else _constant(x, False)
 
 
 def isreal(x):
     """Elementwise: whether the imaginary part is zero, as ``np.isreal``."""
     x = sequence_as_array(x)
-    return ew.equal(imag_p(x), 0) if dtype_of(x).kind == "c" else _constant(x, True)
+    return ew.equal_p(imag_p(x), 0) if dtype_of(x).kind == "c" else _constant(x, True)

@@ -97,7 +97,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     centred = data - sh.reshape(avg, (-1, 1))
     weighted = centred if w is None else centred * w
     if dtype_of(weighted).kind == "c":
-        weighted = ew.conj(weighted)
+        weighted = ew.conj_p(weighted)
     product = linalg.matmul(centred, sh.transpose(weighted))
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = 1.0 / fact if isinstance(fact, Tracer) else np.true_divide(1.0, fact)
@@ -116,9 +116,9 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     diagonal = getitem(c, (np.arange(k), np.arange(k)))
     if dtype_of(diagonal).kind == "c":
         diagonal = cx.real(diagonal)
-    spread = ew.sqrt(diagonal)
+    spread = ew.sqrt_p(diagonal)
     c = c / sh.reshape(spread, (k, 1))
     c = c / sh.reshape(spread, (1, k))
     if dtype_of(c).kind == "c":
-        return ew.clip(cx.real(c), -1.0, 1.0) + 1j * ew.clip(cx.imag(c), -1.0, 1.0)
-    return ew.clip(c, -1.0, 1.0)
+        return ew.clip_p(cx.real(c), -1.0, 1.0) + 1j * ew.clip_p(cx.imag(c), -1.0, 1.0)
+    return ew.clip_p(c, -1.0, 1.0)

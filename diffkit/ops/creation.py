@@ -170,14 +170,14 @@ def polyadd(a1, a2):
     """Sum of two polynomials given by their coefficients, highest power first."""
     a1, a2 = asarray(a1), asarray(a2)
     length = max(shape_of(a1)[0], shape_of(a2)[0])
-    return ew.add(_poly_pad(a1, length), _poly_pad(a2, length))
+    return ew.add_p(_poly_pad(a1, length), _poly_pad(a2, length))
 
 
 def polysub(a1, a2):
     """Difference of two polynomials, highest power first."""
     a1, a2 = asarray(a1), asarray(a2)
     length = max(shape_of(a1)[0], shape_of(a2)[0])
-    return ew.subtract(_poly_pad(a1, length), _poly_pad(a2, length))
+    return ew.subtract_p(_poly_pad(a1, length), _poly_pad(a2, length))
 
 
 def polymul(a1, a2):
@@ -192,7 +192,7 @@ def polyder(p, m=1):
         n = shape_of(p)[0] - 1
         if n <= 0:
             return np.zeros(1, dtype_of(p))
-        p = ew.multiply(getitem(p, slice(0, n)), np.arange(n, 0, -1).astype(dtype_of(p)))
+        p = ew.multiply_p(getitem(p, slice(0, n)), np.arange(n, 0, -1).astype(dtype_of(p)))
     return p
 
 
@@ -204,7 +204,7 @@ def polyint(p, m=1, k=None):
         constants = np.repeat(constants, int(m))
     for i in range(int(m)):
         n = shape_of(p)[0]
-        scaled = ew.divide(p, np.arange(n, 0, -1).astype(np.result_type(dtype_of(p), float)))
+        scaled = ew.divide_p(p, np.arange(n, 0, -1).astype(np.result_type(dtype_of(p), float)))
         p = shape.concatenate([scaled, np.asarray([constants[i]], dtype_of(scaled))])
     return p
 
@@ -216,14 +216,14 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     jumps = statistics.diff(base, axis=axis)
     half = period / 2
     discont = half if discont is None else max(discont, half)
-    wrapped = ew.subtract(ufuncs.remainder(ew.add(jumps, half), period), half)
-    wrapped = ew.where(ew.logical_and(ew.equal(wrapped, -half), ew.greater(jumps, 0)),
+    wrapped = ew.subtract_p(ufuncs.remainder(ew.add_p(jumps, half), period), half)
+    wrapped = ew.where_p(ew.logical_and_p(ew.equal_p(wrapped, -half), ew.greater_p(jumps, 0)),
                        half, wrapped)
-    step = ew.where(ew.less(ew.abs(jumps), discont), 0.0, ew.subtract(wrapped, jumps))
+    step = ew.where_p(ew.less_p(ew.abs_p(jumps), discont), 0.0, ew.subtract_p(wrapped, jumps))
     axis = axis % len(shape_of(p))
     first = np.zeros(tuple(1 if i == axis else d for i, d in enumerate(shape_of(p))),
                      dtype_of(step))
-    return ew.add(p, shape.concatenate([first, statistics.cumsum(step, axis=axis)], axis=axis))
+    return ew.add_p(p, shape.concatenate([first, statistics.cumsum(step, axis=axis)], axis=axis))
 
 
 def resize(a, new_shape):
@@ -254,7 +254,7 @@ def _nondiff(fn):
 def _predicate_reduction(fn):
     """``all``/``any``/``count_nonzero``: no derivative, but batched under vmap."""
     def reduce(x, axis=None, keepdims=False):
-        truth = ew.not_equal(x, 0)
+        truth = ew.not_equal_p(x, 0)
         count = reductions.sum(ew.astype(truth, np.int64), axis=axis, keepdims=keepdims)
         return fn(count, shape_of(x), axis)
     return reduce
@@ -266,24 +266,25 @@ def _reduced_size(dims, axis):
 
 
 all = _predicate_reduction(  # noqa: A001 (NumPy's name)
-    lambda count, dims, axis: ew.equal(count, _reduced_size(dims, axis)))
+    lambda count, dims, axis: ew.equal_p(count, _reduced_size(dims, axis)))
 any = _predicate_reduction(  # noqa: A001 (NumPy's name)
-    lambda count, dims, axis: ew.greater(count, 0))
+    lambda count, dims, axis: ew.greater_p(count, 0))
 all.__doc__ = "True where every entry along ``axis`` is nonzero (no derivative)."
 any.__doc__ = "True where some entry along ``axis`` is nonzero (no derivative)."
 
 
 def count_nonzero(x, axis=None, keepdims=False):
     """How many entries along ``axis`` are nonzero (no derivative)."""
-    truth = ew.astype(ew.not_equal(x, 0), np.int64)
+    truth = ew.astype(ew.not_equal_p(x, 0), np.int64)
     return reductions.sum(truth, axis=axis, keepdims=keepdims)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``np.isclose`` (no derivative), batched under vmap."""
-    close = ew.less_equal(ew.abs(ew.subtract(a, b)), ew.add(atol, ew.multiply(rtol, ew.abs(b))))
+    close = ew.less_equal_p(ew.abs_p(ew.subtract_p(a, b)),
+                            ew.add_p(atol, ew.multiply_p(rtol, ew.abs_p(b))))
     if equal_nan:
-        close = ew.logical_or(close, ew.logical_and(ew.isnan(a), ew.isnan(b)))
+        close = ew.logical_or_p(close, ew.logical_and_p(ew.isnan_p(a), ew.isnan_p(b)))
     return close
 
 
@@ -397,13 +398,13 @@ def _samples_along_first_axis(start, stop, num, endpoint):
     lead = shape_of(start)
     div = num - 1 if endpoint else num
     k = np.arange(num, dtype=dtype_of(start)).reshape((num,) + (1,) * len(lead))
-    delta = ew.subtract(stop, start)
+    delta = ew.subtract_p(stop, start)
     if div > 0:
-        step = ew.divide(delta, div)
-        samples = ew.add(ew.multiply(k, step), start)
+        step = ew.divide_p(delta, div)
+        samples = ew.add_p(ew.multiply_p(k, step), start)
     else:  # a single sample (or none): start, with NumPy's NaN step
         step = np.nan
-        samples = ew.add(ew.multiply(k, delta), start)
+        samples = ew.add_p(ew.multiply_p(k, delta), start)
     if endpoint and num > 1:  # exactly stop, as NumPy
         samples = shape.concatenate([getitem(samples, slice(0, num - 1)),
                                      shape.reshape(stop, (1,) + lead)])
@@ -497,7 +498,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     start = shape.broadcast_to(ew.astype(start, work), lead)
     stop = shape.broadcast_to(ew.astype(stop, work), lead)
     sign = stop_gradient(ew.sign(start))  # negative sequences: the same, mirrored
-    start, stop = ew.divide(start, sign), ew.divide(stop, sign)
+    start, stop = ew.divide_p(start, sign), ew.divide_p(stop, sign)
     exponents, _ = _samples_along_first_axis(ufuncs.log10(start), ufuncs.log10(stop), num,
                                              endpoint)
     samples = ew.power(np.asarray(10.0, work), exponents)
@@ -508,4 +509,4 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
         else:
             middle = [getitem(samples, slice(1, num))]
         samples = shape.concatenate(first + middle)
-    return _finish(ew.multiply(sign, samples), axis, dtype, round_down=False)
+    return _finish(ew.multiply_p(sign, samples), axis, dtype, round_down=False)

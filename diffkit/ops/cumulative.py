@@ -28,7 +28,7 @@ def _cumulative(name, prim, a, axis, dtype, fill=None):
     axis = _single_axis(0 if axis is None else axis, len(shape_of(x)))
     target = getattr(np, name)(np.zeros(1, dtype_of(x)), dtype=dtype).dtype
     if fill is not None and _is_inexact(x):
-        x = ew.where(ew.isnan(x), fill, x)
+        x = ew.where_p(ew.isnan_p(x), fill, x)
     return prim(ew.astype(x, target), axis=axis, reverse=False)
 
 

@@ -210,7 +210,7 @@ def _det_jvp(primals, tangents):
 
 
 def _det_vjp(ct, d, a):
-    return ew.multiply(sh.expand_dims(ct, (-2, -1)), cofactor_p(a))
+    return ew.multiply_p(sh.expand_dims(ct, (-2, -1)), cofactor_p(a))
 
 
 def _single_batch(prim):
@@ -253,8 +253,8 @@ well_conditioned_p.batch = _single_batch(well_conditioned_p)
 def _divided_by_det(numerator, a):
     """``numerator / det(a)``, NaN where ``a`` is not well conditioned (the division would
     turn rounding errors into finite wrong numbers there)."""
-    d = ew.multiply(det_p(a), well_conditioned_p(a))
-    return ew.divide(numerator, sh.expand_dims(d, (-2, -1)))
+    d = ew.multiply_p(det_p(a), well_conditioned_p(a))
+    return ew.divide_p(numerator, sh.expand_dims(d, (-2, -1)))
 
 
 def _third_derivative(a, e, f, g):
@@ -262,10 +262,10 @@ def _third_derivative(a, e, f, g):
     ``det d cof[e] = <cof, e> cof - cof e^T cof`` (needs ``det(a) != 0``)."""
     cof, h_f = cofactor_p(a), det_hessian_p(a, f)
     et = _T(e)
-    numerator = ew.add(ew.multiply(_pair(h_f, e), cof), ew.multiply(_pair(cof, e), h_f))
-    numerator = ew.subtract(numerator, ew.add(matmul_p(h_f, matmul_p(et, cof)),
+    numerator = ew.add_p(ew.multiply_p(_pair(h_f, e), cof), ew.multiply_p(_pair(cof, e), h_f))
+    numerator = ew.subtract_p(numerator, ew.add_p(matmul_p(h_f, matmul_p(et, cof)),
                                               matmul_p(cof, matmul_p(et, h_f))))
-    numerator = ew.subtract(numerator, ew.multiply(_pair(cof, f), g))
+    numerator = ew.subtract_p(numerator, ew.multiply_p(_pair(cof, f), g))
     return _divided_by_det(numerator, a)
 
 
@@ -273,11 +273,11 @@ def _third_derivative_adjoint(a, e, c, g):
     """The adjoint of ``f -> _third_derivative(a, e, f, g)`` at cotangent ``c``."""
     cof = cofactor_p(a)
     cof_t = _T(cof)
-    numerator = ew.add(ew.multiply(_pair(c, cof), det_hessian_p(a, e)),
-                       ew.multiply(_pair(cof, e), det_hessian_p(a, c)))
-    numerator = ew.subtract(numerator, ew.add(det_hessian_p(a, matmul_p(c, matmul_p(cof_t, e))),
+    numerator = ew.add_p(ew.multiply_p(_pair(c, cof), det_hessian_p(a, e)),
+                       ew.multiply_p(_pair(cof, e), det_hessian_p(a, c)))
+    numerator = ew.subtract_p(numerator, ew.add_p(det_hessian_p(a, matmul_p(c, matmul_p(cof_t, e))),
                                               det_hessian_p(a, matmul_p(e, matmul_p(cof_t, c)))))
-    numerator = ew.subtract(numerator, ew.multiply(_pair(c, g), cof))
+    numerator = ew.subtract_p(numerator, ew.multiply_p(_pair(c, g), cof))
     return _divided_by_det(numerator, a)
 
 

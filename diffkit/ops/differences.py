@@ -52,7 +52,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     for _ in range(n):
         length = shape_of(x)[axis]
         later, earlier = _along(x, axis, slice(1, None)), _along(x, axis, slice(0, length - 1))
-        x = ew.not_equal(later, earlier) if boolean else later - earlier
+        x = ew.not_equal_p(later, earlier) if boolean else later - earlier
     return x
 
 

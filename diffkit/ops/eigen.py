@@ -59,11 +59,11 @@ def _from_triangle(x, UPLO):
     real = _real_dtype(x)
     if not is_complex(x):   # x M + (x M)^T, M the strict triangle and half the diagonal
         half = _mask(n, -1, real) + 0.5 * np.eye(n, dtype=real)
-        part = ew.multiply(x, half if UPLO == "L" else half.T)
-        return ew.add(part, _T(part))
-    strict = ew.multiply(x, _mask(n, -1, real) if UPLO == "L" else _mask(n, -1, real).T)
-    diagonal = ew.multiply(_real(x), np.eye(n, dtype=real))
-    return ew.add(ew.add(strict, _H(strict)), _cast(diagonal, dtype_of(x)) if
+        part = ew.multiply_p(x, half if UPLO == "L" else half.T)
+        return ew.add_p(part, _T(part))
+    strict = ew.multiply_p(x, _mask(n, -1, real) if UPLO == "L" else _mask(n, -1, real).T)
+    diagonal = ew.multiply_p(_real(x), np.eye(n, dtype=real))
+    return ew.add_p(ew.add_p(strict, _H(strict)), _cast(diagonal, dtype_of(x)) if
                   is_complex(x) else diagonal)
 
 
@@ -72,17 +72,17 @@ def _triangle_adjoint(g, UPLO, dtype):
     triangle of ``g + g^H`` and the real part of ``g``'s diagonal, as ``dtype``."""
     n = shape_of(g)[-1]
     real = _real_dtype(g)
-    both = ew.add(g, _H(g))
+    both = ew.add_p(g, _H(g))
     if not is_complex(g):   # (g + g^T) M on the read triangle, by where, not a product:
         half = _mask(n, -1, real) + 0.5 * np.eye(n, dtype=real)   # it stays 0 when g is NaN
         half = half if UPLO == "L" else half.T
-        out = ew.where(half > 0, ew.multiply(both, half), 0.0)
+        out = ew.where_p(half > 0, ew.multiply_p(both, half), 0.0)
         return out if np.dtype(dtype).kind != "c" else _cast(out, dtype)
     read = np.tril(np.ones((n, n), bool), -1)   # where, not a product: the unread
     read = read if UPLO == "L" else read.T       # triangle stays 0 when g is NaN
-    strict = ew.where(read, both, 0.0)
-    diagonal = ew.where(np.eye(n, dtype=bool), _real(g), 0.0)
-    out = ew.add(strict, _cast(diagonal, dtype_of(g)) if is_complex(g) else diagonal)
+    strict = ew.where_p(read, both, 0.0)
+    diagonal = ew.where_p(np.eye(n, dtype=bool), _real(g), 0.0)
+    out = ew.add_p(strict, _cast(diagonal, dtype_of(g)) if is_complex(g) else diagonal)
     return out if np.dtype(dtype).kind == "c" else _real(out)
 
 
@@ -93,7 +93,7 @@ def _eigh_jvp(primals, tangents, UPLO):
     ta = _from_triangle(_cast(ta, dtype_of(v)), UPLO)
     m = _mm(_H(v), _mm(ta, v))                       # V^H dA V
     dw = _real(ties.rotated_diagonal(m, groups))
-    dv = _mm(v, ew.multiply(ties.inverse_gaps(w, groups), m))
+    dv = _mm(v, ew.multiply_p(ties.inverse_gaps(w, groups), m))
     # at a tie the eigenvectors have no derivative the rule can know (a 0/0 coupling)
     unknown = ties.unknown_at_ties_p(ties.tied_pairs(groups), ta)
     return (w, v), (dw, _nan_where(unknown, dv))
@@ -127,12 +127,12 @@ def _eigh_vjp(cts, out, a, UPLO):
         groups = ties.tie_groups_p(w)
         tied = ties.tied_pairs(groups)
         v_bar = _cast(v_bar, dtype_of(v))
-        inner = ew.multiply(ties.inverse_gaps(w, tied), _mm(_T(v), v_bar))
+        inner = ew.multiply_p(ties.inverse_gaps(w, tied), _mm(_T(v), v_bar))
         g = _mm(_conj(v), _mm(inner, _T(v)))
         g = _nan_where(ties.unknown_at_ties_p(tied, v_bar), g)
     if type(w_bar) is not Zero:
         gw = _conj(eigh_spectral_p(a, w, v, _cast(w_bar, dtype_of(w)), UPLO=UPLO))
-        g = gw if g is None else ew.add(g, gw)
+        g = gw if g is None else ew.add_p(g, gw)
     # the transpose of dA -> V^H T(dA) V, T the Hermitian matrix of the UPLO triangle
     return _triangle_adjoint(g, UPLO, dtype_of(a))
 
@@ -183,7 +183,7 @@ def _eigh_spectral_jvp(primals, tangents, UPLO):
     if type(ta) is not Zero:
         m = _mm(_H(rot), _mm(_from_triangle(_cast(ta, dtype_of(v)), UPLO), rot))
         term = ties.times_nonzero(ties.tie_limits(w, c, groups, m, dc), m)
-        x = term if x is None else ew.add(x, term)
+        x = term if x is None else ew.add_p(x, term)
     return out, _mm(rot, _mm(x, _H(rot)))
 
 
@@ -192,9 +192,9 @@ def _eigh_spectral_vjp_a(ct, out, a, w, v, c, UPLO):
     rot = ties.rotated(v, groups)
     n_bar = _mm(_T(rot), _mm(_cast(ct, dtype_of(v)), _conj(rot)))
     # the tie limits need the tangent of c, which a cotangent does not carry
-    k = ties.tie_limits(w, c, groups, ew.multiply(n_bar, 0.0), None)
-    m_bar = ties.times_nonzero(k, ew.add(n_bar, _H(n_bar)))
-    m_bar = ew.multiply(m_bar, 0.5)
+    k = ties.tie_limits(w, c, groups, ew.multiply_p(n_bar, 0.0), None)
+    m_bar = ties.times_nonzero(k, ew.add_p(n_bar, _H(n_bar)))
+    m_bar = ew.multiply_p(m_bar, 0.5)
     return _triangle_adjoint(_mm(_conj(rot), _mm(m_bar, _T(rot))), UPLO, dtype_of(a))
 
 
@@ -257,10 +257,10 @@ def _eig_jvp(primals, tangents):
     m = solve_p(v, _mm(ta, v))                       # V^-1 dA V
     dw = _diag(m)
     tied = ties.pairwise_ties(w)
-    dv = _mm(v, ew.multiply(ties.inverse_gaps(w, tied), m))
+    dv = _mm(v, ew.multiply_p(ties.inverse_gaps(w, tied), m))
     # keep unit norm and fix the phase: Re(v^H dv) = 0 and Im(v^H dv) = 0 column by column
-    along = _real(rd.sum(ew.multiply(_conj(v), dv), axis=-2))
-    dv = ew.subtract(dv, ew.multiply(v, sh.expand_dims(along, -2)))
+    along = _real(rd.sum(ew.multiply_p(_conj(v), dv), axis=-2))
+    dv = ew.subtract_p(dv, ew.multiply_p(v, sh.expand_dims(along, -2)))
     unknown = ties.unknown_at_ties_p(tied, ta)
     return (w, v), (dw, _nan_where(unknown, dv))
 
@@ -271,15 +271,15 @@ def _eig_vjp(cts, out, a):
     parts = []
     if type(v_bar) is not Zero:
         v_bar = _cast(v_bar, dtype_of(v))
-        along = _real(rd.sum(ew.multiply(v_bar, v), axis=-2))
-        v_bar = ew.subtract(v_bar, ew.multiply(_conj(v), sh.expand_dims(along, -2)))
+        along = _real(rd.sum(ew.multiply_p(v_bar, v), axis=-2))
+        v_bar = ew.subtract_p(v_bar, ew.multiply_p(_conj(v), sh.expand_dims(along, -2)))
         tied = ties.pairwise_ties(w)
-        inner = ew.multiply(ties.inverse_gaps(w, tied), _mm(_T(v), v_bar))
+        inner = ew.multiply_p(ties.inverse_gaps(w, tied), _mm(_T(v), v_bar))
         unknown = ties.unknown_at_ties_p(tied, v_bar)
         parts.append(_nan_where(unknown, inner))
     if type(w_bar) is not Zero:
         parts.append(_diag_embed(_cast(w_bar, dtype_of(v))))
-    inner = parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
+    inner = parts[0] if len(parts) == 1 else ew.add_p(parts[0], parts[1])
     g = solve_p(_T(v), _mm(inner, _T(v)))            # V^-T inner V^T
     return g if is_complex(a) else _real(g)
 

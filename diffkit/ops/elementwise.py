@@ -1,11 +1,14 @@
 """Elementwise primitives: arithmetic, powers, exponentials, trigonometry, comparisons.
 
-Each line pairs NumPy's function with ``t * f'(x)`` written in diffkit operations, so the
-derivative can itself be differentiated and batched.
+Each line pairs NumPy's function with its partial derivatives, written in diffkit
+operations so that the derivative can itself be differentiated and batched
+(``families.elementwise``): ``sin_p, sin = ...`` gives the primitive and the function of
+NumPy's name. Rules call the primitives (``cos_p``); the public functions are for the
+namespaces, which bind their primitives directly.
 
 Complex inputs follow JAX's convention (see ``diffkit.ops.complex``): for the holomorphic
 functions (arithmetic, powers, ``sqrt``, ``exp``, ``log``, trigonometric and hyperbolic
-functions) the same ``t * f'(z)`` is both the JVP and the VJP; ``abs``, ``sign``,
+functions) the same ``f'(z)`` serves the JVP and the VJP; ``abs``, ``sign``,
 ``conj`` and ``angle`` are not holomorphic and have their own rules; a real operand
 combined with a complex one gets a real cotangent.
 """
@@ -18,13 +21,15 @@ from . import complex as cx
 from . import reductions, shape
 from .control import stop_gradient
 from .families import (
-    binary,
     broadcasting_batch,
+    elementwise,
     nondiff_elementwise,
+    public_function,
     real_cotangent,
     sum_tangents,
+    tangent_rule,
     times,
-    unary,
+    zero_safe,
 )
 
 
@@ -39,20 +44,44 @@ def _real(x):
 def _real_part(ct):
     return cx.real_part(ct)
 
+
+_NUMPY = "diffkit.numpy"
+
+
+def _numpy(name, fn, partials, doc):
+    """A differentiable NumPy ufunc: its primitive and its function."""
+    return elementwise(name, fn, partials, doc=doc, module=_NUMPY)
+
+
+def _nondiff(name, fn, argnames, doc):
+    """A NumPy ufunc without derivative: its primitive and its function."""
+    prim = nondiff_elementwise(name, fn)
+    return prim, public_function(prim, name, argnames, doc, _NUMPY)
+
+
 # --- comparisons and other maps with no derivative -------------------------------------
-equal = nondiff_elementwise("equal", np.equal)
-not_equal = nondiff_elementwise("not_equal", np.not_equal)
-less = nondiff_elementwise("less", np.less)
-less_equal = nondiff_elementwise("less_equal", np.less_equal)
-greater = nondiff_elementwise("greater", np.greater)
-greater_equal = nondiff_elementwise("greater_equal", np.greater_equal)
+equal_p, equal = _nondiff("equal", np.equal, ("x", "y"), "``x == y`` (no derivative).")
+not_equal_p, not_equal = _nondiff("not_equal", np.not_equal, ("x", "y"),
+                                  "``x != y`` (no derivative).")
+less_p, less = _nondiff("less", np.less, ("x", "y"), "``x < y`` (no derivative).")
+less_equal_p, less_equal = _nondiff("less_equal", np.less_equal, ("x", "y"),
+                                    "``x <= y`` (no derivative).")
+greater_p, greater = _nondiff("greater", np.greater, ("x", "y"),
+                              "``x > y`` (no derivative).")
+greater_equal_p, greater_equal = _nondiff("greater_equal", np.greater_equal, ("x", "y"),
+                                          "``x >= y`` (no derivative).")
 sign_p = nondiff_elementwise("sign", np.sign)
-isfinite = nondiff_elementwise("isfinite", np.isfinite)
-isnan = nondiff_elementwise("isnan", np.isnan)
-isinf = nondiff_elementwise("isinf", np.isinf)
-logical_not = nondiff_elementwise("logical_not", np.logical_not)
-logical_and = nondiff_elementwise("logical_and", np.logical_and)
-logical_or = nondiff_elementwise("logical_or", np.logical_or)
+isfinite_p, isfinite = _nondiff("isfinite", np.isfinite, ("x",),
+                                "Whether ``x`` is finite (no derivative).")
+isnan_p, isnan = _nondiff("isnan", np.isnan, ("x",), "Whether ``x`` is NaN (no derivative).")
+isinf_p, isinf = _nondiff("isinf", np.isinf, ("x",),
+                          "Whether ``x`` is infinite (no derivative).")
+logical_not_p, logical_not = _nondiff("logical_not", np.logical_not, ("x",),
+                                      "Logical not (no derivative).")
+logical_and_p, logical_and = _nondiff("logical_and", np.logical_and, ("x", "y"),
+                                      "Logical and (no derivative).")
+logical_or_p, logical_or = _nondiff("logical_or", np.logical_or, ("x", "y"),
+                                    "Logical or (no derivative).")
 
 
 def _zero_factor_nan(product, *factors):
@@ -64,57 +93,57 @@ def _zero_factor_nan(product, *factors):
 
 # Where a derivative product is NaN because one of its factors is 0 (0 x inf, 0 x nan): the
 # entries the 0 x inf rule (families.zero_safe) sets to 0.
-zero_factor_nan = nondiff_elementwise("zero_factor_nan", _zero_factor_nan)
+zero_factor_nan_p = nondiff_elementwise("zero_factor_nan", _zero_factor_nan)
+
+
+def zero_factor_nan(product, *factors):
+    """Where ``product`` is NaN and one of ``factors`` is 0 (no derivative)."""
+    return zero_factor_nan_p(product, *factors)
+
 
 # --- arithmetic ------------------------------------------------------------------------
-add = binary("add", np.add,
-             lambda t, x, y, out: t,
-             lambda t, x, y, out: t,
-    reads=((), ()))
-subtract = binary("subtract", np.subtract,
-                  lambda t, x, y, out: t,
-                  lambda t, x, y, out: negative(t),
-    reads=((), ()))
-multiply = binary("multiply", np.multiply,
-                  lambda t, x, y, out: times(t, y),
-                  lambda t, x, y, out: times(t, x),
-    reads=(("y",), ("x",)), products=False)   # times: the 0 x inf rule with a cheap check
-divide = binary("divide", np.true_divide,
-                lambda t, x, y, out: t / y,
-                lambda t, x, y, out: negative(t * out / y),
-    reads=(("y",), ("y", "out")))
-negative = unary("negative", np.negative, lambda t, x, out: negative(t), reads=())
+add_p, add = _numpy("add", np.add, {"x": 1, "y": 1}, "``x + y``, elementwise.")
+subtract_p, subtract = _numpy("subtract", np.subtract, {"x": 1, "y": -1},
+                              "``x - y``, elementwise.")
+multiply_p, multiply = _numpy("multiply", np.multiply, {"x": "y", "y": "x"},
+                              "``x * y``, elementwise.")
+divide_p, divide = _numpy("divide", np.true_divide,
+                          {"x": lambda y: 1 / y, "y": lambda y, out: negative_p(out / y)},
+                          "``x / y``, elementwise.")
+negative_p, negative = _numpy("negative", np.negative, {"x": -1}, "``-x``, elementwise.")
 
 
-def _power_base(t, x, y, out):
+def _power_base(x, y, out):
     # y * x**(y-1), kept at 0 for y == 0 where x**(-1) would be inf at x == 0.
     if isinstance(y, (int, float)):
-        return t * (y * power(x, y - 1)) if y != 0 else t * 0.0
+        return y * power(x, y - 1) if y != 0 else 0.0
     # Guard only x == y == 0: elsewhere keep y * x**(y-1) so its derivative in y survives.
     # Where x <= 0 (complex: x == 0) the partial in y is 0 (_power_exponent), and so is its
     # derivative in x; the factor y is held constant there so that the mixed second
     # derivative is 0 in both orders (x**(y-1) has no y-derivative there either).
-    both_zero = logical_and(equal(x, 0), equal(y, 0))
-    has_log = not_equal(x, 0) if _is_complex(out) else greater(x, 0)
-    factor = where(has_log, y, stop_gradient(y))
-    return t * where(both_zero, 0.0, factor * power(where(both_zero, 1.0, x), y - 1))
+    both_zero = logical_and_p(equal_p(x, 0), equal_p(y, 0))
+    has_log = not_equal_p(x, 0) if _is_complex(out) else greater_p(x, 0)
+    factor = where_p(has_log, y, stop_gradient(y))
+    return where_p(both_zero, 0.0, factor * power(where_p(both_zero, 1.0, x), y - 1))
 
 
-def _power_exponent(t, x, y, out):
+def _power_exponent(x, out):
     # x**y * log(x); log only of positive bases, so 0**y (y > 0) gets the right 0.
     if isinstance(x, (int, float, complex)):  # a weak Python scalar takes the output's dtype
         x = np.asarray(x, dtype=dtype_of(out))  # (2.0 ** y with y float32 stays float32)
     if _is_complex(out):  # complex logarithm of any nonzero base (principal branch)
-        nonzero = not_equal(x, 0)
-        base = where(nonzero, x, 1.0)
+        nonzero = not_equal_p(x, 0)
+        base = where_p(nonzero, x, 1.0)
         if not _is_complex(base):
             base = astype(base, dtype_of(out))
-        return t * where(nonzero, out * log(base), 0.0)
-    positive = greater(x, 0)
-    return t * where(positive, out * log(where(positive, x, 1.0)), 0.0)
+        return where_p(nonzero, out * log_p(base), 0.0)
+    positive = greater_p(x, 0)
+    return where_p(positive, out * log_p(where_p(positive, x, 1.0)), 0.0)
 
 
-power_p = binary("power", np.power, _power_base, _power_exponent)
+# (its public function is ``power`` below, which picks scalar_power_p for a constant exponent)
+power_p, _power = _numpy("power", np.power, {"x": _power_base, "y": _power_exponent},
+                    "``x ** y``, elementwise.")
 
 
 def _scalar_power_derivative(t, x, exponent):
@@ -142,26 +171,28 @@ def power(x, y):
     if isinstance(y, (int, float, np.integer, np.floating)) and not isinstance(y, bool):
         return scalar_power_p(x, exponent=y)  # a NumPy scalar keeps its dtype (NEP 50)
     return power_p(x, y)
-square = unary("square", np.square, lambda t, x, out: t * (2 * x), reads=("x",))
+
+
+square_p, square = _numpy("square", np.square, {"x": lambda x: 2 * x}, "``x ** 2``.")
 # sqrt'(0) is +inf; a zero tangent or cotangent still gives 0 there (the 0 x inf rule), so
 # the Jacobian at 0 is the same from jacfwd and jacrev, and where(x > 0, sqrt(x), 0) is
 # NaN-free.
 
 
-def _sqrt_derivative(t, x, out):
+def _sqrt_slope(out):
     if _is_complex(out):
         # At z = 0 the complex derivative is infinite in a direction that depends on the
         # direction of approach: undefined, NaN in every real coordinate and both engines
         # (IEEE's 1 / 0j would be inf + nan j, whose NaN the engines place differently).
-        zero = equal(out, 0)
-        out = where(zero, np.nan, out)
-        return t / (2 * out)
+        return 0.5 / where_p(equal_p(out, 0), np.nan, out)
     # + 0.0 turns sqrt(-0.0) = -0.0 into +0.0: sqrt'(-0.0) is +inf, as at +0.0.
-    return t / (2 * out + 0.0)
+    return 0.5 / (out + 0.0)
 
 
-sqrt = unary("sqrt", np.sqrt, _sqrt_derivative, reads=("out",))
-conj = unary("conj", np.conj, lambda t, x, out: conj(t), reads=())  # linear; its own transpose
+sqrt_p, sqrt = _numpy("sqrt", np.sqrt, {"x": _sqrt_slope}, "The non-negative square root.")
+# conj is linear and its own transpose: the conjugate of the tangent, not a product
+conj_p, conj = _numpy("conj", np.conj, {"x": tangent_rule(lambda t: conj_p(t))},
+                      "The complex conjugate.")
 
 # abs and sign of a complex z are not holomorphic. With u = z / |z| (0 at z = 0):
 # d|z| = Re(conj(u) t), whose transpose is w -> Re(w) conj(u); sign(z) = z / |z| is composed
@@ -170,24 +201,27 @@ conj = unary("conj", np.conj, lambda t, x, out: conj(t), reads=())  # linear; it
 
 def _complex_sign(z):
     """``z / |z|``, and 0 where ``z == 0``: NumPy's ``sign`` of complex numbers."""
-    size = abs(z)
-    zero = equal(size, 0)
-    return where(zero, 0.0, z / where(zero, 1.0, size))
+    size = abs_p(z)
+    zero = equal_p(size, 0)
+    return where_p(zero, 0.0, z / where_p(zero, 1.0, size))
 
 
-def _abs_tangent(t, x, out):
+def _abs_tangent(t, x):
     if _is_complex(x):
-        return _real(conj(_complex_sign(x)) * t)
+        return _real(conj_p(_complex_sign(x)) * t)
     return t * sign_p(x)
 
 
-def _abs_cotangent(ct, x, out):
+def _abs_cotangent(ct, x):
     if _is_complex(x):
-        return _real_part(ct) * conj(_complex_sign(x))
+        return _real_part(ct) * conj_p(_complex_sign(x))
     return ct * sign_p(x)
 
 
-abs = unary("abs", np.abs, _abs_tangent, reads=("x",), transpose=_abs_cotangent)  # noqa: A001
+# (the 0 x inf rule applies to these products too: zero_safe)
+abs_p, abs = _numpy(  # noqa: A001
+    "abs", np.abs, {"x": tangent_rule(zero_safe(_abs_tangent), zero_safe(_abs_cotangent))},
+    "The absolute value (the modulus of a complex number).")
 
 
 def sign(x):
@@ -197,28 +231,34 @@ def sign(x):
     return _complex_sign(x) if _is_complex(x) else sign_p(x)
 
 # --- exponentials and logarithms -------------------------------------------------------
-exp = unary("exp", np.exp, lambda t, x, out: t * out, reads=("out",))
-def _log_derivative(t, x, out):
+exp_p, exp = _numpy("exp", np.exp, {"x": lambda out: out}, "The exponential.")
+
+
+def _log_slope(x):
     if _is_complex(x):
         # At z = 0 the complex derivative 1 / z is infinite in a direction that depends on the
         # approach: NaN in every real coordinate and both engines, as for complex sqrt.
-        return t / where(equal(x, 0), np.nan, x)
+        return 1 / where_p(equal_p(x, 0), np.nan, x)
     # + 0.0: log'(-0.0) is +inf, as at +0.0 (log(-0.0) == log(0.0) == -inf); 1 / -0.0 is -inf.
-    return t / (x + 0.0)
+    return 1 / (x + 0.0)
 
 
-log = unary("log", np.log, _log_derivative, reads=("x",))
-log1p = unary("log1p", np.log1p, lambda t, x, out: t / (1 + x), reads=("x",))
-expm1 = unary("expm1", np.expm1, lambda t, x, out: t * (out + 1), reads=("out",))
+log_p, log = _numpy("log", np.log, {"x": _log_slope}, "The natural logarithm.")
+log1p_p, log1p = _numpy("log1p", np.log1p, {"x": lambda x: 1 / (1 + x)},
+                        "``log(1 + x)``, accurate for small ``x``.")
+expm1_p, expm1 = _numpy("expm1", np.expm1, {"x": lambda out: out + 1},
+                        "``exp(x) - 1``, accurate for small ``x``.")
 
 # --- trigonometric and hyperbolic ------------------------------------------------------
-sin = unary("sin", np.sin, lambda t, x, out: t * cos(x), reads=("x",))
-cos = unary("cos", np.cos, lambda t, x, out: negative(t * sin(x)), reads=("x",))
-tan = unary("tan", np.tan, lambda t, x, out: t * (1 + square(out)), reads=("out",))
-arctan = unary("arctan", np.arctan, lambda t, x, out: t / (1 + square(x)), reads=("x",))
-sinh = unary("sinh", np.sinh, lambda t, x, out: t * cosh(x), reads=("x",))
-cosh = unary("cosh", np.cosh, lambda t, x, out: t * sinh(x), reads=("x",))
-tanh = unary("tanh", np.tanh, lambda t, x, out: t * (1 - square(out)), reads=("out",))
+sin_p, sin = _numpy("sin", np.sin, {"x": lambda x: cos_p(x)}, "The sine.")
+cos_p, cos = _numpy("cos", np.cos, {"x": lambda x: negative_p(sin_p(x))}, "The cosine.")
+tan_p, tan = _numpy("tan", np.tan, {"x": lambda out: 1 + square_p(out)}, "The tangent.")
+arctan_p, arctan = _numpy("arctan", np.arctan, {"x": lambda x: 1 / (1 + square_p(x))},
+                          "The inverse tangent.")
+sinh_p, sinh = _numpy("sinh", np.sinh, {"x": lambda x: cosh_p(x)}, "The hyperbolic sine.")
+cosh_p, cosh = _numpy("cosh", np.cosh, {"x": lambda x: sinh_p(x)}, "The hyperbolic cosine.")
+tanh_p, tanh = _numpy("tanh", np.tanh, {"x": lambda out: 1 - square_p(out)},
+                      "The hyperbolic tangent.")
 
 # --- selections ------------------------------------------------------------------------
 # maximum/minimum split the derivative equally between tied arguments, so that
@@ -227,44 +267,51 @@ tanh = unary("tanh", np.tanh, lambda t, x, out: t * (1 - square(out)), reads=("o
 
 def _share(t, wins, ties):
     """``t`` where this argument wins, half of it at a tie, 0 where it loses."""
-    return where(wins, t, where(ties, 0.5 * t, 0.0))
+    return where_p(wins, t, where_p(ties, 0.5 * t, 0.0))
 
 
-maximum = binary("maximum", np.maximum,
-                 lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)),
-                 lambda t, x, y, out: _share(t, less(x, y), equal(x, y)),
-    reads=(("x", "y"), ("x", "y")), products=False)
-minimum = binary("minimum", np.minimum,
-                 lambda t, x, y, out: _share(t, less(x, y), equal(x, y)),
-                 lambda t, x, y, out: _share(t, greater(x, y), equal(x, y)),
-    reads=(("x", "y"), ("x", "y")), products=False)
+maximum_p, maximum = _numpy(
+    "maximum", np.maximum,
+    {"x": tangent_rule(lambda t, x, y: _share(t, greater_p(x, y), equal_p(x, y))),
+     "y": tangent_rule(lambda t, x, y: _share(t, less_p(x, y), equal_p(x, y)))},
+    "The larger of ``x`` and ``y``, elementwise.")
+minimum_p, minimum = _numpy(
+    "minimum", np.minimum,
+    {"x": tangent_rule(lambda t, x, y: _share(t, less_p(x, y), equal_p(x, y))),
+     "y": tangent_rule(lambda t, x, y: _share(t, greater_p(x, y), equal_p(x, y)))},
+    "The smaller of ``x`` and ``y``, elementwise.")
 
 
 def _where_jvp(primals, tangents):
     condition, x, y = primals
     _, tx, ty = tangents
-    out = where(condition, x, y)
-    t = where(condition, 0.0 if type(tx) is Zero else tx, 0.0 if type(ty) is Zero else ty)
+    out = where_p(condition, x, y)
+    t = where_p(condition, 0.0 if type(tx) is Zero else tx, 0.0 if type(ty) is Zero else ty)
     if shape_of(t) != shape_of(out):
         t = shape.broadcast_to(t, shape_of(out))
     return out, t
 
 
-where = Primitive(
+where_p = Primitive(
     "where", np.where, _where_jvp,
     (None,
      lambda ct, out, c, x, y: reductions.unbroadcast(
-         real_cotangent(where(c, ct, 0.0), x), shape_of(x)),
+         real_cotangent(where_p(c, ct, 0.0), x), shape_of(x)),
      lambda ct, out, c, x, y: reductions.unbroadcast(
-         real_cotangent(where(c, 0.0, ct), y), shape_of(y))),
+         real_cotangent(where_p(c, 0.0, ct), y), shape_of(y))),
     vjp_ignores=(1, 2, "out"))
-where.batch = broadcasting_batch(where)
+where_p.batch = broadcasting_batch(where_p)
+
+
+def where(condition, x, y):
+    """``x`` where ``condition`` holds, else ``y``; the derivative follows the choice."""
+    return where_p(condition, x, y)
 
 
 def _clip_jvp(primals, tangents):
     x, low, high = primals
     tx, tlow, thigh = tangents
-    out = clip(x, low, high)
+    out = clip_p(x, low, high)
     parts = [_clip_part(i, t, x, low, high)
              for i, t in enumerate(tangents) if type(t) is not Zero]
     return out, sum_tangents(parts, out)
@@ -274,13 +321,13 @@ def _clip_part(argnum, t, x, low, high):
     """``t`` times the derivative of clip = min(max(x, low), high) in argument ``argnum``.
     At a bound the derivative goes to ``x`` (the output equals ``x`` there), none to the
     bound; when ``low > high`` the output is ``high``, as in NumPy."""
-    above = greater(maximum(x, low), high)
+    above = greater_p(maximum_p(x, low), high)
     if argnum == 2:
-        return where(above, t, 0.0)
-    inside = greater_equal(x, low)
-    chosen = logical_and(inside, logical_not(above)) if argnum == 0 else \
-        logical_and(logical_not(inside), logical_not(above))
-    return where(chosen, t, 0.0)
+        return where_p(above, t, 0.0)
+    inside = greater_equal_p(x, low)
+    chosen = logical_and_p(inside, logical_not_p(above)) if argnum == 0 else \
+        logical_and_p(logical_not_p(inside), logical_not_p(above))
+    return where_p(chosen, t, 0.0)
 
 
 def _clip_vjp(argnum):
@@ -295,9 +342,14 @@ def _clip_impl(x, low, high):
     return np.minimum(np.maximum(x, low), high)
 
 
-clip = Primitive("clip", _clip_impl, _clip_jvp, tuple(_clip_vjp(i) for i in range(3)),
-                 vjp_ignores=("out",))
-clip.batch = broadcasting_batch(clip)
+clip_p = Primitive("clip", _clip_impl, _clip_jvp, tuple(_clip_vjp(i) for i in range(3)),
+                   vjp_ignores=("out",))
+clip_p.batch = broadcasting_batch(clip_p)
+
+
+def clip(x, low, high):
+    """``x`` limited to ``[low, high]``; at a bound the derivative goes to ``x``."""
+    return clip_p(x, low, high)
 
 
 # --- dtype conversion ------------------------------------------------------------------

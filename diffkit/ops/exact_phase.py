@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .families import unary
+from .families import elementwise
 
 __all__ = []
 
@@ -58,9 +58,11 @@ def _cos_impl(x):
 
 
 # d/dx sin(pi x^2 / 2) = pi x cos(pi x^2 / 2), and d/dx cos(...) = -pi x sin(...).
-sin_half_pi_square_p = unary("sin_half_pi_square", _sin_impl,
-                             lambda t, x, out: t * (math.pi * x * cos_half_pi_square_p(x)),
-                             reads=("x",))
-cos_half_pi_square_p = unary("cos_half_pi_square", _cos_impl,
-                             lambda t, x, out: t * (-math.pi * x * sin_half_pi_square_p(x)),
-                             reads=("x",))
+sin_half_pi_square_p, sin_half_pi_square = elementwise(
+    "sin_half_pi_square", _sin_impl,
+    {"x": lambda x: math.pi * x * cos_half_pi_square_p(x)},
+    doc="``sin(pi x**2 / 2)``, exact for large ``x``.", module=__name__)
+cos_half_pi_square_p, cos_half_pi_square = elementwise(
+    "cos_half_pi_square", _cos_impl,
+    {"x": lambda x: -math.pi * x * sin_half_pi_square_p(x)},
+    doc="``cos(pi x**2 / 2)``, exact for large ``x``.", module=__name__)

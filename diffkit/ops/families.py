@@ -1,30 +1,48 @@
-"""Family helpers: most primitives are one formula handed to one of these.
+"""Family helpers: the elementwise builder and the pieces shared by hand-written rules.
 
-- ``unary``: an elementwise function and ``tangent * f'(x)``.
-- ``binary``: a broadcasting function of two arrays and its two partials.
-- ``nondiff_elementwise``: comparisons and other piecewise-constant maps.
+``elementwise(name, fn, partials, doc=..., module=...)`` makes an elementwise, broadcasting
+primitive and its public function, ``(name_p, name)``, from one partial derivative per
+argument, keyed by the argument's name:
 
-For an elementwise map the Jacobian is diagonal, so one formula, "multiply by the local
-derivative", serves as the JVP (applied to a tangent) and the VJP (applied to a cotangent,
-then summed back over broadcast axes by ``unbroadcast``).
+- a function whose parameter names say what it reads (arguments, ``out``, static
+  parameters), returning ``d out / d arg`` in diffkit operations: ``lambda x: cos_p(x)``;
+- a number (a constant partial: ``{"x": 1, "y": -1}`` is ``subtract``), or the name of an
+  argument (``{"x": "y", "y": "x"}`` is ``multiply``);
+- ``ZERO`` (derivative 0 everywhere), ``no_derivative(why)`` (none: an integer order; an
+  integer value has a zero tangent, a float one raises ``NoRuleError``);
+- ``tangent_rule(jvp, vjp)``: a rule that is not a product with the tangent (a ``where``
+  selecting it, or a non-holomorphic function whose VJP is not its JVP).
+
+For an elementwise map the Jacobian is diagonal, so one partial serves both engines: the
+JVP multiplies it with the tangent, the VJP with the cotangent, then sums over broadcast
+axes (``unbroadcast``). Every product follows the 0 x inf rule (``times``: a zero factor
+gives 0, in both engines). Which values each partial reads is worked out once, when the
+primitive is built: the rules call the partials positionally, and the reverse engine keeps
+on its tape only what some partial reads (``vjp_reads``, ``vjp_ignores``).
+``nondiff_elementwise`` makes comparisons and other piecewise-constant maps.
 
 Complex numbers follow JAX's convention: a cotangent ``w`` stands for the real-linear
 functional ``t -> Re(w t)`` (a bilinear pairing, no conjugation), so the VJP is the plain
 transpose of the JVP. For a holomorphic ``f`` both are multiplication by ``f'(z)`` and the
-same formula serves; a non-holomorphic function (``abs`` of a complex number) gives its
-VJP separately (``transpose=``). The cotangent of a real value is real: where a real
+same partial serves; a non-holomorphic function (``abs`` of a complex number) gives its
+VJP separately (``tangent_rule``). The cotangent of a real value is real: where a real
 operand meets a complex one (``x * 1j``), its cotangent keeps only the real part
 (``real_cotangent``).
 """
+
+import functools
+import inspect
 
 import numpy as np
 
 from ..core.concrete import concrete_test
 from ..core.primitive import Primitive
-from ..core.trace import PrimalTracer, Tracer
-from ..core.zeros import Zero, dtype_of, shape_of
+from ..core.trace import PrimalTracer, Tracer, bind
+from ..core.zeros import Zero, dtype_of, shape_of, tangent_dtype
+from ..errors import NoRuleError
 from . import complex as cx
-from . import elementwise, reductions, shape
+from . import elementwise as ew
+from . import reductions, shape
 
 
 def real_cotangent(ct, x):
@@ -91,6 +109,7 @@ def zero_safe(derivative):
     partial itself is evaluated only when the tangent has non-finite entries (as the rule
     applied to a unit tangent there)."""
 
+    @functools.wraps(derivative)   # keeps its parameters' names (what it reads)
     def safe(t, *args):
         result = derivative(t, *args)
         kind = type(result)
@@ -100,11 +119,11 @@ def zero_safe(derivative):
         elif not holds_nan(result):
             return result
         if holds_nonfinite(t):
-            unit = elementwise.where(elementwise.isfinite(t), t, 1.0)
-            zero = elementwise.zero_factor_nan(result, t, derivative(unit, *args))
+            unit = ew.where_p(ew.isfinite_p(t), t, 1.0)
+            zero = ew.zero_factor_nan(result, t, derivative(unit, *args))
         else:
-            zero = elementwise.zero_factor_nan(result, t)
-        return elementwise.where(zero, 0.0, result)
+            zero = ew.zero_factor_nan(result, t)
+        return ew.where_p(zero, 0.0, result)
 
     return safe
 
@@ -134,7 +153,22 @@ def _finite_and_nonzero(partial, t):
     return bool(np.isfinite(partial).all() and partial.all())
 
 
-_times = zero_safe(lambda t, partial: t * partial)
+def _times(t, partial):
+    """``t * partial`` checked for the 0 x inf rule (``zero_safe`` written out for one
+    product: one call fewer on every derivative product)."""
+    result = t * partial
+    kind = type(result)
+    if kind is np.float64 or kind is float:  # the scalar chain's hot case
+        if result == result:
+            return result
+    elif not holds_nan(result):
+        return result
+    if holds_nonfinite(t):
+        unit = ew.where_p(ew.isfinite_p(t), t, 1.0)
+        zero = ew.zero_factor_nan(result, t, unit * partial)
+    else:
+        zero = ew.zero_factor_nan(result, t)
+    return ew.where_p(zero, 0.0, result)
 
 
 def _concrete(x):
@@ -178,86 +212,308 @@ def holds_nonfinite(x):
     return x.dtype.kind in "fc" and not np.isfinite(x).all()
 
 
-def unary(name, impl, derivative, reads=("x", "out"), transpose=None, products=True,
-          singular=None):
-    """An elementwise primitive from ``derivative(t, x, out) = t * f'(x)``; ``reads`` says
-    which of ``x`` and ``out`` the formula uses (the reverse engine keeps only those).
-
-    ``transpose(ct, x, out)``, when given, is the VJP (for a function that is not
-    holomorphic on complex inputs, whose JVP and VJP differ); by default the VJP is
-    ``derivative`` applied to the cotangent. Both follow the 0 x inf rule (``zero_safe``)
-    unless the formula reads neither ``x`` nor ``out`` (a constant partial) or
-    ``products=False`` (it only selects or shares ``t``, as a ``where`` does).
-    ``singular`` is accepted and ignored: every product rule follows the 0 x inf rule."""
-    if products and reads:
-        derivative = zero_safe(derivative)
-        transpose = transpose and zero_safe(transpose)
-    ignores = tuple(i for i, v in ((0, "x"), ("out", "out")) if v not in reads)
-    prim = Primitive(name, impl, vjp_ignores=ignores)
-    pullback = derivative if transpose is None else transpose
-
-    def jvp(primals, tangents):
-        (x,) = primals
-        out = prim(x)
-        return out, derivative(tangents[0], x, out)
-
-    def vjp(cotangent, out, x):
-        return pullback(cotangent, x, out)
-
-    prim.jvp = jvp
-    prim.vjp = (vjp,)
-    prim.batch = lambda axis_size, values, batch_axes: (prim(values[0]), batch_axes[0])
-    return prim
-
-
-_EVERYTHING = ("x", "y", "out")
-
-
-def binary(name, impl, first, second, reads=(_EVERYTHING, _EVERYTHING), products=True,
-           singular=None):
-    """A broadcasting primitive of two arrays from its partials applied to a tangent:
-    ``first(t, x, y, out) = t * d out/dx`` and ``second(t, x, y, out) = t * d out/dy``;
-    ``reads`` says which of ``x``, ``y`` and ``out`` each partial uses. Each partial that
-    reads something follows the 0 x inf rule (``zero_safe``) unless ``products=False``;
-    ``singular`` is accepted and ignored."""
-    if products:
-        first, second = (zero_safe(p) if r else p for p, r in zip((first, second), reads))
-    names = {"x": 0, "y": 1, "out": "out"}
-    per_argument = tuple(frozenset(names[v] for v in r) for r in reads)
-    ignores = set(names.values()) - per_argument[0] - per_argument[1]
-    prim = Primitive(name, impl, vjp_ignores=ignores, vjp_reads=per_argument)
-
-    def jvp(primals, tangents):
-        x, y = primals
-        tx, ty = tangents
-        out = prim(x, y)
-        if type(tx) is Zero:
-            t = second(ty, x, y, out)
-        elif type(ty) is Zero:
-            t = first(tx, x, y, out)
-        else:
-            t = first(tx, x, y, out) + second(ty, x, y, out)
-        out_shape = shape_of(out)
-        if shape_of(t) != out_shape:
-            t = shape.broadcast_to(t, out_shape)
-        return out, t
-
-    def vjp_first(cotangent, out, x, y):
-        return reductions.unbroadcast(real_cotangent(first(cotangent, x, y, out), x),
-                                      shape_of(x))
-
-    def vjp_second(cotangent, out, x, y):
-        return reductions.unbroadcast(real_cotangent(second(cotangent, x, y, out), y),
-                                      shape_of(y))
-
-    prim.jvp = jvp
-    prim.vjp = (vjp_first, vjp_second)
-    prim.batch = broadcasting_batch(prim)
-    return prim
-
-
 def nondiff_elementwise(name, impl):
     """A piecewise-constant elementwise primitive (comparisons, sign): no derivative."""
     prim = Primitive(name, impl, nondiff=True)
     prim.batch = broadcasting_batch(prim)
     return prim
+
+
+# --- the elementwise builder -----------------------------------------------------------
+
+
+class _ZeroPartial:
+    """The partial derivative 0 everywhere: the argument's tangent is dropped and its
+    cotangent is zero."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "ZERO"
+
+
+ZERO = _ZeroPartial()
+
+
+class no_derivative:
+    """An argument without a derivative (an integer order): an integer value has a zero
+    tangent; differentiating with respect to a float value raises ``NoRuleError``, saying
+    ``why``."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why):
+        self.why = why
+
+
+class tangent_rule:
+    """A rule that is not a product with the tangent: ``jvp(t, ...)`` is the tangent of the
+    output given the argument's tangent ``t`` (a ``where`` selecting it, say), and
+    ``vjp(ct, ...)`` the argument's cotangent before it is summed over broadcast axes
+    (``jvp`` itself when omitted; a non-holomorphic function gives its own). The
+    parameters after the first name what each reads, as for a partial."""
+
+    __slots__ = ("jvp", "vjp")
+
+    def __init__(self, jvp, vjp=None):
+        self.jvp = jvp
+        self.vjp = jvp if vjp is None else vjp
+
+
+_FLOATS = (float, np.float64)
+
+
+def _reads(fn, names, skip=0):
+    """The positions (in ``names``) of the values ``fn``'s parameters name, in order."""
+    params = list(inspect.signature(fn).parameters)[skip:]
+    unknown = [p for p in params if p not in names]
+    if unknown:
+        raise TypeError(f"a partial reads {unknown}, which is not among {list(names)}")
+    return tuple(names.index(p) for p in params)
+
+
+def _product(partial, positions):
+    """``part(t, values)``: the tangent ``t`` times the partial derivative under the 0 x inf
+    rule (``times``). ``partial`` is evaluated on the ``values`` at ``positions``, or is
+    None for the value at the one position itself (``multiply``'s partials).
+
+    Inline fast paths: a finite nonzero float partial times a float tangent (the scalar
+    chain) is multiplied at once, as no zero factor can meet an infinity there; a partial
+    array as large as the tangent is checked through the product (``times`` would find that
+    too, two calls later)."""
+    k, m = (positions + (None, None))[:2]
+    how = 0 if partial is None else {1: 1, 2: 2}.get(len(positions), 3)
+
+    def part(t, values):
+        if how == 1:
+            p = partial(values[k])
+        elif how == 0:
+            p = values[k]
+        elif how == 2:
+            p = partial(values[k], values[m])
+        else:
+            p = partial(*[values[j] for j in positions])
+        kind = type(p)
+        if kind in _FLOATS:
+            if type(t) in _FLOATS and p != 0 and p - p == 0:
+                return t * p
+        elif kind is np.ndarray and type(t) is np.ndarray and 4 * p.size > t.size:
+            return _times(t, p)
+        return times(t, p)
+    return part
+
+
+def _selection(rule, positions):
+    def part(t, values):
+        return rule(t, *[values[k] for k in positions])
+    return part
+
+
+def _constant(c):
+    if c == 1:
+        return lambda t, values: t
+    if c == -1:
+        return lambda t, values: ew.negative_p(t)
+    return lambda t, values: times(t, c)
+
+
+def _no_rule_error(where, argname, why):
+    return NoRuleError(
+        f"{where} has no derivative with respect to its argument {argname!r} ({why}). "
+        f"Differentiate with respect to the other arguments only and hold {argname!r} "
+        f"fixed: pass it as a constant, or as dk.stop_gradient({argname}) when it is "
+        "computed from differentiated values.")
+
+
+def _fixed(i, where, argname, why):
+    """The part of an argument without derivative: none for an integer value."""
+    def part(t, values):
+        if dtype_of(values[i]).kind not in "fc":
+            return None
+        raise _no_rule_error(where, argname, why)
+    return part
+
+
+def _parts(partials, names, where):
+    """For each argument: ``(jvp part, vjp part, positions read by the vjp)``; a part is
+    ``part(t, values)`` with ``values = (*arguments, out, *parameters)``, or None for an
+    argument whose derivative is 0."""
+    made = []
+    for i, (argname, partial) in enumerate(partials.items()):
+        if partial is ZERO or (isinstance(partial, (int, float)) and partial == 0):
+            made.append((None, None, ()))
+        elif isinstance(partial, no_derivative):
+            part = _fixed(i, where, argname, partial.why)
+            made.append((part, part, ()))
+        elif isinstance(partial, bool) or not isinstance(partial, (int, float, str,
+                                                                 tangent_rule)) \
+                and not callable(partial):
+            raise TypeError(f"{where}: the partial of {argname!r} is {partial!r}, not a "
+                            "function, a number, an argument's name, ZERO, no_derivative "
+                            "or tangent_rule")
+        elif isinstance(partial, (int, float)):
+            part = _constant(partial)
+            made.append((part, part, ()))
+        elif isinstance(partial, str):
+            k = names.index(partial)
+            part = _product(None, (k,))
+            made.append((part, part, (k,)))
+        elif isinstance(partial, tangent_rule):
+            forward = _reads(partial.jvp, names, skip=1)
+            backward = _reads(partial.vjp, names, skip=1)
+            made.append((_selection(partial.jvp, forward), _selection(partial.vjp, backward),
+                         backward))
+        else:
+            positions = _reads(partial, names)
+            part = _product(partial, positions)
+            made.append((part, part, positions))
+    return made
+
+
+def _vjp_rule(i, part, params, unary):
+    """The reverse rule of argument ``i``: its part applied to the cotangent, as the
+    cotangent of a real argument when it is real, summed over the axes broadcasting
+    added. (The cotangent of a unary function's argument has its shape, and a real
+    argument has a real result: the part is the rule.)"""
+    if unary and not params:
+        def rule(ct, out, x):
+            return part(ct, (x, out))
+        return rule
+    if params:
+        def rule(ct, out, *primals, **kwargs):
+            x = primals[i]
+            c = part(ct, (*primals, out, *[kwargs[p] for p in params]))
+            return _cotangent_of(c, x)
+        return rule
+
+    def rule(ct, out, *primals):
+        x = primals[i]
+        c = part(ct, (*primals, out))
+        kind = type(c)
+        if kind in _FLOATS and type(x) in _FLOATS:
+            return c   # scalars: nothing to sum, nothing complex
+        if kind is np.ndarray and type(x) is np.ndarray and c.shape == x.shape \
+                and c.dtype.kind == x.dtype.kind:
+            return c   # nothing to sum, and complex only for a complex argument
+        return _cotangent_of(c, x)
+    return rule
+
+
+def _cotangent_of(c, x):
+    if c is None:
+        return None
+    c = real_cotangent(c, x)
+    x_shape = shape_of(x)
+    return c if shape_of(c) == x_shape else reductions.unbroadcast(c, x_shape)
+
+
+def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepare=None):
+    """An elementwise, broadcasting primitive and its public function:
+    ``(name_p, name) = elementwise(name, fn, {"x": partial, ...}, doc=..., module=...)``.
+
+    ``fn`` computes the value (``impl`` instead, when given, is the primitive's
+    implementation). ``partials`` maps each argument, in order (they are the public
+    function's parameters), to its partial derivative ``d out / d arg``:
+
+    - a function whose parameter names say what it reads (arguments, ``out``, static
+      ``params``), written with diffkit operations: ``lambda x: cos(x)``;
+    - a number (a constant partial), or an argument's name (``multiply``: the other one);
+    - ``ZERO`` (0 everywhere), ``no_derivative(why)`` (none: an integer order);
+    - ``tangent_rule(jvp, vjp)``, for a rule that is not a product with the tangent.
+
+    Each partial is multiplied in with ``times`` (the 0 x inf rule); tangents are summed
+    and broadcast to the output's shape, cotangents summed back over broadcast axes (and
+    real for a real argument). The reverse engine keeps only what some partial reads.
+    ``params``: names of static keyword parameters (``order=``), passed to the
+    implementation. ``prepare(args)``: how the public function converts its arguments
+    before binding (``special_helpers`` uses it for SciPy's scalar dtypes).
+    """
+    names = list(partials)
+    n = len(names)
+    params = tuple(params)
+    values_names = names + ["out"] + list(params)
+    where = f"{module}.{name}"
+    made = _parts(partials, values_names, where)
+    reads = tuple(frozenset("out" if k == n else k for k in positions if k <= n)
+                  for _, _, positions in made)
+    ignores = (frozenset(range(n)) | {"out"}) - frozenset().union(*reads)
+    prim = Primitive(name, fn if impl is None else impl, vjp_ignores=ignores,
+                     vjp_reads=reads)
+    forward = [jvp_part for jvp_part, _, _ in made]
+    prim.vjp = tuple(None if backward is None else _vjp_rule(i, backward, params, n == 1)
+                     for i, (_, backward, _) in enumerate(made))
+    prim.jvp = _jvp(prim, forward, params)
+    if n == 1 and not params:
+        prim.batch = lambda axis_size, values, batch_axes: (prim(values[0]), batch_axes[0])
+    elif n == 1:
+        prim.batch = lambda axis_size, values, batch_axes, **kwargs: (
+            prim(values[0], **kwargs), batch_axes[0])
+    else:
+        prim.batch = broadcasting_batch(prim)
+    return prim, public_function(prim, name, names, doc, module, params, prepare)
+
+
+def _jvp(prim, parts, params):
+    if len(parts) == 1 and not params and parts[0] is not None:
+        (part,) = parts
+
+        def jvp(primals, tangents):
+            out = prim(*primals)
+            t = part(tangents[0], (*primals, out))
+            return out, Zero(shape_of(out), tangent_dtype(dtype_of(out))) if t is None else t
+        return jvp
+
+    def jvp(primals, tangents, **kwargs):
+        out = prim(*primals, **kwargs)
+        values = (*primals, out, *[kwargs[p] for p in params]) if params else (*primals, out)
+        total = None
+        for part, t in zip(parts, tangents):
+            if part is None or type(t) is Zero:
+                continue
+            t = part(t, values)
+            if t is not None:
+                total = t if total is None else total + t
+        out_shape = shape_of(out)
+        if total is None:
+            return out, Zero(out_shape, tangent_dtype(dtype_of(out)))
+        return out, total if shape_of(total) == out_shape else shape.broadcast_to(total,
+                                                                                 out_shape)
+    return jvp
+
+
+def public_function(prim, name, argnames, doc, module, params=(), prepare=None):
+    """The function users call: ``argnames`` as its parameters (positional or keyword),
+    ``params`` keyword-only, binding ``prim``. Without ``params`` and ``prepare`` it binds
+    the primitive as it is and says so (``function.primitive``), so a namespace wrapper
+    can bind it directly."""
+    P = inspect.Parameter
+    signature = inspect.Signature([P(a, P.POSITIONAL_OR_KEYWORD) for a in argnames]
+                                  + [P(p, P.KEYWORD_ONLY) for p in params])
+    count = len(argnames)
+
+    def arguments(args, kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{name}() {error}") from None
+        return bound.args, bound.kwargs
+
+    if params or prepare is not None:
+        convert = prepare or (lambda args: args)
+
+        def function(*args, **kwargs):
+            if kwargs or len(args) != count:
+                args, kwargs = arguments(args, kwargs)
+            return bind(prim, *convert(args), **kwargs)
+    else:
+        def function(*args, **kwargs):
+            if kwargs or len(args) != count:
+                args, kwargs = arguments(args, kwargs)
+            return bind(prim, *args)
+        function.primitive = prim
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    function.__signature__ = signature
+    function.__module__ = module
+    return function

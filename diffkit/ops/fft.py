@@ -130,7 +130,7 @@ def _hermitian_weights(n, axis, ndim, dtype):
 
 def _irfft_vjp(ct, out, x, axes, n, norm):
     g = real_part(ct)
-    spectrum = ew.conj(rfft_p(g, axes=axes, norm=_DUAL_NORM[norm]))
+    spectrum = ew.conj_p(rfft_p(g, axes=axes, norm=_DUAL_NORM[norm]))
     weights = _hermitian_weights(n, axes[-1], len(shape_of(x)), dtype_of(g))
     return real_cotangent(spectrum * weights, x)
 
@@ -225,7 +225,7 @@ def hfft(a, n=None, axis=-1, norm=None, out=None):
     """The FFT of a signal with Hermitian symmetry given by its first half (a real
     spectrum), as ``np.fft.hfft``: ``irfft(conj(a))`` with the opposite ``norm``."""
     _no_out(out, "hfft")
-    return irfft(ew.conj(as_array(a)), n, axis, _DUAL_NORM[_norm(norm)])
+    return irfft(ew.conj_p(as_array(a)), n, axis, _DUAL_NORM[_norm(norm)])
 
 
 def ihfft(a, n=None, axis=-1, norm=None, out=None):
@@ -234,7 +234,7 @@ def ihfft(a, n=None, axis=-1, norm=None, out=None):
     _no_out(out, "ihfft")
     a = as_array(a)
     _real_input(a, "ihfft")
-    return ew.conj(rfft(a, n, axis, _DUAL_NORM[_norm(norm)]))
+    return ew.conj_p(rfft(a, n, axis, _DUAL_NORM[_norm(norm)]))
 
 
 # --- several axes ------------------------------------------------------------------------------

@@ -72,8 +72,8 @@ def piecewise(x, condlist, funclist, *args, **kw):
     if len(funclist) == n + 1:  # the "otherwise" function
         anything = conditions[0]
         for c in conditions[1:]:
-            anything = ew.logical_or(anything, c)
-        conditions = conditions + [ew.logical_not(anything)]
+            anything = ew.logical_or_p(anything, c)
+        conditions = conditions + [ew.logical_not_p(anything)]
     dtype = dtype_of(x)
     concrete = [c if not isinstance(c, Tracer) else concrete_value(c) for c in conditions]
     if any(c is None for c in concrete):
@@ -91,7 +91,7 @@ def _piecewise_where(x, conditions, funclist, args, kw, dtype):
     """``piecewise`` for conditions batched by ``vmap``: every function on all of ``x``."""
     y = np.zeros(shape_of(x), dtype)
     for condition, func in zip(conditions, funclist):
-        y = ew.where(condition, _branch(func, x, args, kw, dtype), y)
+        y = ew.where_p(condition, _branch(func, x, args, kw, dtype), y)
     return y
 
 

@@ -496,15 +496,15 @@ class _AtIndex:
         x, spec, arrays, restore, v = self._parts(v)
         flat, ids = self._ids(x, spec, arrays, v)
         if isinstance(ids, Tracer):
-            after = ew.logical_and(_same(ids), np.triu(np.ones((len(flat),) * 2, bool), 1))
-            later = ew.greater(reductions.sum(ew.astype(after, np.int64), axis=1), 0)
+            after = ew.logical_and_p(_same(ids), np.triu(np.ones((len(flat),) * 2, bool), 1))
+            later = ew.greater_p(reductions.sum(ew.astype(after, np.int64), axis=1), 0)
         else:
             ranks, counts = _occurrences(ids)
             later = ranks < counts - 1
-        last = ew.where(later, 0, flat)   # only the last write of each element counts
+        last = ew.where_p(later, 0, flat)   # only the last write of each element counts
         hit = self._scatter(np.ones(shape_of(v)), x, spec, arrays) > 0
         written = self._scatter(_shape.reshape(last, shape_of(v)), x, spec, arrays)
-        return restore(ew.where(hit, written, x))
+        return restore(ew.where_p(hit, written, x))
 
     def _combine(self, v, reduce, combine):
         """Each element of ``x`` combined with ``reduce`` of all its updates."""
@@ -520,8 +520,8 @@ class _AtIndex:
             for k in range(int(ranks.max(initial=-1)) + 1):
                 round_k = _shape.reshape(ranks == k, shape_of(v))
                 hit = self._scatter(round_k.astype(float), x, spec, arrays) > 0
-                written = self._scatter(ew.where(round_k, v, 0), x, spec, arrays)
-                out = ew.where(hit, combine(out, written), out)
+                written = self._scatter(ew.where_p(round_k, v, 0), x, spec, arrays)
+                out = ew.where_p(hit, combine(out, written), out)
         if not isinstance(out, Tracer) and out.dtype != dtype_of(x):  # integer x
             out = out.astype(dtype_of(x))
         return restore(out)
@@ -531,7 +531,7 @@ class _AtIndex:
         n = len(flat)
         identity = {"prod": 1.0, "min": np.inf, "max": -np.inf}[reduce]
         group = getattr(reductions, reduce)(
-            ew.where(_same(ids), _shape.reshape(flat, (1, n)), identity), axis=1)
+            ew.where_p(_same(ids), _shape.reshape(flat, (1, n)), identity), axis=1)
         # Every position of a group carries the whole group's value: set them.
         start = np.full(shape_of(x), identity, np.result_type(dtype_of(x), float))
         total = At(start)[_build(spec, arrays)].set(_shape.reshape(group, shape_of(v)))
@@ -550,7 +550,7 @@ class _AtIndex:
 def _same(ids):
     """``same[p, q]``: positions ``p`` and ``q`` update the same element."""
     n = shape_of(ids)[0]
-    return ew.equal(_shape.reshape(ids, (n, 1)), _shape.reshape(ids, (1, n)))
+    return ew.equal_p(_shape.reshape(ids, (n, 1)), _shape.reshape(ids, (1, n)))
 
 
 def _occurrences(ids):

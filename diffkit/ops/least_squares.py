@@ -50,12 +50,12 @@ def _pinv_jvp(primals, tangents, rcond, hermitian):
         a, ta = hermitian_from_triangle(a), hermitian_from_triangle(ta)
     # Golub & Pereyra: -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X
     dah = _H(ta)
-    first = ew.negative(_mm(_mm(x, ta), x))
+    first = ew.negative_p(_mm(_mm(x, ta), x))
     second = _mm(_mm(x, _H(x)), dah)
-    second = ew.subtract(second, _mm(_mm(second, a), x))
+    second = ew.subtract_p(second, _mm(_mm(second, a), x))
     third = _mm(dah, _mm(_H(x), x))
-    third = ew.subtract(third, _mm(x, _mm(a, third)))
-    return x, ew.add(first, ew.add(second, third))
+    third = ew.subtract_p(third, _mm(x, _mm(a, third)))
+    return x, ew.add_p(first, ew.add_p(second, third))
 
 
 def _pinv_vjp(ct, x, a, rcond, hermitian):
@@ -64,13 +64,13 @@ def _pinv_vjp(ct, x, a, rcond, hermitian):
     if hermitian:
         a = hermitian_from_triangle(a)
     xt = _T(x)
-    g = ew.negative(_mm(_mm(xt, ct), xt))
+    g = ew.negative_p(_mm(_mm(xt, ct), xt))
     cth = _H(ct)
     second = _mm(cth, _mm(_conj(x), xt))
-    second = ew.subtract(second, _mm(_conj(a), _mm(_conj(x), second)))
+    second = ew.subtract_p(second, _mm(_conj(a), _mm(_conj(x), second)))
     third = _mm(_mm(xt, _conj(x)), cth)
-    third = ew.subtract(third, _mm(_mm(third, _conj(x)), _conj(a)))
-    g = ew.add(g, ew.add(second, third))
+    third = ew.subtract_p(third, _mm(_mm(third, _conj(x)), _conj(a)))
+    g = ew.add_p(g, ew.add_p(second, third))
     return hermitian_from_triangle_adjoint(g, lower=True) if hermitian else g
 
 
@@ -130,8 +130,8 @@ def lstsq(a, b, rcond=None):
         rank = int(rank)
     known = rank if isinstance(rank, int) else None
     if m > n and (known is None or known == n):
-        r = ew.subtract(b, matmul(a, x))
-        squares = _real(ew.multiply(_conj(r), r)) if is_complex(r) else ew.square(r)
+        r = ew.subtract_p(b, matmul(a, x))
+        squares = _real(ew.multiply_p(_conj(r), r)) if is_complex(r) else ew.square_p(r)
         residuals = rd.sum(squares, axis=0)
         if vector:
             residuals = sh.reshape(residuals, (1,))
@@ -183,7 +183,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     if not holds_tracer(A) and not holds_tracer(tol) and not holds_tracer(rtol):
         return np.linalg.matrix_rank(A, tol=tol, hermitian=hermitian, rtol=rtol)
     if len(shape_of(A)) < 2:
-        return ew.astype(ew.greater(rd.max(ew.abs(A)) if shape_of(A) != (0,) else 0.0, 0),
+        return ew.astype(ew.greater_p(rd.max(ew.abs_p(A)) if shape_of(A) != (0,) else 0.0, 0),
                          np.int64)
     if tol is not None and rtol is not None:
         raise ValueError("`tol` and `rtol` can't be both set.")

@@ -67,13 +67,13 @@ def rule_contraction(contract, *operands):
     out = contract(*operands)
     if not families.holds_nan(out):
         return out
-    finite = [ew.isfinite(x) for x in operands]
-    nonzero = [ew.not_equal(x, 0) for x in operands]
-    clean = contract(*(ew.where(ok, x, 0.0) for ok, x in zip(finite, operands)))
+    finite = [ew.isfinite_p(x) for x in operands]
+    nonzero = [ew.not_equal_p(x, 0) for x in operands]
+    clean = contract(*(ew.where_p(ok, x, 0.0) for ok, x in zip(finite, operands)))
     terms = contract(*(_indicator(nz) for nz in nonzero))
-    finite_terms = contract(*(_indicator(ew.logical_and(nz, ok))
+    finite_terms = contract(*(_indicator(ew.logical_and_p(nz, ok))
                               for nz, ok in zip(nonzero, finite)))
-    return ew.where(ew.greater(terms, finite_terms), out, clean)
+    return ew.where_p(ew.greater_p(terms, finite_terms), out, clean)
 
 
 def rule_matmul(x, y):
@@ -82,7 +82,7 @@ def rule_matmul(x, y):
 
 
 def _indicator(mask):
-    return ew.where(mask, 1.0, 0.0)
+    return ew.where_p(mask, 1.0, 0.0)
 
 
 def _matmul_jvp(primals, tangents):
@@ -482,7 +482,7 @@ def dot(a, b):
     a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
-        return ew.multiply(a, b)
+        return ew.multiply_p(a, b)
     if len(sb) <= 2 or len(sa) == 1:
         # For these, np.dot and np.matmul agree (a 1-D ``a`` meets b's second-to-last axis).
         if sa[-1] != sb[max(len(sb) - 2, 0)]:
@@ -502,7 +502,7 @@ def inner(a, b):
     a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
-        return ew.multiply(a, b)
+        return ew.multiply_p(a, b)
     if sa[-1] != sb[-1]:
         raise ValueError(f"inner: shapes {sa} and {sb} not aligned: {sa[-1]} (dim "
                          f"{len(sa) - 1}) != {sb[-1]} (dim {len(sb) - 1})")
@@ -516,7 +516,7 @@ def inner(a, b):
 def outer(a, b):
     """Outer product of the flattened inputs, as ``np.outer``: shape ``(a.size, b.size)``."""
     a, b = as_array(a), as_array(b)
-    return ew.multiply(sh.reshape(a, (-1, 1)), sh.reshape(b, (1, -1)))
+    return ew.multiply_p(sh.reshape(a, (-1, 1)), sh.reshape(b, (1, -1)))
 
 
 
@@ -530,5 +530,5 @@ def vdot(a, b):
         raise ValueError(f"vdot: the inputs have different sizes ({size_a} for shape {sa}, "
                          f"{size_b} for shape {sb})")
     if dtype_of(a).kind == "c":
-        a = ew.conj(a)
+        a = ew.conj_p(a)
     return matmul_p(sh.reshape(a, (size_a,)), sh.reshape(b, (size_b,)))

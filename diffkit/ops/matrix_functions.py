@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ..core.primitive import Primitive
+from ..core.primitive import EachArgument, Primitive
 from ..core.zeros import add_tangents, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
@@ -132,10 +132,9 @@ def _adjoint_direction(j):
     return rule
 
 
-def _spectral_function_vjp(cts, out, a, *directions, derivative):
-    return (_adjoint_a(cts, out, a, *directions, derivative=derivative),
-            *(_adjoint_direction(j)(cts, out, a, *directions, derivative=derivative)
-              for j in range(len(directions))))
+def _spectral_function_vjp(i):
+    """The rule of argument ``i``: the matrix ``a`` first, then each direction."""
+    return _adjoint_a if i == 0 else _adjoint_direction(i - 1)
 
 
 def _spectral_function_batch(axis_size, values, batch_axes, derivative):
@@ -145,5 +144,5 @@ def _spectral_function_batch(axis_size, values, batch_axes, derivative):
 
 
 spectral_function_p = Primitive("spectral_function", _spectral_function_impl,
-                                _spectral_function_jvp, _spectral_function_vjp,
+                                _spectral_function_jvp, EachArgument(_spectral_function_vjp),
                                 _spectral_function_batch)

@@ -46,7 +46,7 @@ def _real(x):
 
 
 def _conj(x):
-    return ew.conj(x) if is_complex(x) else x
+    return ew.conj_p(x) if is_complex(x) else x
 
 
 def _H(x):
@@ -70,12 +70,12 @@ def _trace(x):
 def _diag_embed(v):
     """Diagonal matrices from a stack of vectors: ``(..., n) -> (..., n, n)``."""
     n = shape_of(v)[-1]
-    return ew.multiply(sh.expand_dims(v, -2), np.eye(n, dtype=dtype_of(v)))
+    return ew.multiply_p(sh.expand_dims(v, -2), np.eye(n, dtype=dtype_of(v)))
 
 
 def _sym(x):
     """``(x + x^H) / 2``: the (Hermitian) symmetric part."""
-    return ew.multiply(ew.add(x, _H(x)), 0.5)
+    return ew.multiply_p(ew.add_p(x, _H(x)), 0.5)
 
 
 def _mm(a, b):
@@ -84,20 +84,20 @@ def _mm(a, b):
 
 def _safe_reciprocal(x):
     """``1 / x`` where ``x != 0``, else 0, without dividing by zero (also in derivatives)."""
-    ok = ew.not_equal(x, 0)
-    return ew.where(ok, ew.divide(1.0, ew.where(ok, x, 1.0)), 0.0)
+    ok = ew.not_equal_p(x, 0)
+    return ew.where_p(ok, ew.divide_p(1.0, ew.where_p(ok, x, 1.0)), 0.0)
 
 
 def _imaginary_part_times_i(z):
     """``i Im(z)`` for complex ``z`` (``None`` for real ``z``: it would be zero)."""
     if not is_complex(z):
         return None
-    return ew.multiply(ew.subtract(z, ew.conj(z)), 0.5)
+    return ew.multiply_p(ew.subtract_p(z, ew.conj_p(z)), 0.5)
 
 
 def _nan_where(flag, x):
     """``x``, NaN in every matrix of the stack where ``flag`` (``(..., 1, 1)``) is true."""
-    return ew.where(flag, np.nan, x)
+    return ew.where_p(flag, np.nan, x)
 
 
 def _mask(n, k, dtype):

@@ -68,10 +68,10 @@ def _variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction
         real = np.zeros((), dtype_of(x)).real.dtype
         count = rd.sum_p(ew.astype(mask, real), axis=axes, keepdims=True)
         if mean is None or mean is np._NoValue:
-            mean = rd.sum_p(ew.where(mask, x, 0.0), axis=axes, keepdims=True) / count
-        d = ew.where(mask, x - mean, 0.0)
+            mean = rd.sum_p(ew.where_p(mask, x, 0.0), axis=axes, keepdims=True) / count
+        d = ew.where_p(mask, x - mean, 0.0)
         total = rd.sum_p(_abs2(d), axis=axes, keepdims=keepdims)
-        dof = ew.maximum(count - ddof, 0.0)
+        dof = ew.maximum_p(count - ddof, 0.0)
         variance = total / (dof if keepdims else sh.reshape(dof, shape_of(total)))
         return _std_from_var(variance, x, axes, keepdims, mask) if std else variance
     if mean is None or mean is np._NoValue:
@@ -110,21 +110,21 @@ def _nan_variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correc
     mask = _dropped(x, where)
     real = np.zeros((), dtype_of(x)).real.dtype
     count = _valid_count(mask, axes, True, real)
-    filled = ew.where(mask, 0.0, x)
+    filled = ew.where_p(mask, 0.0, x)
     if mean is None or mean is np._NoValue:
-        centre = rd.sum_p(filled, axis=axes, keepdims=True) / ew.maximum(count, 1.0)
+        centre = rd.sum_p(filled, axis=axes, keepdims=True) / ew.maximum_p(count, 1.0)
     else:
         centre = mean
-    d = ew.where(mask, 0.0, filled - centre)
+    d = ew.where_p(mask, 0.0, filled - centre)
     total = rd.sum_p(_abs2(d), axis=axes, keepdims=keepdims)
     dof = count - ddof
     if not keepdims:
         dof = sh.reshape(dof, shape_of(total))
-    positive = ew.greater(dof, 0)
-    _warn_where(ew.logical_not(positive), "Degrees of freedom <= 0 for slice.")
-    variance = ew.where(positive, total / ew.where(positive, dof, 1.0), np.nan)
+    positive = ew.greater_p(dof, 0)
+    _warn_where(ew.logical_not_p(positive), "Degrees of freedom <= 0 for slice.")
+    variance = ew.where_p(positive, total / ew.where_p(positive, dof, 1.0), np.nan)
     if std:
-        return _std_from_var(variance, x, axes, keepdims, ew.logical_not(mask))
+        return _std_from_var(variance, x, axes, keepdims, ew.logical_not_p(mask))
     return variance
 
 

@@ -36,7 +36,7 @@ __all__ = ["nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanargmax", "nan
 def _nan_filled(a, fill):
     """``a`` with NaN entries replaced by ``fill`` (so they get derivative 0)."""
     x = as_array(a)
-    return ew.where(ew.isnan(x), fill, x) if _is_inexact(x) else x
+    return ew.where_p(ew.isnan_p(x), fill, x) if _is_inexact(x) else x
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue,
@@ -71,10 +71,10 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     mask = _dropped(x, where)
     real = np.zeros((), dtype_of(x)).real.dtype
     count = _valid_count(mask, axes, keepdims, real)
-    total = rd.sum_p(ew.where(mask, 0.0, x), axis=axes, keepdims=keepdims)
-    empty = ew.equal(count, 0)
+    total = rd.sum_p(ew.where_p(mask, 0.0, x), axis=axes, keepdims=keepdims)
+    empty = ew.equal_p(count, 0)
     _warn_where(empty, "Mean of empty slice")
-    return ew.where(empty, np.nan, total / ew.maximum(count, 1.0))
+    return ew.where_p(empty, np.nan, total / ew.maximum_p(count, 1.0))
 
 
 def _nan_extremum(name, prim, fill, a, axis, out, keepdims, initial, where):
@@ -95,19 +95,19 @@ def _nan_extremum(name, prim, fill, a, axis, out, keepdims, initial, where):
         reduce = rd.max if prim is rd.max_p else rd.min
         return reduce(x, axis=axes, keepdims=keepdims, initial=initial, where=where)
     mask = _dropped(x, where)
-    empty = ew.equal(_valid_count(mask, axes, keepdims, np.intp), 0)
+    empty = ew.equal_p(_valid_count(mask, axes, keepdims, np.intp), 0)
     if initial is not np._NoValue and not all(shape_of(x)[i] for i in axes):
         # an empty axis: nothing but initial (without it, the reduction raises NumPy's error)
         result = np.full(shape_of(empty), np.nan, dtype_of(x))
     else:
-        result = ew.where(empty, np.nan, prim(ew.where(mask, fill, x), axis=axes,
+        result = ew.where_p(empty, np.nan, prim(ew.where_p(mask, fill, x), axis=axes,
                                               keepdims=keepdims))
     if initial is np._NoValue:
         _warn_where(empty, "All-NaN slice encountered")
         return result
     pick = ufuncs.fmax if prim is rd.max_p else ufuncs.fmin  # a NaN initial is ignored too
     result = pick(result, rd.scalar_initial(initial, dtype_of(x)))
-    _warn_where(ew.isnan(result), "All-NaN slice encountered")
+    _warn_where(ew.isnan_p(result), "All-NaN slice encountered")
     return result
 
 
@@ -127,7 +127,7 @@ def _nan_arg(name, reducer, fill, a, axis, out, keepdims):
     x = as_array(a)
     if not _is_inexact(x):
         return reducer(x, axis=axis, keepdims=_flag(keepdims))
-    mask = ew.isnan(x)
+    mask = ew.isnan_p(x)
     if axis is None:
         empty = rd.min_p(ew.astype(mask, np.int8), axis=tuple(range(len(shape_of(x)))),
                          keepdims=False)
@@ -136,7 +136,7 @@ def _nan_arg(name, reducer, fill, a, axis, out, keepdims):
         empty = rd.min_p(ew.astype(mask, np.int8), axis=(ax,), keepdims=False)
     if not isinstance(empty, Tracer) and np.any(empty):
         raise ValueError("All-NaN slice encountered")
-    return reducer(ew.where(mask, fill, x), axis=axis, keepdims=_flag(keepdims))
+    return reducer(ew.where_p(mask, fill, x), axis=axis, keepdims=_flag(keepdims))
 
 
 def nanargmax(a, axis=None, out=None, *, keepdims=False):

@@ -34,34 +34,34 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "cond"]
 
 
 def _abs(x):
-    return ew.abs(x)
+    return ew.abs_p(x)
 
 
 def _abs_squared(x):
     if is_complex(x):
-        return _real(ew.multiply(_conj(x), x))
-    return ew.square(x)
+        return _real(ew.multiply_p(_conj(x), x))
+    return ew.square_p(x)
 
 
 def _root_of_sum_of_squares(x, axis, keepdims):
     """``sqrt(sum(|x|^2))`` over ``axis``, with derivative 0 where it is 0."""
     total = rd.sum(_abs_squared(x), axis=axis, keepdims=keepdims)
-    nonzero = ew.greater(total, 0)
-    return ew.where(nonzero, ew.sqrt(ew.where(nonzero, total, 1.0)), 0.0)
+    nonzero = ew.greater_p(total, 0)
+    return ew.where_p(nonzero, ew.sqrt_p(ew.where_p(nonzero, total, 1.0)), 0.0)
 
 
 def _p_norm(x, p, axis, keepdims):
     """``sum(|x|^p)^(1/p)``, with derivative 0 at zero entries (for p < 1) and at 0."""
     ax = _abs(x)
-    nonzero = ew.greater(ax, 0)
+    nonzero = ew.greater_p(ax, 0)
     if p > 0:
-        powered = ew.where(nonzero, ew.power(ew.where(nonzero, ax, 1.0), p), 0.0)
+        powered = ew.where_p(nonzero, ew.power(ew.where_p(nonzero, ax, 1.0), p), 0.0)
     else:
         powered = ew.power(ax, p)   # NumPy gives inf at zero entries; so do we
     total = rd.sum(powered, axis=axis, keepdims=keepdims)
-    positive = ew.greater(total, 0)
+    positive = ew.greater_p(total, 0)
     if p > 0:
-        return ew.where(positive, ew.power(ew.where(positive, total, 1.0), 1.0 / p), 0.0)
+        return ew.where_p(positive, ew.power(ew.where_p(positive, total, 1.0), 1.0 / p), 0.0)
     return ew.power(total, 1.0 / p)
 
 
@@ -75,7 +75,7 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == -np.inf:
         return rd.min(_abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        return rd.sum(ew.astype(ew.not_equal(x, 0), _real_dtype(x)), axis=axis,
+        return rd.sum(ew.astype(ew.not_equal_p(x, 0), _real_dtype(x)), axis=axis,
                       keepdims=keepdims)
     if ord == 1:
         return rd.sum(_abs(x), axis=axis, keepdims=keepdims)
@@ -84,7 +84,7 @@ def _vector_norm(x, ord, axis, keepdims):
 
 def _zero_at_zero(value):
     """``value`` with derivative 0 where it is 0 (norms of the zero matrix)."""
-    return ew.where(ew.greater(value, 0), value, 0.0)
+    return ew.where_p(ew.greater_p(value, 0), value, 0.0)
 
 
 def _svd_norm(x, row, col, reduce):
@@ -185,6 +185,6 @@ def cond(x, p=None):
         s = svd(x, compute_uv=False)
         first = getitem(s, (Ellipsis, 0))
         last = getitem(s, (Ellipsis, -1))
-        return ew.divide(last, first) if p == -2 else ew.divide(first, last)
+        return ew.divide_p(last, first) if p == -2 else ew.divide_p(first, last)
     _assert_stacked_square(x)
-    return ew.multiply(norm(x, p, axis=(-2, -1)), norm(inv_p(x), p, axis=(-2, -1)))
+    return ew.multiply_p(norm(x, p, axis=(-2, -1)), norm(inv_p(x), p, axis=(-2, -1)))

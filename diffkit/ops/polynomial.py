@@ -35,7 +35,7 @@ from .creation import vander
 from .decompositions import inv, lstsq
 from .families import real_cotangent, times
 from .indexing import getitem
-from .ufuncs import reciprocal
+from .ufuncs import reciprocal_p
 
 __all__ = ["roots", "polyfit", "polydiv"]
 
@@ -92,11 +92,11 @@ def _roots_jvp(primals, tangents):
     r = roots_p(p)
     # dr = -dp(r) / p'(r) under the 0 x inf rule: a multiple root (p'(r) = 0) moves infinitely
     # fast only along the directions that move it, so jacfwd and jacrev agree there
-    return r, times(-_horner(dp, r), reciprocal(_slope_at_roots(p, r)))
+    return r, times(-_horner(dp, r), reciprocal_p(_slope_at_roots(p, r)))
 
 
 def _roots_vjp(ct, r, p):
-    weights = times(-ct, reciprocal(_slope_at_roots(p, r)))  # ct_p[k] = sum_i weights_i r_i^(n-k)
+    weights = times(-ct, reciprocal_p(_slope_at_roots(p, r)))  # ct_p[k] = sum_i weights_i r_i^(n-k)
     n = shape_of(p)[-1] - 1
     columns, power = [], None
     for _ in range(n + 1):
@@ -197,7 +197,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if w is not None:
         lhs = lhs * sh.reshape(w, (count, 1))
         rhs = rhs * _column(w, y)
-    scale = ew.sqrt(red.sum(lhs * lhs, axis=0))
+    scale = ew.sqrt_p(red.sum(lhs * lhs, axis=0))
     lhs = lhs / scale
     c, resids, rank, s = lstsq(lhs, rhs, rcond)
     c = c / _column(scale, c)

@@ -71,10 +71,10 @@ def _order_impl(x, ranks, axis, propagate_nan):
 def _order_weights(x, out, axis):
     """``w[..., r, i, ...]``: 1/k if entry i is one of the k entries equal to order statistic
     r, else 0 (also where the statistic is NaN)."""
-    hits = ew.astype(ew.equal(sh.expand_dims(x, axis), sh.expand_dims(out, axis + 1)),
+    hits = ew.astype(ew.equal_p(sh.expand_dims(x, axis), sh.expand_dims(out, axis + 1)),
                      np.zeros((), dtype_of(x)).real.dtype)
     count = rd.sum_p(hits, axis=(axis + 1,), keepdims=True)
-    return hits / ew.maximum(count, 1.0)
+    return hits / ew.maximum_p(count, 1.0)
 
 
 def _order_jvp(primals, tangents, axis, propagate_nan):
@@ -161,13 +161,13 @@ def _positions(counts, q, method):
 def _lerp(low, high, g):
     """``low + g (high - low)``, from the nearer end as NumPy does (exact at g = 0 and 1)."""
     step = high - low
-    upper = ew.greater_equal(g, 0.5)
+    upper = ew.greater_equal_p(g, 0.5)
     if not isinstance(upper, Tracer):
         if np.all(upper):
             return high - step * (1 - g)
         if not np.any(upper):
             return low + step * g
-    return ew.where(upper, high - step * (1 - g), low + step * g)
+    return ew.where_p(upper, high - step * (1 - g), low + step * g)
 
 
 def _static_levels(name, q, percent):
@@ -219,7 +219,7 @@ def _quantile(name, a, q, axis, out, method, keepdims, weights=None):
     flat = levels.reshape(-1)
     count = len(flat)
     if nan:
-        valid = _valid_count(ew.isnan(y), (last,), False, np.intp)
+        valid = _valid_count(ew.isnan_p(y), (last,), False, np.intp)
         lo_table, hi_table, g_table = _positions(np.arange(size + 1), flat, method)
         lo, hi = getitem(lo_table, valid), getitem(hi_table, valid)
         g = getitem(g_table.astype(dtype), valid)

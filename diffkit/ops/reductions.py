@@ -230,7 +230,7 @@ def _times_partials(t, partials):
     product = t * partials
     if type(product) is np.ndarray and not np.isnan(product).any():
         return product
-    return ew.where(ew.zero_factor_nan(product, t, partials), 0.0, product)
+    return ew.where_p(ew.zero_factor_nan(product, t, partials), 0.0, product)
 
 
 def _prod_jvp(primals, tangents, axis, keepdims):
@@ -257,7 +257,7 @@ prod_p = Primitive(
 
 
 def _argext_weights(x, out, axis, keepdims):
-    hits = ew.astype(ew.equal(x, expand_reduced(out, shape_of(x), axis, keepdims)),
+    hits = ew.astype(ew.equal_p(x, expand_reduced(out, shape_of(x), axis, keepdims)),
                      dtype_of(x))
     return hits / sum_p(hits, axis=axis, keepdims=True)
 
@@ -301,10 +301,10 @@ def _softmax_weights(x, out, axis, keepdims):
     ``out``, as ``logaddexp`` shares equal infinities and ``max`` ties."""
     peak = expand_reduced(out, shape_of(x), axis, keepdims)
     if not isinstance(peak, Tracer) and np.isfinite(peak).all():
-        return ew.exp(x - peak)
-    finite = ew.isfinite(peak)
-    smooth = ew.exp(ew.where(finite, x, 0.0) - ew.where(finite, peak, 0.0))
-    return ew.where(finite, smooth, _argext_weights(x, out, axis, keepdims))
+        return ew.exp_p(x - peak)
+    finite = ew.isfinite_p(peak)
+    smooth = ew.exp_p(ew.where_p(finite, x, 0.0) - ew.where_p(finite, peak, 0.0))
+    return ew.where_p(finite, smooth, _argext_weights(x, out, axis, keepdims))
 
 
 def _logsumexp_jvp(primals, tangents, axis, keepdims):
@@ -417,7 +417,7 @@ def _accumulate(name, prim, identity, combine, a, axis, dtype, out, keepdims, in
         x = ew.astype(x, dtype)
     dims = shape_of(x)
     if _masking(where):
-        x = ew.where(where_mask(where, dims), x, np.asarray(identity, dtype_of(x)))
+        x = ew.where_p(where_mask(where, dims), x, np.asarray(identity, dtype_of(x)))
     result = prim(x, axis=normalize_axes(axis, len(dims)), keepdims=_flag(keepdims))
     result = ew.astype(result, target)  # e.g. back to int8 for dtype=np.int8 (wraps alike)
     if initial is not _NO_VALUE:
@@ -464,7 +464,7 @@ def _extreme(name, prim, numpy_name, a, axis, out, keepdims, initial, where):
         return prim(x, axis=axes, keepdims=keepdims)
     start = scalar_initial(initial, dtype_of(x))
     if masking:
-        x = ew.where(where_mask(where, dims), x, start)
+        x = ew.where_p(where_mask(where, dims), x, start)
     if math.prod(dims[i] for i in axes) == 0:  # nothing to compare: initial itself
         out_shape = tuple(1 if i in axes else d for i, d in enumerate(dims) if keepdims
                           or i not in axes)
@@ -528,10 +528,10 @@ def _masked_mean(x, dims, axes, keepdims, where):
     real = np.zeros((), dtype_of(x)).real.dtype
     count_dtype = real if real.kind == "f" else np.dtype(np.float64)
     count = sum_p(ew.astype(mask, count_dtype), axis=axes, keepdims=keepdims)
-    total = sum_p(ew.where(mask, x, np.zeros((), dtype_of(x))), axis=axes, keepdims=keepdims)
-    empty = ew.equal(count, 0)
+    total = sum_p(ew.where_p(mask, x, np.zeros((), dtype_of(x))), axis=axes, keepdims=keepdims)
+    empty = ew.equal_p(count, 0)
     _warn_empty_mean(count, 3)
-    return ew.where(empty, np.nan, total / ew.maximum(count, 1.0))
+    return ew.where_p(empty, np.nan, total / ew.maximum_p(count, 1.0))
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):

@@ -86,10 +86,10 @@ def _solve_triangular_jvp(primals, tangents, lower, trans, unit_diagonal):
     rhs = None if type(tb) is Zero else _cast(tb, dtype_of(x))
     if type(ta) is not Zero:
         n = shape_of(a)[-1]
-        da = ew.multiply(ta, _triangle_mask(n, lower, unit_diagonal,
+        da = ew.multiply_p(ta, _triangle_mask(n, lower, unit_diagonal,
                                             np.empty((), dtype_of(ta)).real.dtype))
         term = _mm(_apply_op(da, trans), x)
-        rhs = ew.negative(term) if rhs is None else ew.subtract(rhs, term)
+        rhs = ew.negative_p(term) if rhs is None else ew.subtract_p(rhs, term)
     return x, solve_triangular_p(a, rhs, **params)
 
 
@@ -104,10 +104,10 @@ def _adjoint_solve(a, ct, lower, trans, unit_diagonal):
 
 def _solve_triangular_vjp_a(ct, x, a, b, lower, trans, unit_diagonal):
     b_bar = _adjoint_solve(a, ct, lower, trans, unit_diagonal)
-    g = ew.negative(_mm(b_bar, _T(x)))
+    g = ew.negative_p(_mm(b_bar, _T(x)))
     g = g if trans == 0 else (_T(g) if trans == 1 else _H(g))
     n = shape_of(a)[-1]
-    return ew.multiply(g, _triangle_mask(n, lower, unit_diagonal,
+    return ew.multiply_p(g, _triangle_mask(n, lower, unit_diagonal,
                                          np.empty((), dtype_of(g)).real.dtype))
 
 
@@ -137,13 +137,23 @@ def _solve_sylvester_jvp(primals, tangents):
     for term in (None if type(ta) is Zero else _mm(ta, x),
                  None if type(tb) is Zero else _mm(x, tb)):
         if term is not None:
-            rhs = ew.negative(term) if rhs is None else ew.subtract(rhs, term)
+            rhs = ew.negative_p(term) if rhs is None else ew.subtract_p(rhs, term)
     return x, solve_sylvester_p(a, b, rhs)
 
 
-def _solve_sylvester_vjp(ct, x, a, b, q):
-    y = solve_sylvester_p(_T(a), _T(b), ct)
-    return ew.negative(_mm(y, _T(x))), ew.negative(_mm(_T(x), y)), y
+# A X + X B = Q: with Y solving A^T Y + Y B^T = ct, the cotangents are -Y X^T (of a),
+# -X^T Y (of b) and Y (of q); each rule solves for Y.
+
+
+def _sylvester_adjoint(ct, a, b):
+    return solve_sylvester_p(_T(a), _T(b), ct)
+
+
+_solve_sylvester_vjp = (
+    lambda ct, x, a, b, q: ew.negative_p(_mm(_sylvester_adjoint(ct, a, b), _T(x))),
+    lambda ct, x, a, b, q: ew.negative_p(_mm(_T(x), _sylvester_adjoint(ct, a, b))),
+    lambda ct, x, a, b, q: _sylvester_adjoint(ct, a, b),
+)
 
 
 def _solve_sylvester_batch(axis_size, values, batch_axes):
@@ -268,7 +278,7 @@ pivots_to_permutation_p.batch = _nondiff_stack_batch(pivots_to_permutation_p)
 def permutation_matrix(perm, dtype):
     """``P`` with ``P @ x == x[..., perm, :]`` (for stacks of permutations)."""
     n = shape_of(perm)[-1]
-    return ew.astype(ew.equal(sh.expand_dims(perm, -1), np.arange(n)), dtype)
+    return ew.astype(ew.equal_p(sh.expand_dims(perm, -1), np.arange(n)), dtype)
 
 
 def _real_mask(n, k, lower, dtype):
@@ -288,14 +298,14 @@ def _last_pivot_one(lu):
     n = shape_of(lu)[-1]
     corner = np.zeros((n, n), np.empty((), dtype_of(lu)).real.dtype)
     corner[-1, -1] = 1
-    return ew.add(ew.multiply(lu, 1 - corner), corner)
+    return ew.add_p(ew.multiply_p(lu, 1 - corner), corner)
 
 
 def _lu_factors(lu):
     n = shape_of(lu)[-1]
-    l_mat = ew.add(ew.multiply(lu, _real_mask(n, -1, True, dtype_of(lu))),
+    l_mat = ew.add_p(ew.multiply_p(lu, _real_mask(n, -1, True, dtype_of(lu))),
                    np.eye(n, dtype=dtype_of(lu)))
-    return l_mat, ew.multiply(lu, _real_mask(n, 0, False, dtype_of(lu)))
+    return l_mat, ew.multiply_p(lu, _real_mask(n, 0, False, dtype_of(lu)))
 
 
 def _lu_jvp(primals, tangents):
@@ -308,10 +318,11 @@ def _lu_jvp(primals, tangents):
     y = solve_triangular_p(lu, _mm(pm, ta), lower=True, trans=0, unit_diagonal=True)
     f = _T(solve_triangular_p(_last_pivot_one(lu), _T(y), lower=False, trans=1,
                               unit_diagonal=False))
-    f_low = ew.multiply(f, _real_mask(n, -1, True, dtype_of(f)))
+    f_low = ew.multiply_p(f, _real_mask(n, -1, True, dtype_of(f)))
     l_mat, u_mat = _lu_factors(lu)
-    d_upper = ew.multiply(ew.subtract(y, _mm(f_low, u_mat)), _real_mask(n, 0, False, dtype_of(f)))
-    return lu, ew.add(_mm(l_mat, f_low), d_upper)
+    d_upper = ew.multiply_p(ew.subtract_p(y, _mm(f_low, u_mat)),
+                            _real_mask(n, 0, False, dtype_of(f)))
+    return lu, ew.add_p(_mm(l_mat, f_low), d_upper)
 
 
 def _lu_vjp(ct, lu, a):
@@ -320,10 +331,10 @@ def _lu_vjp(ct, lu, a):
     n = shape_of(lu)[-1]
     low, up = _real_mask(n, -1, True, dtype_of(lu)), _real_mask(n, 0, False, dtype_of(lu))
     l_mat, u_mat = _lu_factors(lu)
-    ct_up = ew.multiply(ct, up)
-    f_bar = ew.multiply(ew.subtract(_mm(_T(l_mat), ew.multiply(ct, low)), _mm(ct_up, _T(u_mat))),
-                        low)
-    y_bar = ew.add(ct_up, _T(solve_triangular_p(_last_pivot_one(lu), _T(f_bar), lower=False,
+    ct_up = ew.multiply_p(ct, up)
+    f_bar = ew.multiply_p(
+        ew.subtract_p(_mm(_T(l_mat), ew.multiply_p(ct, low)), _mm(ct_up, _T(u_mat))), low)
+    y_bar = ew.add_p(ct_up, _T(solve_triangular_p(_last_pivot_one(lu), _T(f_bar), lower=False,
                                                 trans=0, unit_diagonal=False)))
     z = solve_triangular_p(lu, y_bar, lower=True, trans=1, unit_diagonal=True)   # L^-T Ybar
     pm = permutation_matrix(pivots_to_permutation_p(lu_pivots_p(a)), dtype_of(lu))

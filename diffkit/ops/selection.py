@@ -35,7 +35,7 @@ from ..errors import TracerConversionError
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
-from .array_helpers import index_floor_divide
+from .array_helpers import index_floor_divide_p
 from .array_taking import take_along_axis
 from .indexing import At, getitem
 
@@ -84,9 +84,9 @@ def choose(a, choices, out=None, mode="raise"):
             raise ValueError("invalid entry in choice array")
         a = np.mod(a, n) if mode == "wrap" else np.clip(a, 0, n - 1)
     elif mode == "wrap":
-        a = ew.subtract(a, ew.multiply(index_floor_divide(a, n), n))
+        a = ew.subtract_p(a, ew.multiply_p(index_floor_divide_p(a, n), n))
     else:
-        a = ew.clip(a, 0, n - 1)
+        a = ew.clip_p(a, 0, n - 1)
     index = sh.expand_dims(sh.broadcast_to(a, target), 0)
     return sh.reshape(take_along_axis(stacked, index, axis=0), target)
 
@@ -232,7 +232,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     zeros = np.zeros(len(edges) - 1, dtype_of(weights))
     hist = At(zeros)[indices[keep]].add(getitem(sh.ravel(weights), keep))
     if density:
-        hist = ew.divide(ew.divide(hist, np.diff(edges).astype(dtype_of(hist))),
+        hist = ew.divide_p(ew.divide_p(hist, np.diff(edges).astype(dtype_of(hist))),
                          red.sum(hist))
     return hist, edges
 

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..core.primitive import Primitive
+from ..core.primitive import EachArgument, Primitive
 from ..core.zeros import Zero, as_array, dtype_of, shape_of
 from . import indexing, reductions
 
@@ -175,14 +175,13 @@ def _concatenate_jvp(primals, tangents, axis):
     return concatenate_p(*primals, axis=axis), concatenate_p(*tangents, axis=axis)
 
 
-def _concatenate_vjp(ct, out, *xs, axis):
-    cts = []
-    start = 0
-    for x in xs:
-        stop = start + shape_of(x)[axis]
-        cts.append(indexing.getitem(ct, (slice(None),) * axis + (slice(start, stop),)))
-        start = stop
-    return cts
+def _concatenate_vjp(i):
+    """The rule of argument ``i``: its slice of the cotangent."""
+    def rule(ct, out, *xs, axis):
+        start = sum(shape_of(x)[axis] for x in xs[:i])
+        stop = start + shape_of(xs[i])[axis]
+        return indexing.getitem(ct, (slice(None),) * axis + (slice(start, stop),))
+    return rule
 
 
 def _concatenate_batch(axis_size, values, batch_axes, axis):
@@ -192,7 +191,7 @@ def _concatenate_batch(axis_size, values, batch_axes, axis):
 
 
 concatenate_p = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
-                          _concatenate_jvp, _concatenate_vjp, _concatenate_batch,
+                          _concatenate_jvp, EachArgument(_concatenate_vjp), _concatenate_batch,
                           vjp_ignores=("args", "out"))
 
 

@@ -51,14 +51,14 @@ def _solve_jvp(primals, tangents):
     if type(ta) is Zero:
         rhs = tb
     elif type(tb) is Zero:
-        rhs = ew.negative(_mm(ta, x))
+        rhs = ew.negative_p(_mm(ta, x))
     else:
-        rhs = ew.subtract(tb, _mm(ta, x))
+        rhs = ew.subtract_p(tb, _mm(ta, x))
     return x, solve_p(a, rhs)
 
 
 def _solve_vjp_a(ct, x, a, b):
-    return ew.negative(_mm(solve_p(_T(a), ct), _T(x)))
+    return ew.negative_p(_mm(solve_p(_T(a), ct), _T(x)))
 
 
 def _solve_vjp_b(ct, x, a, b):
@@ -166,12 +166,12 @@ def _singular_message(name, a):
 
 def _inv_jvp(primals, tangents, nan_if_singular=False):
     x = inv_p(primals[0], nan_if_singular=nan_if_singular)
-    return x, ew.negative(_mm(_mm(x, tangents[0]), x))
+    return x, ew.negative_p(_mm(_mm(x, tangents[0]), x))
 
 
 def _inv_vjp(ct, x, a, nan_if_singular=False):
     xt = _T(x)
-    return ew.negative(_mm(_mm(xt, ct), xt))
+    return ew.negative_p(_mm(_mm(xt, ct), xt))
 
 
 inv_p = Primitive("inv", _inv_impl, _inv_jvp, (_inv_vjp,), vjp_ignores=(0,))
@@ -214,8 +214,8 @@ def _slogdet_jvp(primals, tangents):
     if not is_complex(a):
         return (sign, logabsdet), (Zero(shape_of(sign), dtype_of(sign)), t)
     # complex: d|det| / |det| is Re(t), and the phase turns by i Im(t) = (t - conj t) / 2
-    return (sign, logabsdet), (ew.multiply(sign, ew.multiply(ew.subtract(t, ew.conj(t)), 0.5)),
-                               _real(t))
+    half_imaginary = ew.multiply_p(ew.subtract_p(t, ew.conj_p(t)), 0.5)
+    return (sign, logabsdet), (ew.multiply_p(sign, half_imaginary), _real(t))
 
 
 def _slogdet_vjp(cts, out, a):
@@ -225,9 +225,9 @@ def _slogdet_vjp(cts, out, a):
     if type(ct_log) is not Zero:
         t_bar = ct_log
     if is_complex(a) and type(ct_sign) is not Zero:
-        c = ew.multiply(ct_sign, sign)
-        phase = ew.multiply(ew.subtract(c, ew.conj(c)), 0.5)
-        t_bar = phase if t_bar is None else ew.add(t_bar, phase)
+        c = ew.multiply_p(ct_sign, sign)
+        phase = ew.multiply_p(ew.subtract_p(c, ew.conj_p(c)), 0.5)
+        t_bar = phase if t_bar is None else ew.add_p(t_bar, phase)
     if t_bar is None:
         return None
     if is_complex(a):

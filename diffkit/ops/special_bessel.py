@@ -19,7 +19,8 @@ of negative order)     with alternating infinite higher derivatives
 import scipy.special as sc
 
 from . import elementwise as ew
-from .special_helpers import _Fixed, _public, _ufunc
+from .families import no_derivative
+from .special_helpers import public, special_function
 
 __all__ = [
     "i0", "i0e", "i1", "i1e", "iv", "ive", "j0", "j1", "jv", "jn", "y0", "y1", "yv", "yn",
@@ -31,7 +32,7 @@ __all__ = [
 # I'_v = (I_{v-1} + I_{v+1}) / 2, K'_v = -(K_{v-1} + K_{v+1}) / 2; the exponentially scaled
 # ones (ive = iv e^-|x|, kve = kv e^x) add the derivative of their scale factor.
 
-_BESSEL_ORDER = _Fixed("the order of a Bessel function is held fixed")
+_BESSEL_ORDER = no_derivative("the order of a Bessel function is held fixed")
 
 
 def _at_pole(x, out, slope):
@@ -41,73 +42,89 @@ def _at_pole(x, out, slope):
     infinite with the sign opposite to the value's, and the derivatives of ``-out`` keep
     alternating in sign as those of the singular part do (Y_0''(0+) = -inf). The recurrences
     would give inf - inf there."""
-    pole = ew.logical_and(ew.equal(x, 0), ew.isinf(out))
-    return ew.where(pole, -out, slope(ew.where(pole, 1.0, x), ew.where(pole, 0.0, out)))
-
-
-def _bessel(name, fn, combine):
-    return _ufunc(name, fn, ("v", "x"), _BESSEL_ORDER,
-                  lambda t, out, v, x: t * _at_pole(x, out, lambda s, o: combine(v, s, o)),
-                  reads=((), (0, 1, "out")), orders=(0,))
-
-
-jv_p = _bessel("jv", sc.jv, lambda v, x, out: 0.5 * (jv_p(v - 1, x) - jv_p(v + 1, x)))
-yv_p = _bessel("yv", sc.yv, lambda v, x, out: 0.5 * (yv_p(v - 1, x) - yv_p(v + 1, x)))
-iv_p = _bessel("iv", sc.iv, lambda v, x, out: 0.5 * (iv_p(v - 1, x) + iv_p(v + 1, x)))
-kv_p = _bessel("kv", sc.kv, lambda v, x, out: -0.5 * (kv_p(v - 1, x) + kv_p(v + 1, x)))
-ive_p = _bessel("ive", sc.ive, lambda v, x, out: 0.5 * (ive_p(v - 1, x) + ive_p(v + 1, x))
-                - ew.sign(x) * out)
-kve_p = _bessel("kve", sc.kve, lambda v, x, out: out - 0.5 * (kve_p(v - 1, x)
-                                                              + kve_p(v + 1, x)))
-
-j0_p = _ufunc("j0", sc.j0, ("x",), lambda t, out, x: t * -j1_p(x), reads=((0,),))
-j1_p = _ufunc("j1", sc.j1, ("x",), lambda t, out, x: t * (0.5 * (j0_p(x) - jv_p(2, x))),
-              reads=((0,),))
-y0_p = _ufunc("y0", sc.y0, ("x",), lambda t, out, x: t * -y1_p(x), reads=((0,),))
-y1_p = _ufunc("y1", sc.y1, ("x",), lambda t, out, x: t * _at_pole(
-    x, out, lambda s, o: 0.5 * (y0_p(s) - yv_p(2, s))))
-i0_p = _ufunc("i0", sc.i0, ("x",), lambda t, out, x: t * i1_p(x), reads=((0,),))
-i1_p = _ufunc("i1", sc.i1, ("x",), lambda t, out, x: t * (0.5 * (i0_p(x) + iv_p(2, x))),
-              reads=((0,),))
-i0e_p = _ufunc("i0e", sc.i0e, ("x",), lambda t, out, x: t * (i1e_p(x) - ew.sign(x) * out))
-i1e_p = _ufunc("i1e", sc.i1e, ("x",),
-               lambda t, out, x: t * (0.5 * (i0e_p(x) + ive_p(2, x)) - ew.sign(x) * out))
-k0_p = _ufunc("k0", sc.k0, ("x",), lambda t, out, x: t * -k1_p(x), reads=((0,),))
-k1_p = _ufunc("k1", sc.k1, ("x",), lambda t, out, x: t * (-0.5 * (k0_p(x) + kv_p(2, x))),
-              reads=((0,),))
-k0e_p = _ufunc("k0e", sc.k0e, ("x",),
-               lambda t, out, x: t * _at_pole(x, out, lambda s, o: o - k1e_p(s)))
-k1e_p = _ufunc("k1e", sc.k1e, ("x",), lambda t, out, x: t * _at_pole(
-    x, out, lambda s, o: o - 0.5 * (k0e_p(s) + kve_p(2, s))))
+    pole = ew.logical_and_p(ew.equal_p(x, 0), ew.isinf_p(out))
+    return ew.where_p(pole, -out, slope(ew.where_p(pole, 1.0, x), ew.where_p(pole, 0.0, out)))
 
 
 _ORDER_DOC = " Differentiable in ``x``; the order ``v`` is held fixed."
-jv = _public(jv_p, "Bessel function of the first kind of real order." + _ORDER_DOC,
-             orders=(0,))
-jn = _public(jv_p, "Bessel function of the first kind of integer order (``jv``)."
-             + _ORDER_DOC.replace("``v``", "``n``"), orders=(0,), name="jn",
-             argnames=("n", "x"))
-yv = _public(yv_p, "Bessel function of the second kind of real order." + _ORDER_DOC,
-             orders=(0,))
-yn = _public(yv_p, "Bessel function of the second kind of integer order (``yv``)."
-             + _ORDER_DOC.replace("``v``", "``n``"), orders=(0,), name="yn",
-             argnames=("n", "x"))
-iv = _public(iv_p, "Modified Bessel function of the first kind." + _ORDER_DOC, orders=(0,))
-ive = _public(ive_p, "``iv(v, x) * exp(-abs(x))``." + _ORDER_DOC, orders=(0,))
-kv = _public(kv_p, "Modified Bessel function of the second kind." + _ORDER_DOC, orders=(0,))
-kn = _public(kv_p, "Modified Bessel function of the second kind of integer order (``kv``)."
-             + _ORDER_DOC.replace("``v``", "``n``"), orders=(0,), name="kn",
-             argnames=("n", "x"))
-kve = _public(kve_p, "``kv(v, x) * exp(x)``." + _ORDER_DOC, orders=(0,))
-j0 = _public(j0_p, "Bessel function of the first kind of order 0.")
-j1 = _public(j1_p, "Bessel function of the first kind of order 1.")
-y0 = _public(y0_p, "Bessel function of the second kind of order 0.")
-y1 = _public(y1_p, "Bessel function of the second kind of order 1.")
-i0 = _public(i0_p, "Modified Bessel function of the first kind of order 0.")
-i0e = _public(i0e_p, "``i0(x) * exp(-abs(x))``.")
-i1 = _public(i1_p, "Modified Bessel function of the first kind of order 1.")
-i1e = _public(i1e_p, "``i1(x) * exp(-abs(x))``.")
-k0 = _public(k0_p, "Modified Bessel function of the second kind of order 0.")
-k0e = _public(k0e_p, "``k0(x) * exp(x)``.")
-k1 = _public(k1_p, "Modified Bessel function of the second kind of order 1.")
-k1e = _public(k1e_p, "``k1(x) * exp(x)``.")
+_INTEGER_ORDER_DOC = _ORDER_DOC.replace("``v``", "``n``")
+
+
+def _bessel(name, fn, combine, doc):
+    return special_function(
+        name, fn,
+        {"v": _BESSEL_ORDER,
+         "x": lambda v, x, out: _at_pole(x, out, lambda s, o: combine(v, s, o))},
+        doc + _ORDER_DOC, orders=(0,))
+
+
+jv_p, jv = _bessel("jv", sc.jv, lambda v, x, out: 0.5 * (jv_p(v - 1, x) - jv_p(v + 1, x)),
+                   "Bessel function of the first kind of real order.")
+yv_p, yv = _bessel("yv", sc.yv, lambda v, x, out: 0.5 * (yv_p(v - 1, x) - yv_p(v + 1, x)),
+                   "Bessel function of the second kind of real order.")
+iv_p, iv = _bessel("iv", sc.iv, lambda v, x, out: 0.5 * (iv_p(v - 1, x) + iv_p(v + 1, x)),
+                   "Modified Bessel function of the first kind.")
+kv_p, kv = _bessel("kv", sc.kv, lambda v, x, out: -0.5 * (kv_p(v - 1, x) + kv_p(v + 1, x)),
+                   "Modified Bessel function of the second kind.")
+ive_p, ive = _bessel("ive", sc.ive, lambda v, x, out: 0.5 * (ive_p(v - 1, x) + ive_p(v + 1, x))
+                     - ew.sign(x) * out, "``iv(v, x) * exp(-abs(x))``.")
+kve_p, kve = _bessel("kve", sc.kve, lambda v, x, out: out - 0.5 * (kve_p(v - 1, x)
+                                                                   + kve_p(v + 1, x)),
+                     "``kv(v, x) * exp(x)``.")
+# the integer orders: the same primitives, with SciPy's name n for the order
+jn = public(jv_p, ("n", "x"), "Bessel function of the first kind of integer order (``jv``)."
+            + _INTEGER_ORDER_DOC, orders=(0,), name="jn")
+yn = public(yv_p, ("n", "x"), "Bessel function of the second kind of integer order (``yv``)."
+            + _INTEGER_ORDER_DOC, orders=(0,), name="yn")
+kn = public(kv_p, ("n", "x"), "Modified Bessel function of the second kind of integer order "
+            "(``kv``)." + _INTEGER_ORDER_DOC, orders=(0,), name="kn")
+
+j0_p, j0 = special_function(
+    "j0", sc.j0,
+    {"x": lambda x: -j1_p(x)},
+    "Bessel function of the first kind of order 0.")
+j1_p, j1 = special_function(
+    "j1", sc.j1,
+    {"x": lambda x: 0.5 * (j0_p(x) - jv_p(2, x))},
+    "Bessel function of the first kind of order 1.")
+y0_p, y0 = special_function(
+    "y0", sc.y0,
+    {"x": lambda x: -y1_p(x)},
+    "Bessel function of the second kind of order 0.")
+y1_p, y1 = special_function(
+    "y1", sc.y1,
+    {"x": lambda x, out: _at_pole(x, out, lambda s, o: 0.5 * (y0_p(s) - yv_p(2, s)))},
+    "Bessel function of the second kind of order 1.")
+i0_p, i0 = special_function(
+    "i0", sc.i0,
+    {"x": lambda x: i1_p(x)},
+    "Modified Bessel function of the first kind of order 0.")
+i1_p, i1 = special_function(
+    "i1", sc.i1,
+    {"x": lambda x: 0.5 * (i0_p(x) + iv_p(2, x))},
+    "Modified Bessel function of the first kind of order 1.")
+i0e_p, i0e = special_function(
+    "i0e", sc.i0e,
+    {"x": lambda x, out: i1e_p(x) - ew.sign(x) * out},
+    "``i0(x) * exp(-abs(x))``.")
+i1e_p, i1e = special_function(
+    "i1e", sc.i1e,
+    {"x": lambda x, out: 0.5 * (i0e_p(x) + ive_p(2, x)) - ew.sign(x) * out},
+    "``i1(x) * exp(-abs(x))``.")
+k0_p, k0 = special_function(
+    "k0", sc.k0,
+    {"x": lambda x: -k1_p(x)},
+    "Modified Bessel function of the second kind of order 0.")
+k1_p, k1 = special_function(
+    "k1", sc.k1,
+    {"x": lambda x: -0.5 * (k0_p(x) + kv_p(2, x))},
+    "Modified Bessel function of the second kind of order 1.")
+k0e_p, k0e = special_function(
+    "k0e", sc.k0e,
+    {"x": lambda x, out: _at_pole(x, out, lambda s, o: o - k1e_p(s))},
+    "``k0(x) * exp(x)``.")
+k1e_p, k1e = special_function(
+    "k1e", sc.k1e,
+    {"x": lambda x, out: _at_pole(x, out,
+                                  lambda s, o: o - 0.5 * (k0e_p(s) + kve_p(2, s)))},
+    "``k1(x) * exp(x)``.")

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.special as sc
 
 from . import elementwise as ew
-from .special_helpers import _INTEGER_ORDER, _public, _ufunc, _weak
+from .special_helpers import INTEGER_ORDER, _weak, special_function
 
 __all__ = [
     "gamma", "gammaln", "loggamma", "rgamma", "digamma", "psi", "polygamma",
@@ -31,16 +31,28 @@ __all__ = [
 # --- gamma, beta and related ----------------------------------------------------------------
 
 
-polygamma_p = _ufunc("polygamma", sc.polygamma, ("n", "x"), _INTEGER_ORDER,
-                     lambda t, out, n, x: t * polygamma_p(n + 1, x),
-                     reads=((), (0, 1)), orders=(0,))
-digamma_p = _ufunc("digamma", sc.digamma, ("x",),
-                   lambda t, out, x: t * polygamma_p(1, x), reads=((0,),))
-gammaln_p = _ufunc("gammaln", sc.gammaln, ("x",),
-                   lambda t, out, x: t * digamma_p(x), reads=((0,),))
-loggamma_p = _ufunc("loggamma", sc.loggamma, ("x",),
-                    lambda t, out, x: t * digamma_p(x), reads=((0,),))
-gamma_p = _ufunc("gamma", sc.gamma, ("x",), lambda t, out, x: t * (out * digamma_p(x)))
+polygamma_p, polygamma = special_function(
+    "polygamma", sc.polygamma,
+    {"n": INTEGER_ORDER, "x": lambda n, x: polygamma_p(n + 1, x)},
+    "``polygamma(n, x)``: the n-th derivative of digamma, "
+    "differentiable in ``x`` (the integer order ``n`` is fixed).", orders=(0,), integers=(0,))
+digamma_p, digamma = special_function(
+    "digamma", sc.digamma,
+    {"x": lambda x: polygamma_p(1, x)},
+    "The digamma function ``d/dx gammaln(x)``.")
+gammaln_p, gammaln = special_function(
+    "gammaln", sc.gammaln,
+    {"x": lambda x: digamma_p(x)},
+    "``log(abs(gamma(x)))``; its derivative is ``digamma``.")
+loggamma_p, loggamma = special_function(
+    "loggamma", sc.loggamma,
+    {"x": lambda x: digamma_p(x)},
+    "The principal branch of log-gamma, for real inputs (nan "
+    "for x < 0, as SciPy's).")
+gamma_p, gamma = special_function(
+    "gamma", sc.gamma,
+    {"x": lambda x, out: out * digamma_p(x)},
+    "The gamma function.")
 
 
 def _rgamma_slope(x, out):
@@ -49,49 +61,46 @@ def _rgamma_slope(x, out):
     reflection 1/Gamma(x) = Gamma(1 - x) sin(pi x) / pi is used instead,
     Gamma(1 - x) (cos(pi x) - digamma(1 - x) sin(pi x) / pi): (-1)^n n! at x = -n, and its
     own derivatives are those of 1/Gamma too (a formula valid around the pole)."""
-    pole = ew.logical_and(ew.equal(out, 0), ew.less_equal(x, 0))
-    near = ew.where(pole, x, 0.5)
-    far = ew.where(pole, 1.0, x)
-    reflected = gamma_p(1 - near) * (ew.cos(math.pi * near) - digamma_p(1 - near)
-                                     * ew.sin(math.pi * near) / math.pi)
-    return ew.where(pole, reflected, -(ew.where(pole, 1.0, out) * digamma_p(far)))
+    pole = ew.logical_and_p(ew.equal_p(out, 0), ew.less_equal_p(x, 0))
+    near = ew.where_p(pole, x, 0.5)
+    far = ew.where_p(pole, 1.0, x)
+    reflected = gamma_p(1 - near) * (ew.cos_p(math.pi * near) - digamma_p(1 - near)
+                                     * ew.sin_p(math.pi * near) / math.pi)
+    return ew.where_p(pole, reflected, -(ew.where_p(pole, 1.0, out) * digamma_p(far)))
 
 
-rgamma_p = _ufunc("rgamma", sc.rgamma, ("x",), lambda t, out, x: t * _rgamma_slope(x, out))
+rgamma_p, rgamma = special_function(
+    "rgamma", sc.rgamma,
+    {"x": lambda x, out: _rgamma_slope(x, out)},
+    "The reciprocal of the gamma function, ``1 / gamma(x)``.")
 
 
-def _beta_partial(t, out, a, b):
-    return t * (out * (digamma_p(a) - digamma_p(a + b)))
+def _beta_partial(a, b, out):
+    return out * (digamma_p(a) - digamma_p(a + b))
 
 
-beta_p = _ufunc("beta", sc.beta, ("a", "b"), _beta_partial,
-                lambda t, out, a, b: _beta_partial(t, out, b, a))
-betaln_p = _ufunc("betaln", sc.betaln, ("a", "b"),
-                  lambda t, out, a, b: t * (digamma_p(a) - digamma_p(a + b)),
-                  lambda t, out, a, b: t * (digamma_p(b) - digamma_p(a + b)),
-                  reads=((0, 1), (0, 1)))
-poch_p = _ufunc("poch", sc.poch, ("z", "m"),
-                lambda t, out, z, m: t * (out * (digamma_p(z + m) - digamma_p(z))),
-                lambda t, out, z, m: t * (out * digamma_p(z + m)))
-binom_p = _ufunc("binom", sc.binom, ("x", "y"),
-                 lambda t, out, x, y: t * (out * (digamma_p(x + 1) - digamma_p(x - y + 1))),
-                 lambda t, out, x, y: t * (out * (digamma_p(x - y + 1) - digamma_p(y + 1))))
+beta_p, beta = special_function(
+    "beta", sc.beta,
+    {"a": _beta_partial, "b": lambda a, b, out: _beta_partial(b, a, out)},
+    "The beta function ``gamma(a) gamma(b) / gamma(a + b)``.")
+betaln_p, betaln = special_function(
+    "betaln", sc.betaln,
+    {"a": lambda a, b: digamma_p(a) - digamma_p(a + b),
+     "b": lambda a, b: digamma_p(b) - digamma_p(a + b)},
+    "``log(abs(beta(a, b)))``.")
+poch_p, poch = special_function(
+    "poch", sc.poch,
+    {"z": lambda z, m, out: out * (digamma_p(z + m) - digamma_p(z)),
+     "m": lambda z, m, out: out * digamma_p(z + m)},
+    "The Pochhammer symbol ``gamma(z + m) / gamma(z)``.")
+binom_p, binom = special_function(
+    "binom", sc.binom,
+    {"x": lambda x, y, out: out * (digamma_p(x + 1) - digamma_p(x - y + 1)),
+     "y": lambda x, y, out: out * (digamma_p(x - y + 1) - digamma_p(y + 1))},
+    "The binomial coefficient as a function of two real arguments.")
 
 
-gamma = _public(gamma_p, "The gamma function.")
-gammaln = _public(gammaln_p, "``log(abs(gamma(x)))``; its derivative is ``digamma``.")
-loggamma = _public(loggamma_p, "The principal branch of log-gamma, for real inputs (nan "
-                   "for x < 0, as SciPy's).")
-rgamma = _public(rgamma_p, "The reciprocal of the gamma function, ``1 / gamma(x)``.")
-digamma = _public(digamma_p, "The digamma function ``d/dx gammaln(x)``.")
 psi = digamma
-polygamma = _public(polygamma_p, "``polygamma(n, x)``: the n-th derivative of digamma, "
-                    "differentiable in ``x`` (the integer order ``n`` is fixed).",
-                    orders=(0,), integers=(0,))
-beta = _public(beta_p, "The beta function ``gamma(a) gamma(b) / gamma(a + b)``.")
-betaln = _public(betaln_p, "``log(abs(beta(a, b)))``.")
-poch = _public(poch_p, "The Pochhammer symbol ``gamma(z + m) / gamma(z)``.")
-binom = _public(binom_p, "The binomial coefficient as a function of two real arguments.")
 
 
 def multigammaln(a, d):

@@ -35,7 +35,7 @@ from . import reductions, shape
 from .families import broadcasting_batch, sum_tangents, zero_safe
 from .jets import Jets
 from .special_gamma import betaln_p, digamma_p, gammaln_p, polygamma_p
-from .special_helpers import _public, _typed, _ufunc
+from .special_helpers import _typed, special_function
 from .special_logistic import xdivy_p, xlog1py_p, xlogy_p
 
 __all__ = [
@@ -238,9 +238,9 @@ def _power_times_exp(x, p, log_factor):
     """x**p exp(log_factor) with the one-sided limits of its derivatives at x = 0: for
     p > 0 through ``power`` (d/dx p x^(p-1): 1 at p = 1, 0 above; d/dp x^p log x -> 0),
     else as one exp(p log x + log_factor) (d/dp -> -inf, d/dx 0 at p = 0)."""
-    positive = ew.logical_and(ew.equal(x, 0), ew.greater(p, 0))
-    return ew.where(positive, ew.power(x, ew.where(positive, p, 1.0)) * ew.exp(log_factor),
-                    ew.exp(xlogy_p(ew.where(positive, 0.0, p), x) + log_factor))
+    positive = ew.logical_and_p(ew.equal_p(x, 0), ew.greater_p(p, 0))
+    return ew.where_p(positive, ew.power(x, ew.where_p(positive, p, 1.0)) * ew.exp_p(log_factor),
+                    ew.exp_p(xlogy_p(ew.where_p(positive, 0.0, p), x) + log_factor))
 
 
 def _gamma_density_da(a, x, order):
@@ -248,19 +248,19 @@ def _gamma_density_da(a, x, order):
     x = 0 for a > 1 the a-derivatives (x^(a-1) log^k x) are their limit 0."""
     if order == 0:
         return _power_times_exp(x, a - 1, -x - gammaln_p(a))
-    vanish = ew.logical_and(ew.equal(x, 0), ew.greater(a, 1))
-    return ew.where(vanish, 0.0, _gamma_density_da_inside(a, ew.where(vanish, 1.0, x), order))
+    vanish = ew.logical_and_p(ew.equal_p(x, 0), ew.greater_p(a, 1))
+    return ew.where_p(vanish, 0.0, _gamma_density_da_inside(a, ew.where_p(vanish, 1.0, x), order))
 
 
 def _gamma_density_da_inside(a, x, order):
-    density = ew.exp(xlogy_p(a - 1, x) - x - gammaln_p(a))
-    slope = ew.log(x) - digamma_p(a)
+    density = ew.exp_p(xlogy_p(a - 1, x) - x - gammaln_p(a))
+    slope = ew.log_p(x) - digamma_p(a)
     if order == 1:
         return density * slope
     curvature = polygamma_p(1, a)
     if order == 2:
-        return density * (ew.square(slope) - curvature)
-    return density * (slope * ew.square(slope) - 3 * slope * curvature - polygamma_p(2, a))
+        return density * (ew.square_p(slope) - curvature)
+    return density * (slope * ew.square_p(slope) - 3 * slope * curvature - polygamma_p(2, a))
 
 
 @zero_safe
@@ -305,14 +305,18 @@ gammainc_da_p.vjp = (
 )
 gammainc_da_p.batch = broadcasting_batch(gammainc_da_p)
 
-gammainc_p = _ufunc("gammainc", sc.gammainc, ("a", "x"),
-                    lambda t, out, a, x: t * gammainc_da_p(a, x, order=1),
-                    lambda t, out, a, x: t * _gamma_density_da(a, x, 0),
-                    reads=((0, 1), (0, 1)))
-gammaincc_p = _ufunc("gammaincc", sc.gammaincc, ("a", "x"),
-                     lambda t, out, a, x: t * -gammainc_da_p(a, x, order=1),
-                     lambda t, out, a, x: t * -_gamma_density_da(a, x, 0),
-                     reads=((0, 1), (0, 1)))
+gammainc_p, gammainc = special_function(
+    "gammainc", sc.gammainc,
+    {"a": lambda a, x: gammainc_da_p(a, x, order=1),
+     "x": lambda a, x: _gamma_density_da(a, x, 0)},
+    "The regularized lower incomplete gamma function P(a, x), "
+    "differentiable in ``x`` and ``a``.")
+gammaincc_p, gammaincc = special_function(
+    "gammaincc", sc.gammaincc,
+    {"a": lambda a, x: -gammainc_da_p(a, x, order=1),
+     "x": lambda a, x: -_gamma_density_da(a, x, 0)},
+    "The regularized upper incomplete gamma function "
+    "Q(a, x) = 1 - P(a, x), differentiable in ``x`` and ``a``.")
 # Inverses in y: the reciprocal of the density at the result. In a: implicit differentiation
 # of P(a, out) = y, d out/da = -(dP/da) / density.
 
@@ -322,47 +326,49 @@ def _gamma_shape_ratio(a, x):
     is its expansion (x / a) (log x - 1/a - digamma(a)) + O(x^2) (from P ~ x^a / Gamma(a + 1)),
     whose value 0, a-derivative 0 and x-derivative -inf are the one-sided limits: the
     inverse's d out/da is 0 at y = 0 (out stays 0), d2 out/da2 0, d2 out/da dy +inf."""
-    at_zero = ew.equal(x, 0)
-    inner = ew.where(at_zero, 1.0, x)
+    at_zero = ew.equal_p(x, 0)
+    inner = ew.where_p(at_zero, 1.0, x)
     inside = gammainc_da_p(a, inner, order=1) / _gamma_density_da(a, inner, 0)
     # x log(x e^-c) / a: one product, so an infinite tangent of x meets the whole slope
-    near_zero = xlogy_p(x, x * ew.exp(-(1 / a + digamma_p(a)))) / a
-    return ew.where(at_zero, near_zero, inside)
+    near_zero = xlogy_p(x, x * ew.exp_p(-(1 / a + digamma_p(a)))) / a
+    return ew.where_p(at_zero, near_zero, inside)
 
 
 # The logarithms of the gamma and beta densities as primitives: each partial is one
 # expression (log x - digamma(a), (a-1)/x - 1, ...), so a reverse pass multiplies an infinite
 # cotangent by the whole partial (-inf) instead of by its terms (-inf + finite * inf = NaN).
-gamma_log_density_p = _ufunc(
-    "gamma_log_density", lambda a, x: sc.xlogy(a - 1, x) - x - sc.gammaln(a), ("a", "x"),
-    lambda t, out, a, x: t * (ew.log(x) - digamma_p(a)),
-    lambda t, out, a, x: t * (xdivy_p(a - 1, x) - 1),
-    reads=((0, 1), (0, 1)))
-beta_log_density_p = _ufunc(
+gamma_log_density_p, _gamma_log_density = special_function(
+    "gamma_log_density", lambda a, x: sc.xlogy(a - 1, x) - x - sc.gammaln(a),
+    {"a": lambda a, x: ew.log_p(x) - digamma_p(a),
+     "x": lambda a, x: xdivy_p(a - 1, x) - 1},
+    "The log of the gamma density ``x**(a-1) exp(-x) / gamma(a)``.")
+beta_log_density_p, _beta_log_density = special_function(
     "beta_log_density",
     lambda a, b, x: sc.xlogy(a - 1, x) + sc.xlog1py(b - 1, -x) - sc.betaln(a, b),
-    ("a", "b", "x"),
-    lambda t, out, a, b, x: t * (ew.log(x) - digamma_p(a) + digamma_p(a + b)),
-    lambda t, out, a, b, x: t * (ew.log1p(-x) - digamma_p(b) + digamma_p(a + b)),
-    lambda t, out, a, b, x: t * (xdivy_p(a - 1, x) - xdivy_p(b - 1, 1 - x)),
-    reads=((0, 1, 2),) * 3)
+    {"a": lambda a, b, x: ew.log_p(x) - digamma_p(a) + digamma_p(a + b),
+     "b": lambda a, b, x: ew.log1p_p(-x) - digamma_p(b) + digamma_p(a + b),
+     "x": lambda a, b, x: xdivy_p(a - 1, x) - xdivy_p(b - 1, 1 - x)},
+    "The log of the beta density ``x**(a-1) (1-x)**(b-1) / beta(a, b)``.")
 
 
 def _gamma_inverse_density(a, x):
     """1 / density = x^(1-a) e^x Gamma(a), as exp(-log density): +inf at x = 0 for a > 1
     with the one-sided derivatives (-log(x) / density = +inf in a; a quotient would give
     0 * inf there)."""
-    return ew.exp(-gamma_log_density_p(a, x))
+    return ew.exp_p(-gamma_log_density_p(a, x))
 
 
-gammaincinv_p = _ufunc("gammaincinv", sc.gammaincinv, ("a", "y"),
-                       lambda t, out, a, y: t * -_gamma_shape_ratio(a, out),
-                       lambda t, out, a, y: t * _gamma_inverse_density(a, out),
-                       reads=((0, "out"), (0, "out")))
-gammainccinv_p = _ufunc("gammainccinv", sc.gammainccinv, ("a", "y"),
-                        lambda t, out, a, y: t * -_gamma_shape_ratio(a, out),
-                        lambda t, out, a, y: t * -_gamma_inverse_density(a, out),
-                        reads=((0, "out"), (0, "out")))
+gammaincinv_p, gammaincinv = special_function(
+    "gammaincinv", sc.gammaincinv,
+    {"a": lambda a, out: -_gamma_shape_ratio(a, out),
+     "y": lambda a, out: _gamma_inverse_density(a, out)},
+    "The inverse of ``gammainc`` in ``x``, differentiable "
+    "in ``a`` and ``y``.")
+gammainccinv_p, gammainccinv = special_function(
+    "gammainccinv", sc.gammainccinv,
+    {"a": lambda a, out: -_gamma_shape_ratio(a, out),
+     "y": lambda a, out: -_gamma_inverse_density(a, out)},
+    "The inverse of ``gammaincc`` in ``x``.")
 
 
 def _beta_density(a, b, x, da=0, db=0):
@@ -373,39 +379,39 @@ def _beta_density(a, b, x, da=0, db=0):
     through ``power`` at x = 0 for a > 1 (at x = 1 for b > 1), so that its x-derivative is
     that of x^(a-1) there; its a- and b-derivatives (x^(a-1) log^k x) are their limit 0."""
     if da + db == 0:
-        at_one = ew.equal(x, 1)
-        return ew.where(
+        at_one = ew.equal_p(x, 1)
+        return ew.where_p(
             at_one,
             _power_times_exp(1 - x, b - 1, xlogy_p(a - 1, x) - betaln_p(a, b)),
             _power_times_exp(x, a - 1, xlog1py_p(b - 1, -x) - betaln_p(a, b)))
-    vanish = ew.logical_or(ew.logical_and(ew.equal(x, 0), ew.greater(a, 1)),
-                           ew.logical_and(ew.equal(x, 1), ew.greater(b, 1)))
-    return ew.where(vanish, 0.0,
-                    _beta_density_inside(a, b, ew.where(vanish, 0.5, x), da, db))
+    vanish = ew.logical_or_p(ew.logical_and_p(ew.equal_p(x, 0), ew.greater_p(a, 1)),
+                           ew.logical_and_p(ew.equal_p(x, 1), ew.greater_p(b, 1)))
+    return ew.where_p(vanish, 0.0,
+                    _beta_density_inside(a, b, ew.where_p(vanish, 0.5, x), da, db))
 
 
 def _beta_density_inside(a, b, x, da, db):
     """``_beta_density``'s (da, db) derivative (da + db >= 1) by the formula."""
-    density = ew.exp(xlogy_p(a - 1, x) + xlog1py_p(b - 1, -x) - betaln_p(a, b))
+    density = ew.exp_p(xlogy_p(a - 1, x) + xlog1py_p(b - 1, -x) - betaln_p(a, b))
     if da < db:  # the expressions are symmetric under a <-> b, x <-> 1 - x
         a, b, x, da, db = b, a, 1 - x, db, da
     both = a + b
-    la = ew.log(x) - digamma_p(a) + digamma_p(both)
-    lb = ew.log1p(-x) - digamma_p(b) + digamma_p(both)
+    la = ew.log_p(x) - digamma_p(a) + digamma_p(both)
+    lb = ew.log1p_p(-x) - digamma_p(b) + digamma_p(both)
     if (da, db) == (1, 0):
         return density * la
     laa = polygamma_p(1, both) - polygamma_p(1, a)
     lab = polygamma_p(1, both)
     if (da, db) == (2, 0):
-        return density * (ew.square(la) + laa)
+        return density * (ew.square_p(la) + laa)
     if (da, db) == (1, 1):
         return density * (la * lb + lab)
     laaa = polygamma_p(2, both) - polygamma_p(2, a)
     laab = polygamma_p(2, both)
     if (da, db) == (3, 0):
-        return density * (la * ew.square(la) + 3 * la * laa + laaa)
+        return density * (la * ew.square_p(la) + 3 * la * laa + laaa)
     # (2, 1)
-    return density * (ew.square(la) * lb + 2 * la * lab + laa * lb + laab)
+    return density * (ew.square_p(la) * lb + 2 * la * lab + laa * lb + laab)
 
 
 def _betainc_partial_rule(which):
@@ -448,22 +454,25 @@ betainc_partial_p = Primitive("betainc_partial", _typed(_betainc_partial_impl),
 betainc_partial_p.batch = broadcasting_batch(betainc_partial_p)
 
 
-def _betainc_a(t, out, a, b, x):
-    return t * betainc_partial_p(a, b, x, da=1, db=0)
+def _betainc_a(a, b, x):
+    return betainc_partial_p(a, b, x, da=1, db=0)
 
 
-def _betainc_b(t, out, a, b, x):
-    return t * betainc_partial_p(a, b, x, da=0, db=1)
+def _betainc_b(a, b, x):
+    return betainc_partial_p(a, b, x, da=0, db=1)
 
 
-betainc_p = _ufunc("betainc", sc.betainc, ("a", "b", "x"), _betainc_a, _betainc_b,
-                   lambda t, out, a, b, x: t * _beta_density(a, b, x),
-                   reads=((0, 1, 2),) * 3)
-betaincc_p = _ufunc("betaincc", sc.betaincc, ("a", "b", "x"),
-                    lambda t, out, a, b, x: -_betainc_a(t, out, a, b, x),
-                    lambda t, out, a, b, x: -_betainc_b(t, out, a, b, x),
-                    lambda t, out, a, b, x: t * -_beta_density(a, b, x),
-                    reads=((0, 1, 2),) * 3)
+betainc_p, betainc = special_function(
+    "betainc", sc.betainc,
+    {"a": _betainc_a, "b": _betainc_b, "x": lambda a, b, x: _beta_density(a, b, x)},
+    "The regularized incomplete beta function I_x(a, b), "
+    "differentiable in ``x``, ``a`` and ``b``.")
+betaincc_p, betaincc = special_function(
+    "betaincc", sc.betaincc,
+    {"a": lambda a, b, x: -_betainc_a(a, b, x),
+     "b": lambda a, b, x: -_betainc_b(a, b, x),
+     "x": lambda a, b, x: -_beta_density(a, b, x)},
+    "``1 - betainc(a, b, x)``, differentiable in all three.")
 # Inverses: d out/dy = 1 / density(out); in a and b by implicit differentiation of
 # I(a, b, out) = y: d out/da = -(dI/da) / density (the same for the complement's inverse,
 # where both signs flip).
@@ -476,7 +485,7 @@ def _beta_ratios_near_zero(a, b, x):
     slope) at x = 0 are the one-sided limits of the ratios."""
     psi_both = digamma_p(a + b)
     # x log(x e^-c) / a, one product (see _gamma_shape_ratio)
-    ratio_a = xlogy_p(x, x * ew.exp(psi_both - 1 / a - digamma_p(a))) / a
+    ratio_a = xlogy_p(x, x * ew.exp_p(psi_both - 1 / a - digamma_p(a))) / a
     ratio_b = x * (psi_both - digamma_p(b)) / a
     return ratio_a, ratio_b
 
@@ -485,45 +494,35 @@ def _beta_shape_ratio(which, a, b, x):
     """(dI/da) / density (``which`` = 0) or (dI/db) / density (1) at (a, b, x): both vanish at
     x = 0 and x = 1 (0/0 where the density does), so there the expansion of
     ``_beta_ratios_near_zero``, mirrored at x = 1 by I_x(a, b) = 1 - I_{1-x}(b, a)."""
-    at_zero, at_one = ew.equal(x, 0), ew.equal(x, 1)
-    inner = ew.where(ew.logical_or(at_zero, at_one), 0.5, x)
+    at_zero, at_one = ew.equal_p(x, 0), ew.equal_p(x, 1)
+    inner = ew.where_p(ew.logical_or_p(at_zero, at_one), 0.5, x)
     da, db = (1, 0) if which == 0 else (0, 1)
     inside = betainc_partial_p(a, b, inner, da=da, db=db) / _beta_density(a, b, inner)
     near_zero = _beta_ratios_near_zero(a, b, x)[which]
     near_one = -_beta_ratios_near_zero(b, a, 1 - x)[1 - which]
-    return ew.where(at_zero, near_zero, ew.where(at_one, near_one, inside))
+    return ew.where_p(at_zero, near_zero, ew.where_p(at_one, near_one, inside))
 
 
 def _betaincinv_shape(which):
-    def partial(t, out, a, b, y):
-        return t * -_beta_shape_ratio(which, a, b, out)
+    def partial(a, b, out):
+        return -_beta_shape_ratio(which, a, b, out)
     return partial
 
 
 def _beta_inverse_density(a, b, x):
     """1 / density = x^(1-a) (1-x)^(1-b) B(a, b), as one exp (see _gamma_inverse_density)."""
-    return ew.exp(-beta_log_density_p(a, b, x))
+    return ew.exp_p(-beta_log_density_p(a, b, x))
 
 
-betaincinv_p = _ufunc("betaincinv", sc.betaincinv, ("a", "b", "y"), _betaincinv_shape(0),
-                      _betaincinv_shape(1),
-                      lambda t, out, a, b, y: t * _beta_inverse_density(a, b, out),
-                      reads=((0, 1, "out"),) * 3)
-betainccinv_p = _ufunc("betainccinv", sc.betainccinv, ("a", "b", "y"), _betaincinv_shape(0),
-                       _betaincinv_shape(1),
-                       lambda t, out, a, b, y: t * -_beta_inverse_density(a, b, out),
-                       reads=((0, 1, "out"),) * 3)
+betaincinv_p, betaincinv = special_function(
+    "betaincinv", sc.betaincinv,
+    {"a": _betaincinv_shape(0), "b": _betaincinv_shape(1),
+     "y": lambda a, b, out: _beta_inverse_density(a, b, out)},
+    "The inverse of ``betainc`` in ``x``.")
+betainccinv_p, betainccinv = special_function(
+    "betainccinv", sc.betainccinv,
+    {"a": _betaincinv_shape(0), "b": _betaincinv_shape(1),
+     "y": lambda a, b, out: -_beta_inverse_density(a, b, out)},
+    "The inverse of ``betaincc`` in ``x``.")
 
 
-gammainc = _public(gammainc_p, "The regularized lower incomplete gamma function P(a, x), "
-                   "differentiable in ``x`` and ``a``.")
-gammaincc = _public(gammaincc_p, "The regularized upper incomplete gamma function "
-                    "Q(a, x) = 1 - P(a, x), differentiable in ``x`` and ``a``.")
-gammaincinv = _public(gammaincinv_p, "The inverse of ``gammainc`` in ``x``, differentiable "
-                      "in ``a`` and ``y``.")
-gammainccinv = _public(gammainccinv_p, "The inverse of ``gammaincc`` in ``x``.")
-betainc = _public(betainc_p, "The regularized incomplete beta function I_x(a, b), "
-                  "differentiable in ``x``, ``a`` and ``b``.")
-betaincc = _public(betaincc_p, "``1 - betainc(a, b, x)``, differentiable in all three.")
-betaincinv = _public(betaincinv_p, "The inverse of ``betainc`` in ``x``.")
-betainccinv = _public(betainccinv_p, "The inverse of ``betaincc`` in ``x``.")

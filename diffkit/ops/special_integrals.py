@@ -33,14 +33,13 @@ from ..core.zeros import Zero, dtype_of
 from . import elementwise as ew
 from .families import times, zero_safe
 from .special_helpers import (
-    _ARGNAMES,
-    _INTEGER_ORDER,
+    INTEGER_ORDER,
     _poly,
-    _public,
     _series_where,
     _typed,
-    _ufunc,
     _weak,
+    public,
+    special_function,
 )
 
 __all__ = [
@@ -94,12 +93,12 @@ _LOG1P_RATIO_SLOPE = [(-1) ** (k + 1) * (k + 1) / (k + 2) for k in range(10)]
 
 def _log1p_ratio(v):
     return _series_where(v, 0.01, lambda w: _poly(w, _LOG1P_RATIO),
-                         lambda w: ew.log1p(w) / w)
+                         lambda w: ew.log1p_p(w) / w)
 
 
 def _log1p_ratio_slope(v):
     return _series_where(v, 0.01, lambda w: _poly(w, _LOG1P_RATIO_SLOPE),
-                         lambda w: (w / (1 + w) - ew.log1p(w)) / ew.square(w))
+                         lambda w: (w / (1 + w) - ew.log1p_p(w)) / ew.square_p(w))
 
 
 def _pair_jvp(prim, derivatives):
@@ -119,9 +118,9 @@ def _pair_vjp(derivatives):
 
 def _sinc_like(x, f, limit_at_0):
     """``f(x) / x``, with ``limit_at_0`` (the value at 0) where x == 0."""
-    zero = ew.equal(x, 0)
-    safe = ew.where(zero, 1.0, x)
-    return ew.where(zero, limit_at_0, f(safe) / safe)
+    zero = ew.equal_p(x, 0)
+    safe = ew.where_p(zero, 1.0, x)
+    return ew.where_p(zero, limit_at_0, f(safe) / safe)
 
 
 def _sici_derivatives(x):  # Ci' = cos(x) / x: +inf at 0, where Ci has its log singularity
@@ -140,41 +139,60 @@ shichi_p = Primitive("shichi", _typed(sc.shichi), vjp_ignores=("out",), multiple
 shichi_p.jvp = _pair_jvp(shichi_p, _shichi_derivatives)
 shichi_p.vjp = (_pair_vjp(_shichi_derivatives),)
 shichi_p.batch = lambda axis_size, values, batch_axes: (shichi_p(values[0]), (0, 0))
-_ARGNAMES["sici"] = _ARGNAMES["shichi"] = ("x",)
+sici = public(sici_p, ("x",), "The sine and cosine integrals: the tuple ``(Si(x), Ci(x))``.")
+shichi = public(shichi_p, ("x",),
+                "The hyperbolic sine and cosine integrals ``(Shi(x), Chi(x))``.")
 
 
 # --- exponential integrals, elliptic integrals and others ------------------------------------
 
 
-def _expn_x(t, out, n, x):
+def _expn_x(n, x, out):
     # E_n' = -E_{n-1} for n >= 1; E_0 = e^-x / x, so E_0' = -E_0 (1 + 1/x).
-    previous = expn_p(ew.maximum(n - 1, 0), x)
-    return t * ew.where(ew.greater_equal(n, 1), -previous, -out * (1 + 1 / x))
+    previous = expn_p(ew.maximum_p(n - 1, 0), x)
+    return ew.where_p(ew.greater_equal_p(n, 1), -previous, -out * (1 + 1 / x))
 
 
-expn_p = _ufunc("expn", sc.expn, ("n", "x"), _INTEGER_ORDER, _expn_x,
-                reads=((), (0, 1, "out")), orders=(0,))
-exp1_p = _ufunc("exp1", sc.exp1, ("x",), lambda t, out, x: t * -(ew.exp(-x) / x),
-                reads=((0,),))
-expi_p = _ufunc("expi", sc.expi, ("x",), lambda t, out, x: t * (ew.exp(x) / x), reads=((0,),))
-exprel_p = _ufunc("exprel", sc.exprel, ("x",), lambda t, out, x: t * _exprel_slope(x),
-                  reads=((0,),))
+expn_p, expn = special_function(
+    "expn", sc.expn,
+    {"n": INTEGER_ORDER, "x": _expn_x},
+    "The generalized exponential integral E_n(x), differentiable in "
+    "``x`` (the integer ``n`` is fixed).", orders=(0,), integers=(0,))
+exp1_p, exp1 = special_function(
+    "exp1", sc.exp1,
+    {"x": lambda x: -(ew.exp_p(-x) / x)},
+    "The exponential integral E_1(x).")
+expi_p, expi = special_function(
+    "expi", sc.expi,
+    {"x": lambda x: ew.exp_p(x) / x},
+    "The exponential integral Ei(x).")
+exprel_p, exprel = special_function(
+    "exprel", sc.exprel,
+    {"x": lambda x: _exprel_slope(x)},
+    "``(exp(x) - 1) / x``, 1 at 0.")
 
 
 def _spence_slope(z):
     """``spence'(z) = log(z) / (1 - z) = -log1p(w) / w`` with ``w = z - 1``. At ``z = 0`` it
     is ``log(z)`` itself, the singular part: -inf with the one-sided limits of every higher
     derivative (``spence''(0+) = +inf``), where the quotient would give inf - inf."""
-    zero = ew.equal(z, 0)
-    return ew.where(zero, ew.log(z), -_log1p_ratio(ew.where(zero, 0.5, z) - 1))
+    zero = ew.equal_p(z, 0)
+    return ew.where_p(zero, ew.log_p(z), -_log1p_ratio(ew.where_p(zero, 0.5, z) - 1))
 
 
 # spence(z) = int_1^z log t / (1 - t) dt (z >= 0).
-spence_p = _ufunc("spence", sc.spence, ("z",), lambda t, out, z: t * _spence_slope(z),
-                  reads=((0,),))
-cosm1_p = _ufunc("cosm1", sc.cosm1, ("x",), lambda t, out, x: t * -ew.sin(x), reads=((0,),))
-exp10_p = _ufunc("exp10", sc.exp10, ("x",), lambda t, out, x: t * (math.log(10) * out),
-                 reads=(("out",),))
+spence_p, spence = special_function(
+    "spence", sc.spence,
+    {"z": lambda z: _spence_slope(z)},
+    "Spence's function ``int_1^z log(t) / (1 - t) dt`` (z >= 0).")
+cosm1_p, cosm1 = special_function(
+    "cosm1", sc.cosm1,
+    {"x": lambda x: -ew.sin_p(x)},
+    "``cos(x) - 1``, accurate near 0.")
+exp10_p, exp10 = special_function(
+    "exp10", sc.exp10,
+    {"x": lambda out: math.log(10) * out},
+    "``10**x``.")
 
 
 # K(m) = pi/2 sum_n c_n m^n and E(m) = pi/2 sum_n c_n m^n / (1 - 2n), c_n = (binom(2n, n)/4^n)^2:
@@ -191,9 +209,9 @@ def _ellipk_slope(m):
     """K'(m) = (E - (1 - m) K) / (2 m (1 - m)); at m = 1 its singular part 1 / (2 (1 - m)),
     +inf with the one-sided limits of every higher derivative (not 0 x inf)."""
     def direct(s):
-        one = ew.equal(s, 1)
-        u = ew.where(one, 0.5, s)
-        return ew.where(one, 0.5 / (1 - s),
+        one = ew.equal_p(s, 1)
+        u = ew.where_p(one, 0.5, s)
+        return ew.where_p(one, 0.5 / (1 - s),
                         (ellipe_p(u) - (1 - u) * ellipk_p(u)) / (2 * u * (1 - u)))
     return _series_where(m, 0.1, lambda u: _poly(u, _ELLIPK_SLOPE), direct)
 
@@ -204,10 +222,14 @@ def _ellipe_slope(m):
                          lambda s: (ellipe_p(s) - ellipk_p(s)) / (2 * s))
 
 
-ellipk_p = _ufunc("ellipk", sc.ellipk, ("m",), lambda t, out, m: t * _ellipk_slope(m),
-                  reads=((0,),))
-ellipe_p = _ufunc("ellipe", sc.ellipe, ("m",), lambda t, out, m: t * _ellipe_slope(m),
-                  reads=((0,),))
+ellipk_p, ellipk = special_function(
+    "ellipk", sc.ellipk,
+    {"m": lambda m: _ellipk_slope(m)},
+    "The complete elliptic integral of the first kind K(m).")
+ellipe_p, ellipe = special_function(
+    "ellipe", sc.ellipe,
+    {"m": lambda m: _ellipe_slope(m)},
+    "The complete elliptic integral of the second kind E(m).")
 
 
 def _ellipkm1_slope(p):
@@ -215,16 +237,18 @@ def _ellipkm1_slope(p):
     itself (1 - p would round away small p). Near p = 1 K's series in 1 - p (exact there);
     at p = 0 the singular part -1 / (2 p), -inf with the one-sided limits of every higher
     derivative."""
-    near_one = ew.less(ew.abs(1 - p), 0.1)
-    zero = ew.equal(p, 0)
-    s = ew.where(ew.logical_or(near_one, zero), 0.5, p)
-    series = -_poly(1 - ew.where(near_one, p, 1.0), _ELLIPK_SLOPE)
+    near_one = ew.less_p(ew.abs_p(1 - p), 0.1)
+    zero = ew.equal_p(p, 0)
+    s = ew.where_p(ew.logical_or_p(near_one, zero), 0.5, p)
+    series = -_poly(1 - ew.where_p(near_one, p, 1.0), _ELLIPK_SLOPE)
     direct = (s * ellipkm1_p(s) - ellipe_p(1 - s)) / (2 * s * (1 - s))
-    return ew.where(near_one, series, ew.where(zero, -0.5 / p, direct))
+    return ew.where_p(near_one, series, ew.where_p(zero, -0.5 / p, direct))
 
 
-ellipkm1_p = _ufunc("ellipkm1", sc.ellipkm1, ("p",),
-                    lambda t, out, p: t * _ellipkm1_slope(p), reads=((0,),))
+ellipkm1_p, ellipkm1 = special_function(
+    "ellipkm1", sc.ellipkm1,
+    {"p": lambda p: _ellipkm1_slope(p)},
+    "``ellipk(1 - p)``, accurate near p = 0.")
 
 
 def _lambertw_impl(x, tol):
@@ -248,10 +272,10 @@ def _lambertw_slope(w, x):
     """W' = W / (x (1 + W)) = e^-W / (1 + W): no 0/0 at x = 0. At the branch point x = -1/e
     (W = -1) the singular part e / sqrt(2 e (x + 1/e)): +inf, and the one-sided limits of
     every higher derivative."""
-    branch = ew.equal(x, _BRANCH_POINT)
-    safe = ew.where(branch, 0.0, w)
-    return ew.where(branch, math.e / ew.sqrt(2 * math.e * (x - _BRANCH_POINT)),
-                    ew.exp(-safe) / (1 + safe))
+    branch = ew.equal_p(x, _BRANCH_POINT)
+    safe = ew.where_p(branch, 0.0, w)
+    return ew.where_p(branch, math.e / ew.sqrt_p(2 * math.e * (x - _BRANCH_POINT)),
+                    ew.exp_p(-safe) / (1 + safe))
 
 
 _lambertw_times_slope = zero_safe(lambda t, w, x: t * _lambertw_slope(w, x))
@@ -259,29 +283,34 @@ lambertw_p = Primitive("lambertw", _typed(_lambertw_impl), _lambertw_jvp,
                        (lambda ct, out, x, tol: _lambertw_times_slope(ct, out, x),),
                        lambda axis_size, values, batch_axes, tol: (
                            lambertw_p(values[0], tol=tol), batch_axes[0]))
-wrightomega_p = _ufunc("wrightomega", sc.wrightomega, ("z",),
-                       lambda t, out, z: t * (out / (1 + out)), reads=(("out",),))
+wrightomega_p, wrightomega = special_function(
+    "wrightomega", sc.wrightomega,
+    {"z": lambda out: out / (1 + out)},
+    "The Wright omega function (real inputs).")
 
 
-def _boxcox_lmbda(t, log_x, lmbda):
+def _boxcox_lmbda(log_x, lmbda):
     # d/d lmbda (x^lmbda - 1) / lmbda = log(x)^2 g(lmbda log x), g = exprel's derivative.
-    return t * (ew.square(log_x) * _exprel_slope(lmbda * log_x))
+    return ew.square_p(log_x) * _exprel_slope(lmbda * log_x)
 
 
-boxcox_p = _ufunc("boxcox", sc.boxcox, ("x", "lmbda"),
-                  lambda t, out, x, lmbda: t * ew.power(x, lmbda - 1),
-                  lambda t, out, x, lmbda: _boxcox_lmbda(t, ew.log(x), lmbda),
-                  reads=((0, 1), (0, 1)))
-boxcox1p_p = _ufunc("boxcox1p", sc.boxcox1p, ("x", "lmbda"),
-                    lambda t, out, x, lmbda: t * ew.power(1 + x, lmbda - 1),
-                    lambda t, out, x, lmbda: _boxcox_lmbda(t, ew.log1p(x), lmbda),
-                    reads=((0, 1), (0, 1)))
+boxcox_p, boxcox = special_function(
+    "boxcox", sc.boxcox,
+    {"x": lambda x, lmbda: ew.power(x, lmbda - 1),
+     "lmbda": lambda x, lmbda: _boxcox_lmbda(ew.log_p(x), lmbda)},
+    "The Box-Cox transform, differentiable in ``x`` and ``lmbda``.")
+boxcox1p_p, boxcox1p = special_function(
+    "boxcox1p", sc.boxcox1p,
+    {"x": lambda x, lmbda: ew.power(1 + x, lmbda - 1),
+     "lmbda": lambda x, lmbda: _boxcox_lmbda(ew.log1p_p(x), lmbda)},
+    "The Box-Cox transform of ``1 + x``.")
 # inv_boxcox(y, l) = exp(log1p(l y) / l) = exp(y * r(l y)) with r(v) = log1p(v) / v; so
 # d/dy = out / (1 + l y) and d/dl = out * y^2 r'(l y).
-inv_boxcox_p = _ufunc("inv_boxcox", sc.inv_boxcox, ("y", "lmbda"),
-                      lambda t, out, y, lmbda: t * (out / (1 + lmbda * y)),
-                      lambda t, out, y, lmbda: t * (out * ew.square(y)
-                                                    * _log1p_ratio_slope(lmbda * y)))
+inv_boxcox_p, inv_boxcox = special_function(
+    "inv_boxcox", sc.inv_boxcox,
+    {"y": lambda y, lmbda, out: out / (1 + lmbda * y),
+     "lmbda": lambda y, lmbda, out: out * ew.square_p(y) * _log1p_ratio_slope(lmbda * y)},
+    "The inverse of ``boxcox`` in ``x``.")
 
 
 def _inv_boxcox1p_impl(y, lmbda):
@@ -291,32 +320,14 @@ def _inv_boxcox1p_impl(y, lmbda):
         return np.where(np.abs(lmbda) < 1e-19, np.expm1(y), sc.inv_boxcox1p(y, lmbda))[()]
 
 
-inv_boxcox1p_p = _ufunc("inv_boxcox1p", _inv_boxcox1p_impl, ("y", "lmbda"),
-                        lambda t, out, y, lmbda: t * ((1 + out) / (1 + lmbda * y)),
-                        lambda t, out, y, lmbda: t * ((1 + out) * ew.square(y)
-                                                      * _log1p_ratio_slope(lmbda * y)))
+inv_boxcox1p_p, inv_boxcox1p = special_function(
+    "inv_boxcox1p", _inv_boxcox1p_impl,
+    {"y": lambda y, lmbda, out: (1 + out) / (1 + lmbda * y),
+     "lmbda": lambda y, lmbda, out: ((1 + out) * ew.square_p(y)
+                                     * _log1p_ratio_slope(lmbda * y))},
+    "The inverse of ``boxcox1p`` in ``x``.")
 
 
-sici = _public(sici_p, "The sine and cosine integrals: the tuple ``(Si(x), Ci(x))``.")
-shichi = _public(shichi_p, "The hyperbolic sine and cosine integrals ``(Shi(x), Chi(x))``.")
-
-
-expn = _public(expn_p, "The generalized exponential integral E_n(x), differentiable in "
-               "``x`` (the integer ``n`` is fixed).", orders=(0,), integers=(0,))
-exp1 = _public(exp1_p, "The exponential integral E_1(x).")
-expi = _public(expi_p, "The exponential integral Ei(x).")
-exprel = _public(exprel_p, "``(exp(x) - 1) / x``, 1 at 0.")
-spence = _public(spence_p, "Spence's function ``int_1^z log(t) / (1 - t) dt`` (z >= 0).")
-cosm1 = _public(cosm1_p, "``cos(x) - 1``, accurate near 0.")
-exp10 = _public(exp10_p, "``10**x``.")
-ellipk = _public(ellipk_p, "The complete elliptic integral of the first kind K(m).")
-ellipkm1 = _public(ellipkm1_p, "``ellipk(1 - p)``, accurate near p = 0.")
-ellipe = _public(ellipe_p, "The complete elliptic integral of the second kind E(m).")
-wrightomega = _public(wrightomega_p, "The Wright omega function (real inputs).")
-boxcox = _public(boxcox_p, "The Box-Cox transform, differentiable in ``x`` and ``lmbda``.")
-boxcox1p = _public(boxcox1p_p, "The Box-Cox transform of ``1 + x``.")
-inv_boxcox = _public(inv_boxcox_p, "The inverse of ``boxcox`` in ``x``.")
-inv_boxcox1p = _public(inv_boxcox1p_p, "The inverse of ``boxcox1p`` in ``x``.")
 log1p = ew.log1p
 expm1 = ew.expm1
 

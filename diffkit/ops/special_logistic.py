@@ -27,7 +27,7 @@ from ..core.zeros import shape_of
 from . import elementwise as ew
 from . import reductions, shape
 from .control import stop_gradient
-from .special_helpers import _public, _ufunc, _weak
+from .special_helpers import _weak, special_function
 
 __all__ = [
     "expit", "logit", "log_expit", "logsumexp", "softmax", "log_softmax", "xlogy",
@@ -36,12 +36,18 @@ __all__ = [
 
 # --- logistic and information-theoretic functions -----------------------------------------
 
-expit_p = _ufunc("expit", sc.expit, ("x",),
-                 lambda t, out, x: t * (out * expit_p(-x)))   # not 1 - out: exact for x >> 0
-logit_p = _ufunc("logit", sc.logit, ("x",),
-                 lambda t, out, x: t / (x * (1 - x)), reads=((0,),))
-log_expit_p = _ufunc("log_expit", sc.log_expit, ("x",),
-                     lambda t, out, x: t * expit_p(-x), reads=((0,),))
+expit_p, expit = special_function(
+    "expit", sc.expit,
+    {"x": lambda x, out: out * expit_p(-x)},
+    "The logistic sigmoid ``1 / (1 + exp(-x))``.")
+logit_p, logit = special_function(
+    "logit", sc.logit,
+    {"x": lambda x: 1 / (x * (1 - x))},
+    "The inverse of ``expit``: ``log(p / (1 - p))``.")
+log_expit_p, log_expit = special_function(
+    "log_expit", sc.log_expit,
+    {"x": lambda x: expit_p(-x)},
+    "``log(expit(x))``, accurate for large ``|x|``.")
 
 
 def _xdivy_impl(x, y):
@@ -53,82 +59,75 @@ def _xdivy_impl(x, y):
 # The partial in x is 1/y everywhere (+inf at y = 0, the one-sided limit), so it is the
 # derivative in y of log(y): the Hessians of xlogy and its relatives are symmetric at x = 0.
 # The partial in y, -x / y**2, is -xdivy(out, y): 0 at x == 0, to every order.
-xdivy_p = _ufunc("xdivy", _xdivy_impl, ("x", "y"),
-                 lambda t, out, x, y: t / y,
-                 lambda t, out, x, y: t * -xdivy_p(out, y),
-                 reads=((1,), (1, "out")))
+xdivy_p, _xdivy = special_function(
+    "xdivy", _xdivy_impl, {"x": lambda y: 1 / y, "y": lambda y, out: -xdivy_p(out, y)},
+    "``x / y``, 0 where x == 0.")
 
 # At x == 0 the partial in y is 0 and the partial in x is log(y) (-inf at y == 0); the mixed
 # derivative is 1/y in both orders. y + 0.0: at y == -0.0 the slope of log is +inf (as at
 # +0.0), and so is the partial in x of x / y.
-xlogy_p = _ufunc("xlogy", sc.xlogy, ("x", "y"),
-                 lambda t, out, x, y: t * ew.log(y),
-                 lambda t, out, x, y: t * xdivy_p(x, y + 0.0),
-                 reads=((1,), (0, 1)))
-xlog1py_p = _ufunc("xlog1py", sc.xlog1py, ("x", "y"),
-                   lambda t, out, x, y: t * ew.log1p(y),
-                   lambda t, out, x, y: t * xdivy_p(x, 1 + y),
-                   reads=((1,), (0, 1)))
+xlogy_p, xlogy = special_function(
+    "xlogy", sc.xlogy,
+    {"x": lambda y: ew.log_p(y),
+     "y": lambda x, y: xdivy_p(x, y + 0.0)},
+    "``x * log(y)``, 0 where x == 0. Derivatives at x == 0 follow "
+    "JAX: ``log(y)`` in x, 0 in y.")
+xlog1py_p, xlog1py = special_function(
+    "xlog1py", sc.xlog1py,
+    {"x": lambda y: ew.log1p_p(y),
+     "y": lambda x, y: xdivy_p(x, 1 + y)},
+    "``x * log1p(y)``, 0 where x == 0 (derivatives as ``xlogy``).")
 
 
 def _entr_slope(x):
     """``-(log x + 1)`` for ``x >= 0`` (+inf at 0, the one-sided limit); 0 for ``x < 0``,
     where ``entr`` is the constant ``-inf``."""
-    negative = ew.less(x, 0)
-    return ew.where(negative, 0.0, -(ew.log(ew.where(negative, 1.0, x)) + 1))
+    negative = ew.less_p(x, 0)
+    return ew.where_p(negative, 0.0, -(ew.log_p(ew.where_p(negative, 1.0, x)) + 1))
 
 
 # rel_entr = x log(x / y), kl_div = rel_entr - x + y. Their partial in x is written
 # log(x) - log(y) (not log(x / y)) so that its derivative in y is -1/y also at x == 0 (through
 # x / y it would be log'(0) * 0 = 0 there), matching the derivative in x of -xdivy(x, y).
-entr_p = _ufunc("entr", sc.entr, ("x",), lambda t, out, x: t * _entr_slope(x), reads=((0,),))
-rel_entr_p = _ufunc("rel_entr", sc.rel_entr, ("x", "y"),
-                    lambda t, out, x, y: t * (ew.log(x) - ew.log(y) + 1),
-                    lambda t, out, x, y: t * -xdivy_p(x, y),
-                    reads=((0, 1), (0, 1)))
-kl_div_p = _ufunc("kl_div", sc.kl_div, ("x", "y"),
-                  lambda t, out, x, y: t * (ew.log(x) - ew.log(y)),
-                  lambda t, out, x, y: t * (1 - xdivy_p(x, y)),
-                  reads=((0, 1), (0, 1)))
+entr_p, entr = special_function(
+    "entr", sc.entr,
+    {"x": lambda x: _entr_slope(x)},
+    "Elementwise entropy ``-x log x`` (0 at 0, -inf for x < 0).")
+rel_entr_p, rel_entr = special_function(
+    "rel_entr", sc.rel_entr,
+    {"x": lambda x, y: ew.log_p(x) - ew.log_p(y) + 1,
+     "y": lambda x, y: -xdivy_p(x, y)},
+    "Elementwise relative entropy ``x log(x / y)``.")
+kl_div_p, kl_div = special_function(
+    "kl_div", sc.kl_div,
+    {"x": lambda x, y: ew.log_p(x) - ew.log_p(y),
+     "y": lambda x, y: 1 - xdivy_p(x, y)},
+    "Elementwise ``x log(x / y) - x + y``.")
 
 
 def _huber_inside(delta, r):
-    return ew.less_equal(ew.abs(r), delta)
+    return ew.less_equal_p(ew.abs_p(r), delta)
 
 
-huber_p = _ufunc("huber", sc.huber, ("delta", "r"),
-                 lambda t, out, delta, r: t * ew.where(_huber_inside(delta, r), 0.0,
-                                                       ew.abs(r) - delta),
-                 lambda t, out, delta, r: t * ew.where(_huber_inside(delta, r), r,
-                                                       delta * ew.sign(r)),
-                 reads=((0, 1), (0, 1)))
+huber_p, huber = special_function(
+    "huber", sc.huber,
+    {"delta": lambda delta, r: ew.where_p(_huber_inside(delta, r), 0.0, ew.abs_p(r) - delta),
+     "r": lambda delta, r: ew.where_p(_huber_inside(delta, r), r, delta * ew.sign(r))},
+    "Huber loss ``huber(delta, r)``, differentiable in both.")
 
 
-def _pseudo_huber_delta(t, out, delta, r):
+def _pseudo_huber_delta(delta, r):
     # d/d delta [delta^2 (s - 1)] = delta (s - 1)^2 / s with s = sqrt(1 + (r/delta)^2),
     # written without the cancellation in s - 1: r^4 / (q (q + |delta|)^2), q = hypot.
-    q = ew.sqrt(ew.square(delta) + ew.square(r))
-    return t * (ew.sign(delta) * ew.square(ew.square(r)) / (q * ew.square(q + ew.abs(delta))))
+    q = ew.sqrt_p(ew.square_p(delta) + ew.square_p(r))
+    return ew.sign(delta) * ew.square_p(ew.square_p(r)) / (q * ew.square_p(q + ew.abs_p(delta)))
 
 
-pseudo_huber_p = _ufunc(
-    "pseudo_huber", sc.pseudo_huber, ("delta", "r"), _pseudo_huber_delta,
-    lambda t, out, delta, r: t * (r * ew.abs(delta) / ew.sqrt(ew.square(delta) + ew.square(r))),
-    reads=((0, 1), (0, 1)))
-
-
-expit = _public(expit_p, "The logistic sigmoid ``1 / (1 + exp(-x))``.")
-logit = _public(logit_p, "The inverse of ``expit``: ``log(p / (1 - p))``.")
-log_expit = _public(log_expit_p, "``log(expit(x))``, accurate for large ``|x|``.")
-xlogy = _public(xlogy_p, "``x * log(y)``, 0 where x == 0. Derivatives at x == 0 follow "
-                "JAX: ``log(y)`` in x, 0 in y.")
-xlog1py = _public(xlog1py_p, "``x * log1p(y)``, 0 where x == 0 (derivatives as ``xlogy``).")
-entr = _public(entr_p, "Elementwise entropy ``-x log x`` (0 at 0, -inf for x < 0).")
-rel_entr = _public(rel_entr_p, "Elementwise relative entropy ``x log(x / y)``.")
-kl_div = _public(kl_div_p, "Elementwise ``x log(x / y) - x + y``.")
-huber = _public(huber_p, "Huber loss ``huber(delta, r)``, differentiable in both.")
-pseudo_huber = _public(pseudo_huber_p, "Pseudo-Huber loss "
-                       "``delta**2 (sqrt(1 + (r / delta)**2) - 1)``.")
+pseudo_huber_p, pseudo_huber = special_function(
+    "pseudo_huber", sc.pseudo_huber,
+    {"delta": _pseudo_huber_delta,
+     "r": lambda delta, r: r * ew.abs_p(delta) / ew.sqrt_p(ew.square_p(delta) + ew.square_p(r))},
+    "Pseudo-Huber loss ``delta**2 (sqrt(1 + (r / delta)**2) - 1)``.")
 
 
 # --- softmax and logsumexp: compositions over axes ----------------------------------------------
@@ -142,7 +141,7 @@ def softmax(x, axis=None):
     """``exp(x) / sum(exp(x), axis)``, computed stably (all axes for ``axis=None``)."""
     (x,) = _weak((x,), (), ())
     lse = reductions.logsumexp_p(x, axis=_axes(x, axis), keepdims=True)
-    return ew.exp(x - lse)
+    return ew.exp_p(x - lse)
 
 
 def log_softmax(x, axis=None):
@@ -166,16 +165,16 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         return reductions.logsumexp_p(a, axis=axes, keepdims=bool(keepdims))
     # log|sum(b exp(a - peak))| + peak; the peak shifts values only (no derivative).
     peak = reductions.max_p(stop_gradient(a), axis=axes, keepdims=True)
-    peak = ew.where(ew.isfinite(peak), peak, 0.0)
-    scaled = ew.exp(a - peak)
+    peak = ew.where_p(ew.isfinite_p(peak), peak, 0.0)
+    scaled = ew.exp_p(a - peak)
     total = reductions.sum_p(scaled if b is None else b * scaled, axis=axes, keepdims=True)
     sign = ew.sign(total)
-    nonzero = ew.not_equal(total, 0)
-    out = ew.where(nonzero, ew.log(ew.abs(ew.where(nonzero, total, 1.0))), -np.inf) + peak
+    nonzero = ew.not_equal_p(total, 0)
+    out = ew.where_p(nonzero, ew.log_p(ew.abs_p(ew.where_p(nonzero, total, 1.0))), -np.inf) + peak
     if not keepdims:
         kept = tuple(d for i, d in enumerate(shape_of(out)) if i not in axes)
         out = shape.reshape(out, kept)
         sign = shape.reshape(sign, kept)
     if return_sign:
         return out, sign
-    return ew.where(ew.less(sign, 0), np.nan, out)
+    return ew.where_p(ew.less_p(sign, 0), np.nan, out)

@@ -43,7 +43,7 @@ from . import reductions
 from .families import broadcasting_batch, sum_tangents
 from .jets import Jets
 from .special_gamma import digamma_p, gamma_p
-from .special_helpers import _public, _typed, _ufunc, _weak
+from .special_helpers import _typed, special_function
 
 __all__ = ["hyp1f1", "hyp2f1", "zeta"]
 
@@ -168,11 +168,14 @@ hyp1f1_partial_p = _partial_primitive("hyp1f1_partial", _hyp1f1_partial_impl, "h
 # d/dx 1F1(a; b; x) = a/b 1F1(a+1; b+1; x): a closed form that stays on SciPy's values.
 # The function value comes first in the product, so integer a, b (a / b is float64) do not
 # widen a float32 x.
-hyp1f1_p = _ufunc("hyp1f1", sc.hyp1f1, ("a", "b", "x"),
-                  lambda t, out, a, b, x: t * hyp1f1_partial_p(a, b, x, orders=(1, 0, 0)),
-                  lambda t, out, a, b, x: t * hyp1f1_partial_p(a, b, x, orders=(0, 1, 0)),
-                  lambda t, out, a, b, x: t * (hyp1f1_p(a + 1, b + 1, x) * a / b),
-                  reads=((0, 1, 2),) * 3)
+hyp1f1_p, hyp1f1 = special_function(
+    "hyp1f1", sc.hyp1f1,
+    {"a": lambda a, b, x: hyp1f1_partial_p(a, b, x, orders=(1, 0, 0)),
+     "b": lambda a, b, x: hyp1f1_partial_p(a, b, x, orders=(0, 1, 0)),
+     "x": lambda a, b, x: hyp1f1_p(a + 1, b + 1, x) * a / b},
+    "Kummer's confluent hypergeometric function 1F1(a; b; x), "
+    "differentiable in ``x`` (closed form) and in ``a`` and ``b`` (series on "
+    "jets, to third order).")
 
 
 # --- 2F1 ------------------------------------------------------------------------------------
@@ -215,14 +218,17 @@ hyp2f1_partial_p = _partial_primitive("hyp2f1_partial", _hyp2f1_partial_impl, "h
 
 def _hyp2f1_parameter(i):
     orders = _unit(4, i)
-    return lambda t, out, a, b, c, z: t * hyp2f1_partial_p(a, b, c, z, orders=orders)
+    return lambda a, b, c, z: hyp2f1_partial_p(a, b, c, z, orders=orders)
 
 
 # d/dz 2F1(a, b; c; z) = ab/c 2F1(a+1, b+1; c+1; z), the value first to keep float32 z
-hyp2f1_p = _ufunc("hyp2f1", sc.hyp2f1, ("a", "b", "c", "z"), _hyp2f1_parameter(0),
-                  _hyp2f1_parameter(1), _hyp2f1_parameter(2),
-                  lambda t, out, a, b, c, z: t * (hyp2f1_p(a + 1, b + 1, c + 1, z) * a * b / c),
-                  reads=((0, 1, 2, 3),) * 4)
+hyp2f1_p, hyp2f1 = special_function(
+    "hyp2f1", sc.hyp2f1,
+    {"a": _hyp2f1_parameter(0), "b": _hyp2f1_parameter(1), "c": _hyp2f1_parameter(2),
+     "z": lambda a, b, c, z: hyp2f1_p(a + 1, b + 1, c + 1, z) * a * b / c},
+    "The Gauss hypergeometric function 2F1(a, b; c; z), "
+    "differentiable in ``z`` (closed form) and in ``a``, ``b``, ``c`` (series on "
+    "jets, to third order, for -19 <= z <= 0.95; NaN beyond).")
 
 
 # --- zeta -----------------------------------------------------------------------------------
@@ -270,44 +276,36 @@ def _zeta_partial_impl(x, q, orders):
 zeta_partial_p = _partial_primitive("zeta_partial", _zeta_partial_impl, "zeta", ("x", "q"))
 
 
-def _hurwitz_x(t, out, x, q):
+def _hurwitz_x(x, q):
     # NaN below x = 1, where SciPy's Hurwitz zeta is NaN too
-    return t * ew.where(ew.less(x, 1), np.nan, zeta_partial_p(x, q, orders=(1, 0)))
+    return ew.where_p(ew.less_p(x, 1), np.nan, zeta_partial_p(x, q, orders=(1, 0)))
 
 
-def _riemann_x(t, out, x):
+def _riemann_x(x):
     """zeta'(x): Euler-Maclaurin for x >= 0; below, the derivative of the reflection
     zeta(x) = chi(x) zeta(1 - x) with chi(x) = 2^x pi^(x-1) sin(pi x / 2) gamma(1 - x):
     chi' = 2^x pi^(x-1) gamma(1 - x) ((log 2 pi - psi(1 - x)) sin(pi x / 2)
     + pi/2 cos(pi x / 2)) (no cot, so no pole at the negative even integers)."""
-    negative = ew.less(x, 0)
-    right = ew.where(negative, 0.5, x)
-    left = ew.where(negative, x, -1.0)
-    scale = ew.exp(left * math.log(2 * math.pi) - math.log(math.pi)) * gamma_p(1 - left)
+    negative = ew.less_p(x, 0)
+    right = ew.where_p(negative, 0.5, x)
+    left = ew.where_p(negative, x, -1.0)
+    scale = ew.exp_p(left * math.log(2 * math.pi) - math.log(math.pi)) * gamma_p(1 - left)
     angle = (math.pi / 2) * left
-    sine, cosine = ew.sin(angle), ew.cos(angle)
+    sine, cosine = ew.sin_p(angle), ew.cos_p(angle)
     chi = scale * sine
     chi_slope = scale * ((math.log(2 * math.pi) - digamma_p(1 - left)) * sine
                          + (math.pi / 2) * cosine)
     reflected = chi_slope * riemann_zeta_p(1 - left) \
         - chi * zeta_partial_p(1 - left, 1.0, orders=(1, 0))
-    return t * ew.where(negative, reflected, zeta_partial_p(right, 1.0, orders=(1, 0)))
+    return ew.where_p(negative, reflected, zeta_partial_p(right, 1.0, orders=(1, 0)))
 
 
-riemann_zeta_p = _ufunc("riemann_zeta", sc.zeta, ("x",), _riemann_x)
-hurwitz_zeta_p = _ufunc("zeta", sc.zeta, ("x", "q"), _hurwitz_x,
-                        lambda t, out, x, q: t * (-x * hurwitz_zeta_p(x + 1, q)),
-                        reads=((0, 1), (0, 1)))
-
-
-# --- the public functions -----------------------------------------------------------------
-
-hyp1f1 = _public(hyp1f1_p, "Kummer's confluent hypergeometric function 1F1(a; b; x), "
-                 "differentiable in ``x`` (closed form) and in ``a`` and ``b`` (series on "
-                 "jets, to third order).")
-hyp2f1 = _public(hyp2f1_p, "The Gauss hypergeometric function 2F1(a, b; c; z), "
-                 "differentiable in ``z`` (closed form) and in ``a``, ``b``, ``c`` (series on "
-                 "jets, to third order, for -19 <= z <= 0.95; NaN beyond).")
+# (``zeta`` below chooses between the two by its argument q)
+riemann_zeta_p, _riemann_zeta = special_function(
+    "riemann_zeta", sc.zeta, {"x": _riemann_x}, "Riemann's zeta function.")
+hurwitz_zeta_p, _hurwitz_zeta = special_function(
+    "zeta", sc.zeta, {"x": _hurwitz_x, "q": lambda x, q: -x * hurwitz_zeta_p(x + 1, q)},
+    "The Hurwitz zeta function.")
 
 
 def zeta(x, q=None, out=None):
@@ -317,5 +315,5 @@ def zeta(x, q=None, out=None):
     if out is not None:
         raise TypeError("zeta(): out= is not supported (diffkit returns new arrays)")
     if q is None:
-        return riemann_zeta_p(*_weak((x,), (), ()))
-    return hurwitz_zeta_p(*_weak((x, q), (), ()))
+        return _riemann_zeta(x)
+    return _hurwitz_zeta(x, q)

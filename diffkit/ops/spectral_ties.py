@@ -74,9 +74,9 @@ def pairwise_ties(w):
     """``(..., n, n)`` booleans: ``i != j`` with ``|w_i - w_j|`` within the tie tolerance
     (for unsorted, possibly complex ``w``: ``eig``)."""
     n = shape_of(w)[-1]
-    gaps = ew.abs(ew.subtract(sh.expand_dims(w, -2), sh.expand_dims(w, -1)))
-    scale = ew.multiply(rd.max(ew.abs(w), axis=-1, keepdims=True), tie_tolerance(dtype_of(w)))
-    return ew.logical_and(ew.less_equal(gaps, sh.expand_dims(scale, -1)),
+    gaps = ew.abs_p(ew.subtract_p(sh.expand_dims(w, -2), sh.expand_dims(w, -1)))
+    scale = ew.multiply_p(rd.max(ew.abs_p(w), axis=-1, keepdims=True), tie_tolerance(dtype_of(w)))
+    return ew.logical_and_p(ew.less_equal_p(gaps, sh.expand_dims(scale, -1)),
                           ~np.eye(n, dtype=bool))
 
 
@@ -176,12 +176,12 @@ def inverse_gaps(w, groups):
     """``F[..., i, j] = 1 / (w_j - w_i)`` for untied ``w_i``, ``w_j``, else 0 (the diagonal
     too). ``groups``: tie labels (``tie_groups_p(w)``) of a sorted ``w``, or a ready
     ``(..., n, n)`` tie mask (without the diagonal)."""
-    gaps = ew.subtract(sh.expand_dims(w, -2), sh.expand_dims(w, -1))
+    gaps = ew.subtract_p(sh.expand_dims(w, -2), sh.expand_dims(w, -1))
     if len(shape_of(groups)) == len(shape_of(w)):
         skip = tie_mask_p(groups, diagonal=True)
     else:
-        skip = ew.logical_or(groups, np.eye(shape_of(w)[-1], dtype=bool))
-    return ew.where(skip, 0.0, ew.divide(1.0, ew.where(skip, 1.0, gaps)))
+        skip = ew.logical_or_p(groups, np.eye(shape_of(w)[-1], dtype=bool))
+    return ew.where_p(skip, 0.0, ew.divide_p(1.0, ew.where_p(skip, 1.0, gaps)))
 
 
 def rotated(v, groups):
@@ -199,27 +199,27 @@ def tie_limits(w, c, groups, m, dc):
     where that is ``0 / 0`` or where ``c`` differs across the tie (the gradient then
     depends on the basis of the eigenspace); 0 on the diagonal."""
     tied = tied_pairs(groups)
-    gaps = ew.subtract(sh.expand_dims(w, -2), sh.expand_dims(w, -1))
-    cdiff = ew.subtract(sh.expand_dims(c, -2), sh.expand_dims(c, -1))
-    regular = ew.multiply(cdiff, _safe_reciprocal(ew.where(tied, 1.0, gaps)))
+    gaps = ew.subtract_p(sh.expand_dims(w, -2), sh.expand_dims(w, -1))
+    cdiff = ew.subtract_p(sh.expand_dims(c, -2), sh.expand_dims(c, -1))
+    regular = ew.multiply_p(cdiff, _safe_reciprocal(ew.where_p(tied, 1.0, gaps)))
     tol = tie_tolerance(dtype_of(w))
     dm = _real(_diag(m))
-    dmdiff = ew.subtract(sh.expand_dims(dm, -2), sh.expand_dims(dm, -1))
-    scale = rd.max(ew.abs(m), axis=(-2, -1), keepdims=True)
-    resolved = ew.greater(ew.abs(dmdiff), ew.multiply(scale, math.sqrt(tol)))
+    dmdiff = ew.subtract_p(sh.expand_dims(dm, -2), sh.expand_dims(dm, -1))
+    scale = rd.max(ew.abs_p(m), axis=(-2, -1), keepdims=True)
+    resolved = ew.greater_p(ew.abs_p(dmdiff), ew.multiply_p(scale, math.sqrt(tol)))
     if dc is None:
-        limit = ew.where(resolved, 0.0, np.nan)
+        limit = ew.where_p(resolved, 0.0, np.nan)
     else:
-        dcdiff = ew.subtract(sh.expand_dims(dc, -2), sh.expand_dims(dc, -1))
-        limit = ew.where(resolved, ew.divide(dcdiff, ew.where(resolved, dmdiff, 1.0)), np.nan)
-    cscale = rd.max(ew.abs(c), axis=-1, keepdims=True)
-    agrees = ew.less_equal(ew.abs(cdiff), ew.multiply(sh.expand_dims(cscale, -1), tol))
-    return ew.where(tied, ew.where(agrees, limit, np.nan), regular)
+        dcdiff = ew.subtract_p(sh.expand_dims(dc, -2), sh.expand_dims(dc, -1))
+        limit = ew.where_p(resolved, ew.divide_p(dcdiff, ew.where_p(resolved, dmdiff, 1.0)), np.nan)
+    cscale = rd.max(ew.abs_p(c), axis=-1, keepdims=True)
+    agrees = ew.less_equal_p(ew.abs_p(cdiff), ew.multiply_p(sh.expand_dims(cscale, -1), tol))
+    return ew.where_p(tied, ew.where_p(agrees, limit, np.nan), regular)
 
 
 def times_nonzero(k, m):
     """``k * m``, 0 where ``m`` is exactly 0 (an unknown tie limit times no perturbation)."""
-    return ew.where(ew.equal(m, 0), 0.0, ew.multiply(k, m))
+    return ew.where_p(ew.equal_p(m, 0), 0.0, ew.multiply_p(k, m))
 
 
 def basis_for(v, groups, c):

@@ -60,7 +60,7 @@ def _keep(dims, axes):
 def _abs2(d):
     """``|d|**2``, real for complex ``d``."""
     if dtype_of(d).kind == "c":
-        return cx.real(d * ew.conj(d))
+        return cx.real(d * ew.conj_p(d))
     return d * d
 
 
@@ -70,12 +70,12 @@ def _std_from_var(v, x, axes, keepdims, valid=None):
     slice). Constant data are detected as max == min (of the ``valid`` entries), since a
     rounded mean can leave a variance of 1e-34 instead of 0: their std is then exactly 0."""
     x = stop_gradient(x)
-    high = x if valid is None else ew.where(valid, x, -np.inf)
-    low = x if valid is None else ew.where(valid, x, np.inf)
-    constant = ew.equal(rd.max_p(high, axis=axes, keepdims=keepdims),
+    high = x if valid is None else ew.where_p(valid, x, -np.inf)
+    low = x if valid is None else ew.where_p(valid, x, np.inf)
+    constant = ew.equal_p(rd.max_p(high, axis=axes, keepdims=keepdims),
                         rd.min_p(low, axis=axes, keepdims=keepdims))
-    regular = ew.logical_and(ew.greater(v, 0), ew.logical_not(constant))
-    return ew.where(regular, ew.sqrt(ew.where(regular, v, 1.0)), v * 0.0)
+    regular = ew.logical_and_p(ew.greater_p(v, 0), ew.logical_not_p(constant))
+    return ew.where_p(regular, ew.sqrt_p(ew.where_p(regular, v, 1.0)), v * 0.0)
 
 
 def _warn_where(condition, message):
@@ -86,11 +86,11 @@ def _warn_where(condition, message):
 
 def _nan_mask(x):
     """Where ``x`` is NaN (nothing for integer arrays), as a nondifferentiable boolean."""
-    return ew.isnan(x) if _is_inexact(x) else np.zeros(shape_of(x), bool)
+    return ew.isnan_p(x) if _is_inexact(x) else np.zeros(shape_of(x), bool)
 
 
 def _valid_count(mask, axes, keepdims, dtype):
-    return rd.sum_p(ew.astype(ew.logical_not(mask), dtype), axis=axes, keepdims=keepdims)
+    return rd.sum_p(ew.astype(ew.logical_not_p(mask), dtype), axis=axes, keepdims=keepdims)
 
 
 def _where(where):
@@ -104,4 +104,4 @@ def _dropped(x, where):
     where = _where(where)
     if where is True:
         return mask
-    return ew.logical_or(mask, ew.logical_not(rd.where_mask(where, shape_of(x))))
+    return ew.logical_or_p(mask, ew.logical_not_p(rd.where_mask(where, shape_of(x))))

@@ -83,26 +83,26 @@ def _svd_jvp(primals, tangents, full_matrices, hermitian):
     dp = _mm(_H(u1), _mm(ta, v1))                    # U^H dA V  (k, k)
     groups = ties.tie_groups_p(s)
     ds = _real(ties.rotated_diagonal(dp, groups))
-    f = ties.inverse_gaps(ew.square(s), groups)          # 1 / (s_j^2 - s_i^2)
+    f = ties.inverse_gaps(ew.square_p(s), groups)          # 1 / (s_j^2 - s_i^2)
     s_row, s_col = sh.expand_dims(s, -2), sh.expand_dims(s, -1)
     dph = _H(dp)
-    omega_u = ew.multiply(f, ew.add(ew.multiply(dp, s_row), ew.multiply(s_col, dph)))
-    omega_v = ew.multiply(f, ew.add(ew.multiply(s_col, dp), ew.multiply(dph, s_row)))
+    omega_u = ew.multiply_p(f, ew.add_p(ew.multiply_p(dp, s_row), ew.multiply_p(s_col, dph)))
+    omega_v = ew.multiply_p(f, ew.add_p(ew.multiply_p(s_col, dp), ew.multiply_p(dph, s_row)))
     phase = _imaginary_part_times_i(_diag(dp))
     if phase is not None:  # the phase of u_k v_k^H turns by i Im(dP_kk) / s_k, given to U
-        omega_u = ew.add(omega_u, _diag_embed(ew.multiply(phase, _safe_reciprocal(s))))
+        omega_u = ew.add_p(omega_u, _diag_embed(ew.multiply_p(phase, _safe_reciprocal(s))))
     du = _mm(u1, omega_u)
     dv = _mm(v1, omega_v)
     if m > k:   # the component of dU outside span U: (I - U U^H) dA V S^-1
-        outside = ew.subtract(_mm(ta, v1), _mm(u1, dp))
-        du = ew.add(du, ew.multiply(outside, sh.expand_dims(_safe_reciprocal(s), -2)))
+        outside = ew.subtract_p(_mm(ta, v1), _mm(u1, dp))
+        du = ew.add_p(du, ew.multiply_p(outside, sh.expand_dims(_safe_reciprocal(s), -2)))
     if n > k:
-        outside = ew.subtract(_mm(_H(ta), u1), _mm(v1, dph))
-        dv = ew.add(dv, ew.multiply(outside, sh.expand_dims(_safe_reciprocal(s), -2)))
+        outside = ew.subtract_p(_mm(_H(ta), u1), _mm(v1, dph))
+        dv = ew.add_p(dv, ew.multiply_p(outside, sh.expand_dims(_safe_reciprocal(s), -2)))
     if u2 is not None:  # the complement moves with span U: dU2 = -U1 dU1^H U2
-        du = sh.concatenate([du, ew.negative(_mm(u1, _mm(_H(du), u2)))], axis=-1)
+        du = sh.concatenate([du, ew.negative_p(_mm(u1, _mm(_H(du), u2)))], axis=-1)
     if v2h is not None:
-        dv = sh.concatenate([dv, ew.negative(_mm(v1, _mm(_H(dv), _H(v2h))))], axis=-1)
+        dv = sh.concatenate([dv, ew.negative_p(_mm(v1, _mm(_H(dv), _H(v2h))))], axis=-1)
     # at a tie the singular vectors have no derivative the rule can know (a 0/0 coupling)
     unknown = ties.unknown_at_ties_p(ties.tied_pairs(groups), ta)
     return (u, s, vh), (_nan_where(unknown, du), ds, _nan_where(unknown, _H(dv)))
@@ -110,7 +110,7 @@ def _svd_jvp(primals, tangents, full_matrices, hermitian):
 
 def _gram(x):
     """``|x|^T |x|`` (k, k): nonzero exactly where a column of ``x`` is, for any row count."""
-    ax = ew.abs(x)
+    ax = ew.abs_p(x)
     return _mm(_T(ax), ax)
 
 
@@ -125,13 +125,13 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
         u_bar = _cast(u_bar, dtype_of(u))
         if u2 is not None:
             u2_bar = getitem(u_bar, (Ellipsis, slice(None), slice(k, None)))
-            u_bar = ew.subtract(getitem(u_bar, (Ellipsis, slice(None), slice(0, k))),
+            u_bar = ew.subtract_p(getitem(u_bar, (Ellipsis, slice(None), slice(0, k))),
                                 _conj(_mm(u2, _mm(_T(u2_bar), u1))))
     v_bar = vh_bar if type(vh_bar) is Zero else _H(_cast(vh_bar, dtype_of(vh)))
     if type(v_bar) is not Zero and v2h is not None:
         v2 = _H(v2h)
         v2_bar = getitem(v_bar, (Ellipsis, slice(None), slice(k, None)))
-        v_bar = ew.subtract(getitem(v_bar, (Ellipsis, slice(None), slice(0, k))),
+        v_bar = ew.subtract_p(getitem(v_bar, (Ellipsis, slice(None), slice(0, k))),
                             _conj(_mm(v2, _mm(_T(v2_bar), v1))))
     spectral = None
     if type(s_bar) is not Zero:
@@ -141,7 +141,7 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
         if type(u_bar) is Zero and type(v_bar) is Zero:
             return spectral
     groups = ties.tie_groups_p(s)
-    f = ties.inverse_gaps(ew.square(s), groups)
+    f = ties.inverse_gaps(ew.square_p(s), groups)
     s_row, s_col = sh.expand_dims(s, -2), sh.expand_dims(s, -1)
     s_inv = _safe_reciprocal(s)
     inner = []          # the cotangent of dP = U^H dA V
@@ -150,33 +150,33 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
     if type(u_bar) is not Zero:
         moving = u_bar
         g0 = _mm(_T(u1), u_bar)
-        g = ew.multiply(f, g0)
-        inner.append(ew.multiply(ew.add(g, _H(g)), s_row))
+        g = ew.multiply_p(f, g0)
+        inner.append(ew.multiply_p(ew.add_p(g, _H(g)), s_row))
         phase = _imaginary_part_times_i(_diag(g0))
         if phase is not None:
-            inner.append(_diag_embed(ew.multiply(phase, s_inv)))
+            inner.append(_diag_embed(ew.multiply_p(phase, s_inv)))
         if m > k:   # (I - conj(U) U^T) Ubar S^-1 V^T
-            proj = ew.subtract(u_bar, _mm(_conj(u1), g0))
-            outer.append(_mm(ew.multiply(proj, sh.expand_dims(s_inv, -2)), _T(v1)))
+            proj = ew.subtract_p(u_bar, _mm(_conj(u1), g0))
+            outer.append(_mm(ew.multiply_p(proj, sh.expand_dims(s_inv, -2)), _T(v1)))
     if type(v_bar) is not Zero:
-        moving = v_bar if moving is None else ew.add(_gram(moving), _gram(v_bar))
-        h = ew.multiply(f, _mm(_T(v1), v_bar))
-        inner.append(ew.multiply(s_col, ew.add(h, _H(h))))
+        moving = v_bar if moving is None else ew.add_p(_gram(moving), _gram(v_bar))
+        h = ew.multiply_p(f, _mm(_T(v1), v_bar))
+        inner.append(ew.multiply_p(s_col, ew.add_p(h, _H(h))))
         if n > k:   # conj(U) S^-1 (Vbar^H - Vbar^H conj(V) V^T)
             vbh = _H(v_bar)
-            proj = ew.subtract(vbh, _mm(_mm(vbh, _conj(v1)), _T(v1)))
-            outer.append(_mm(_conj(u1), ew.multiply(sh.expand_dims(s_inv, -1), proj)))
+            proj = ew.subtract_p(vbh, _mm(_mm(vbh, _conj(v1)), _T(v1)))
+            outer.append(_mm(_conj(u1), ew.multiply_p(sh.expand_dims(s_inv, -1), proj)))
     total = inner[0]
     for part in inner[1:]:
-        total = ew.add(total, part)
+        total = ew.add_p(total, part)
     g = _mm(_conj(u1), _mm(total, _T(v1)))
     for part in outer:
-        g = ew.add(g, part)
+        g = ew.add_p(g, part)
     g = _nan_where(ties.unknown_at_ties_p(ties.tied_pairs(groups), moving), g)
     if hermitian:
         g = _sym(g)
     g = g if is_complex(a) else _real(g)
-    return g if spectral is None else ew.add(g, spectral)
+    return g if spectral is None else ew.add_p(g, spectral)
 
 
 svd_p = Primitive("svd", _svd_impl, _svd_jvp, (_svd_vjp,), multiple_results=True)
@@ -211,8 +211,8 @@ def _svd_spectral_impl(a, u, s, vh, c, full_matrices, hermitian):
 
 def _sum_ratio(s, c):
     """``(c_i + c_j) / (s_i + s_j)`` (0 where both singular values are 0)."""
-    return ew.multiply(ew.add(sh.expand_dims(c, -2), sh.expand_dims(c, -1)),
-                       _safe_reciprocal(ew.add(sh.expand_dims(s, -2), sh.expand_dims(s, -1))))
+    return ew.multiply_p(ew.add_p(sh.expand_dims(c, -2), sh.expand_dims(c, -1)),
+                       _safe_reciprocal(ew.add_p(sh.expand_dims(s, -2), sh.expand_dims(s, -1))))
 
 
 def _svd_spectral_jvp(primals, tangents, full_matrices, hermitian):
@@ -226,19 +226,19 @@ def _svd_spectral_jvp(primals, tangents, full_matrices, hermitian):
         return out, _mm(u1, _mm(x, _H(v1)))
     ta = _cast(_sym(ta) if hermitian else ta, dtype_of(u))
     p = _mm(_H(u1), _mm(ta, v1))
-    herm, skew = ew.multiply(ew.add(p, _H(p)), 0.5), ew.multiply(ew.subtract(p, _H(p)), 0.5)
-    term = ew.add(ties.times_nonzero(ties.tie_limits(s, c, groups, p, dc), herm),
-                  ew.multiply(_sum_ratio(s, c), skew))
-    x = term if x is None else ew.add(x, term)
+    herm, skew = ew.multiply_p(ew.add_p(p, _H(p)), 0.5), ew.multiply_p(ew.subtract_p(p, _H(p)), 0.5)
+    term = ew.add_p(ties.times_nonzero(ties.tie_limits(s, c, groups, p, dc), herm),
+                  ew.multiply_p(_sum_ratio(s, c), skew))
+    x = term if x is None else ew.add_p(x, term)
     g = _mm(u1, _mm(x, _H(v1)))
-    scale = sh.expand_dims(ew.multiply(c, _safe_reciprocal(s)), -2)
+    scale = sh.expand_dims(ew.multiply_p(c, _safe_reciprocal(s)), -2)
     k = min(m, n)
     if m > k:
-        outside = ew.subtract(_mm(ta, v1), _mm(u1, p))
-        g = ew.add(g, _mm(ew.multiply(outside, scale), _H(v1)))
+        outside = ew.subtract_p(_mm(ta, v1), _mm(u1, p))
+        g = ew.add_p(g, _mm(ew.multiply_p(outside, scale), _H(v1)))
     if n > k:
-        outside = ew.subtract(_mm(_H(u1), ta), _mm(p, _H(v1)))
-        g = ew.add(g, _mm(ew.multiply(u1, scale), outside))
+        outside = ew.subtract_p(_mm(_H(u1), ta), _mm(p, _H(v1)))
+        g = ew.add_p(g, _mm(ew.multiply_p(u1, scale), outside))
     return out, g
 
 
@@ -247,18 +247,18 @@ def _svd_spectral_vjp_a(ct, out, a, u, s, vh, c, full_matrices, hermitian):
     ct = _cast(ct, dtype_of(u))
     n_bar = _mm(_T(u1), _mm(ct, _conj(v1)))
     # the tie limits need the tangent of c, which a cotangent does not carry
-    k_tie = ties.tie_limits(s, c, groups, ew.multiply(n_bar, 0.0), None)
-    herm_bar = ties.times_nonzero(k_tie, ew.multiply(ew.add(n_bar, _H(n_bar)), 0.5))
-    skew_bar = ew.multiply(_sum_ratio(s, c), ew.multiply(ew.subtract(n_bar, _H(n_bar)), 0.5))
-    g = _mm(_conj(u1), _mm(ew.add(herm_bar, skew_bar), _T(v1)))
-    scale = sh.expand_dims(ew.multiply(c, _safe_reciprocal(s)), -2)
+    k_tie = ties.tie_limits(s, c, groups, ew.multiply_p(n_bar, 0.0), None)
+    herm_bar = ties.times_nonzero(k_tie, ew.multiply_p(ew.add_p(n_bar, _H(n_bar)), 0.5))
+    skew_bar = ew.multiply_p(_sum_ratio(s, c), ew.multiply_p(ew.subtract_p(n_bar, _H(n_bar)), 0.5))
+    g = _mm(_conj(u1), _mm(ew.add_p(herm_bar, skew_bar), _T(v1)))
+    scale = sh.expand_dims(ew.multiply_p(c, _safe_reciprocal(s)), -2)
     k = min(m, n)
     if m > k:   # (I - conj(U) U^T) ct conj(V) diag(c / s) V^T
-        y = ew.multiply(_mm(ct, _conj(v1)), scale)
-        g = ew.add(g, _mm(ew.subtract(y, _mm(_conj(u1), _mm(_T(u1), y))), _T(v1)))
+        y = ew.multiply_p(_mm(ct, _conj(v1)), scale)
+        g = ew.add_p(g, _mm(ew.subtract_p(y, _mm(_conj(u1), _mm(_T(u1), y))), _T(v1)))
     if n > k:   # conj(U) diag(c / s) U^T ct (I - conj(V) V^T)
-        y = _mm(_T(ew.multiply(u1, scale)), ct)
-        g = ew.add(g, _mm(_conj(u1), ew.subtract(y, _mm(_mm(y, _conj(v1)), _T(v1)))))
+        y = _mm(_T(ew.multiply_p(u1, scale)), ct)
+        g = ew.add_p(g, _mm(_conj(u1), ew.subtract_p(y, _mm(_mm(y, _conj(v1)), _T(v1)))))
     if hermitian:
         g = _sym(g)
     return g if is_complex(a) else _real(g)

@@ -45,26 +45,26 @@ def _real_dtype(x):
 
 def _H(x):
     xt = sh.swapaxes(x, -1, -2)
-    return ew.conj(xt) if dtype_of(x).kind == "c" else xt
+    return ew.conj_p(xt) if dtype_of(x).kind == "c" else xt
 
 
 def _real_diagonal(x, eye):
     """``diag(Re diag x)`` as a matrix of ``x``'s dtype."""
     if dtype_of(x).kind == "c":
-        x = ew.multiply(ew.add(x, ew.conj(x)), 0.5)
-    return ew.multiply(x, eye)
+        x = ew.multiply_p(ew.add_p(x, ew.conj_p(x)), 0.5)
+    return ew.multiply_p(x, eye)
 
 
 def hermitian_from_triangle(t, lower=True):
     """``E(t)``: the Hermitian (real: symmetric) matrix that the ``lower`` (else upper)
     triangle of ``t (..., n, n)`` defines, with the real part of its diagonal."""
     strict, eye = _masks(shape_of(t)[-1], bool(lower), _real_dtype(t))
-    part = ew.multiply(t, strict)
-    return ew.add(ew.add(part, _H(part)), _real_diagonal(t, eye))
+    part = ew.multiply_p(t, strict)
+    return ew.add_p(ew.add_p(part, _H(part)), _real_diagonal(t, eye))
 
 
 def hermitian_from_triangle_adjoint(c, lower=True):
     """``E*(c)``: the adjoint of ``hermitian_from_triangle`` under ``Re(sum(c * t))``; zero
     outside the triangle read (and in the imaginary part of the diagonal)."""
     strict, eye = _masks(shape_of(c)[-1], bool(lower), _real_dtype(c))
-    return ew.add(ew.multiply(ew.add(c, _H(c)), strict), _real_diagonal(c, eye))
+    return ew.add_p(ew.multiply_p(ew.add_p(c, _H(c)), strict), _real_diagonal(c, eye))

@@ -47,32 +47,40 @@ import numpy as np
 
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
-from ..core.zeros import Zero, dtype_of, shape_of, tangent_dtype
+from ..core.zeros import dtype_of, shape_of
 from . import linalg, reductions, shape
 from .elementwise import (
     arctan,
     astype,
     conj,
-    equal,
-    exp,
-    greater,
-    greater_equal,
-    isfinite,
-    isinf,
-    isnan,
-    less,
-    logical_and,
-    logical_not,
-    logical_or,
+    equal_p,
+    exp_p,
+    greater_equal_p,
+    greater_p,
+    isfinite_p,
+    isinf_p,
+    isnan_p,
+    less_p,
+    logical_and_p,
+    logical_not_p,
+    logical_or_p,
     multiply,
-    negative,
+    negative_p,
     power,
     sign,
-    sqrt,
-    square,
-    where,
+    sqrt_p,
+    square_p,
+    where_p,
 )
-from .families import binary, broadcasting_batch, nondiff_elementwise, times, unary, zero_safe
+from .families import (
+    ZERO,
+    elementwise,
+    no_derivative,
+    nondiff_elementwise,
+    public_function,
+    tangent_rule,
+    times,
+)
 
 __all__ = [
     # inverse trigonometric and hyperbolic
@@ -103,137 +111,118 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
-def _binary_partial(name, impl, first, second, reads):
-    """A broadcasting primitive of two arrays differentiable in only some of them: like
-    ``families.binary``, but a partial that is ``None`` means no derivative in that
-    argument (its tangent is ignored and its cotangent is never computed). Partials that
-    read something follow the 0 x inf rule (``families.zero_safe``)."""
-    names = {"x": 0, "y": 1, "out": "out"}
-    partials = tuple(zero_safe(p) if p is not None and r else p
-                     for p, r in zip((first, second), reads))
-    per_argument = tuple(frozenset(names[v] for v in r) if p is not None else frozenset()
-                         for p, r in zip(partials, reads))
-    ignores = {0, 1, "out"} - per_argument[0] - per_argument[1]
-    prim = Primitive(name, impl, vjp_ignores=ignores, vjp_reads=per_argument)
+_NUMPY = "diffkit.numpy"
+_NO_DERIVATIVE = "NumPy's function of this name; no derivative (integer or boolean results)."
 
-    def jvp(primals, tangents):
-        x, y = primals
-        out = prim(x, y)
-        parts = [p(t, x, y, out) for p, t in zip(partials, tangents)
-                 if p is not None and type(t) is not Zero]
-        out_shape = shape_of(out)
-        if not parts:
-            return out, Zero(out_shape, tangent_dtype(dtype_of(out)))
-        t = parts[0] if len(parts) == 1 else parts[0] + parts[1]
-        if shape_of(t) != out_shape:
-            t = shape.broadcast_to(t, out_shape)
-        return out, t
 
-    def rule(partial, argnum):
-        def vjp(cotangent, out, x, y):
-            return reductions.unbroadcast(partial(cotangent, x, y, out),
-                                          shape_of((x, y)[argnum]))
-        return vjp
+def _numpy(name, fn, partials, doc):
+    """A differentiable NumPy ufunc: its primitive and its function."""
+    return elementwise(name, fn, partials, doc=doc, module=_NUMPY)
 
-    prim.jvp = jvp
-    prim.vjp = tuple(None if p is None else rule(p, i) for i, p in enumerate(partials))
-    prim.batch = broadcasting_batch(prim)
-    return prim
+
+def _nondiff(name, fn, argnames, doc):
+    """A NumPy ufunc without derivative: its primitive and its function."""
+    prim = nondiff_elementwise(name, fn)
+    return prim, public_function(prim, name, argnames, doc, _NUMPY)
 
 
 # --- inverse trigonometric and hyperbolic ----------------------------------------------------
 # (1 - x)(1 + x) instead of 1 - x*x: exact near |x| = 1, where 1 - x*x cancels.
 
-arcsin = unary("arcsin", np.arcsin, lambda t, x, out: t / sqrt((1 - x) * (1 + x)),
-               reads=("x",))
-arccos = unary("arccos", np.arccos,
-               lambda t, x, out: negative(t / sqrt((1 - x) * (1 + x))), reads=("x",))
+arcsin_p, arcsin = _numpy("arcsin", np.arcsin, {"x": lambda x: 1 / sqrt_p((1 - x) * (1 + x))},
+                          "The inverse sine.")
+arccos_p, arccos = _numpy("arccos", np.arccos,
+                          {"x": lambda x: -1 / sqrt_p((1 - x) * (1 + x))},
+                          "The inverse cosine.")
 
 
-def _arcsinh_derivative(t, x, out):
+def _arcsinh_slope(x):
     # 1 / sqrt(1 + x**2); for real x as 1 / hypot(1, x), which cannot overflow.
     if dtype_of(x).kind == "c":
-        return t / sqrt(1 + square(x))
-    return t / hypot(x, 1.0)
+        return 1 / sqrt_p(1 + square_p(x))
+    return 1 / hypot_p(x, 1.0)
 
 
-arcsinh = unary("arcsinh", np.arcsinh, lambda t, x, out: _arcsinh_derivative(t, x, out),
-                reads=("x",))
+arcsinh_p, arcsinh = _numpy("arcsinh", np.arcsinh, {"x": _arcsinh_slope},
+                            "The inverse hyperbolic sine.")
 # sqrt(x - 1) sqrt(x + 1), not sqrt((x - 1)(x + 1)): they differ off the real axis, and only
 # the first is the derivative of NumPy's (principal) complex arccosh.
-arccosh = unary("arccosh", np.arccosh, lambda t, x, out: t / (sqrt(x - 1) * sqrt(x + 1)),
-                reads=("x",))
-arctanh = unary("arctanh", np.arctanh, lambda t, x, out: t / ((1 - x) * (1 + x)),
-                reads=("x",))
+arccosh_p, arccosh = _numpy("arccosh", np.arccosh,
+                            {"x": lambda x: 1 / (sqrt_p(x - 1) * sqrt_p(x + 1))},
+                            "The inverse hyperbolic cosine.")
+arctanh_p, arctanh = _numpy("arctanh", np.arctanh, {"x": lambda x: 1 / ((1 - x) * (1 + x))},
+                            "The inverse hyperbolic tangent.")
 
 
 def _safe(r):
     """``r`` with its zeros replaced by 1, to divide by where the quotient is 0 anyway."""
-    return where(equal(r, 0), 1.0, r)
+    return where_p(equal_p(r, 0), 1.0, r)
 
 
 # hypot: x / out in x, y / out in y; 0 at the origin (the quotient's numerator is 0 there).
-hypot = binary("hypot", np.hypot,
-               lambda t, x, y, out: t * (x / _safe(out)),
-               lambda t, x, y, out: t * (y / _safe(out)),
-               reads=(("x", "out"), ("y", "out")))
+hypot_p, hypot = _numpy("hypot", np.hypot,
+                        {"x": lambda x, out: x / _safe(out), "y": lambda y, out: y / _safe(out)},
+                        "``sqrt(x**2 + y**2)``, without overflow.")
 
 
-def _arctan2_partial(t, numerator, x1, x2):
+def _arctan2_partial(numerator, x1, x2):
     # numerator / (x1**2 + x2**2), as (numerator / r) / r with r = hypot: no overflow or
     # underflow of the squares. At the origin the partial is the constant 0 (selected, not
     # computed), so every higher derivative there is 0 too and the Hessian is symmetric.
-    r = hypot(x1, x2)
-    origin = equal(r, 0)
-    r = where(origin, 1.0, r)
-    return t * where(origin, 0.0, numerator / r / r)
+    r = hypot_p(x1, x2)
+    origin = equal_p(r, 0)
+    r = where_p(origin, 1.0, r)
+    return where_p(origin, 0.0, numerator / r / r)
 
 
-arctan2 = binary("arctan2", np.arctan2,
-                 lambda t, x1, x2, out: _arctan2_partial(t, x2, x1, x2),
-                 lambda t, x1, x2, out: _arctan2_partial(t, negative(x1), x1, x2),
-                 reads=(("x", "y"), ("x", "y")))
+arctan2_p, arctan2 = _numpy("arctan2", np.arctan2,
+                            {"x": lambda x, y: _arctan2_partial(y, x, y),
+                             "y": lambda x, y: _arctan2_partial(negative_p(x), x, y)},
+                            "The angle of the point ``(y, x)`` (the arguments ``x1, x2``).")
 
 asin, acos, atan, atan2 = arcsin, arccos, arctan, arctan2
 asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
 # --- exponentials, logarithms, powers --------------------------------------------------------
 
-exp2 = unary("exp2", np.exp2, lambda t, x, out: t * (out * _LN2), reads=("out",))
-log2 = unary("log2", np.log2, lambda t, x, out: t / (x * _LN2), reads=("x",))
-log10 = unary("log10", np.log10, lambda t, x, out: t / (x * _LN10), reads=("x",))
-reciprocal = unary("reciprocal", np.reciprocal,
-                   lambda t, x, out: negative(t * square(out)), reads=("out",))
+exp2_p, exp2 = _numpy("exp2", np.exp2, {"x": lambda out: out * _LN2}, "``2 ** x``.")
+log2_p, log2 = _numpy("log2", np.log2, {"x": lambda x: 1 / (x * _LN2)},
+                      "The base-2 logarithm.")
+log10_p, log10 = _numpy("log10", np.log10, {"x": lambda x: 1 / (x * _LN10)},
+                        "The base-10 logarithm.")
+reciprocal_p, reciprocal = _numpy("reciprocal", np.reciprocal,
+                                  {"x": lambda out: negative_p(square_p(out))}, "``1 / x``.")
 # cbrt' = out**-2 / 3, as a power of out (not a quotient) so that its derivative at 0 is
 # the one-sided limit -inf (0**-3 times the infinite cbrt'(0)), not 0 * inf / 0.
-cbrt = unary("cbrt", np.cbrt, lambda t, x, out: t * (power(out, -2) / 3), reads=("out",))
+cbrt_p, cbrt = _numpy("cbrt", np.cbrt, {"x": lambda out: power(out, -2) / 3},
+                      "The real cube root.")
 
 
 def _expit(d):
     """The logistic function ``1 / (1 + exp(-d))``: each branch of the ``where`` is finite
     for every ``d`` (``exp`` only of non-positive numbers), and each is the exact formula on
     its side, so its derivatives are exact too (also at ``d = 0``)."""
-    nonnegative = greater_equal(d, 0)
-    e = exp(where(nonnegative, negative(d), d))
-    return where(nonnegative, 1 / (1 + e), e / (1 + e))
+    nonnegative = greater_equal_p(d, 0)
+    e = exp_p(where_p(nonnegative, negative_p(d), d))
+    return where_p(nonnegative, 1 / (1 + e), e / (1 + e))
 
 
 def _logaddexp_weight(x, y, scale):
     """``d logaddexp(x, y) / dx``: the logistic function of ``scale * (x - y)``; 1/2 when
     ``x`` and ``y`` are the same infinity (where ``x - y`` is NaN)."""
-    same_infinity = logical_and(equal(x, y), isinf(x))
-    d = where(same_infinity, 0.0, x) - where(same_infinity, 0.0, y)   # no inf - inf
+    same_infinity = logical_and_p(equal_p(x, y), isinf_p(x))
+    d = where_p(same_infinity, 0.0, x) - where_p(same_infinity, 0.0, y)   # no inf - inf
     return _expit(d if scale == 1 else d * scale)
 
 
-logaddexp = binary("logaddexp", np.logaddexp,
-                   lambda t, x, y, out: t * _logaddexp_weight(x, y, 1),
-                   lambda t, x, y, out: t * _logaddexp_weight(y, x, 1),
-                   reads=(("x", "y"), ("x", "y")))
-logaddexp2 = binary("logaddexp2", np.logaddexp2,
-                    lambda t, x, y, out: t * _logaddexp_weight(x, y, _LN2),
-                    lambda t, x, y, out: t * _logaddexp_weight(y, x, _LN2),
-                    reads=(("x", "y"), ("x", "y")))
+logaddexp_p, logaddexp = _numpy(
+    "logaddexp", np.logaddexp, {"x": lambda x, y: _logaddexp_weight(x, y, 1),
+                                "y": lambda x, y: _logaddexp_weight(y, x, 1)},
+    "``log(exp(x) + exp(y))``, without overflow.")
+logaddexp2_p, logaddexp2 = _numpy(
+    "logaddexp2", np.logaddexp2, {"x": lambda x, y: _logaddexp_weight(x, y, _LN2),
+                                  "y": lambda x, y: _logaddexp_weight(y, x, _LN2)},
+    "``log2(2**x + 2**y)``, without overflow.")
 
 
 def float_power(x1, x2):
@@ -254,24 +243,28 @@ def float_power(x1, x2):
 
 
 # ldexp(x, i) = x * 2**i, exactly; linear in x, i is an integer.
-ldexp = _binary_partial("ldexp", np.ldexp, lambda t, x, i, out: ldexp(t, i), None,
-                        reads=(("y",), ()))
+ldexp_p, ldexp = _numpy(
+    "ldexp", np.ldexp,
+    {"x": tangent_rule(lambda t, i: ldexp_p(t, i)), "i": no_derivative("an integer exponent")},
+    "``x * 2**i`` (``i`` an integer).")
 
-_frexp_exponent = nondiff_elementwise("frexp_exponent", lambda x: np.frexp(x)[1])
+_frexp_exponent_p = nondiff_elementwise("frexp_exponent", lambda x: np.frexp(x)[1])
 
 
 def frexp(x):
     """``(mantissa, exponent)`` with ``x = mantissa * 2**exponent``, as ``np.frexp``. The
     mantissa is ``ldexp(x, -exponent)``, differentiable in ``x``; the exponent is an
     integer array with no derivative."""
-    exponent = _frexp_exponent(x)
-    return ldexp(x, negative(exponent)), exponent
+    exponent = _frexp_exponent_p(x)
+    return ldexp_p(x, negative_p(exponent)), exponent
 
 
 # --- angles and sinc -------------------------------------------------------------------------
 
-deg2rad = unary("deg2rad", np.deg2rad, lambda t, x, out: t * (np.pi / 180), reads=())
-rad2deg = unary("rad2deg", np.rad2deg, lambda t, x, out: t * (180 / np.pi), reads=())
+deg2rad_p, deg2rad = _numpy("deg2rad", np.deg2rad, {"x": np.pi / 180},
+                            "Degrees to radians.")
+rad2deg_p, rad2deg = _numpy("rad2deg", np.rad2deg, {"x": 180 / np.pi},
+                            "Radians to degrees.")
 radians = deg2rad
 degrees = rad2deg
 
@@ -335,17 +328,16 @@ def _quotient(x, y, out):
     """The integer ``n`` with ``out = x - n * y`` (as a float): ``trunc(x / y)`` for ``fmod``,
     ``floor(x / y)`` for ``remainder``, recovered from the result itself so that it agrees
     with NumPy's even where ``x / y`` rounds to an integer."""
-    return rint((x - out) / y)
+    return rint_p((x - out) / y)
 
 
-fmod = binary("fmod", np.fmod,
-              lambda t, x, y, out: t,
-              lambda t, x, y, out: negative(t * _quotient(x, y, out)),
-              reads=((), ("x", "y", "out")))
-remainder = binary("remainder", np.remainder,
-                   lambda t, x, y, out: t,
-                   lambda t, x, y, out: negative(t * _quotient(x, y, out)),
-                   reads=((), ("x", "y", "out")))
+fmod_p, fmod = _numpy("fmod", np.fmod,
+                      {"x": 1, "y": lambda x, y, out: negative_p(_quotient(x, y, out))},
+                      "The remainder of ``x / y`` with the sign of ``x`` (C's fmod).")
+remainder_p, remainder = _numpy(
+    "remainder", np.remainder,
+    {"x": 1, "y": lambda x, y, out: negative_p(_quotient(x, y, out))},
+    "The remainder of ``x / y`` with the sign of ``y`` (Python's %).")
 mod = remainder
 
 
@@ -354,29 +346,32 @@ def divmod(x1, x2):  # noqa: A001 (NumPy's name)
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
-_modf_fraction = unary("modf_fraction", lambda x: np.modf(x)[0], lambda t, x, out: t,
-                       reads=())
-_modf_integral = nondiff_elementwise("modf_integral", lambda x: np.modf(x)[1])
+_modf_fraction_p, _modf_fraction = elementwise(
+    "modf_fraction", lambda x: np.modf(x)[0], {"x": 1},
+    doc="The fractional part of ``x``, with its sign.", module=_NUMPY)
+_modf_integral_p = nondiff_elementwise("modf_integral", lambda x: np.modf(x)[1])
 
 
 def modf(x):
     """``(fractional part, integral part)`` of ``x``, both with its sign, as ``np.modf``.
     The fractional part has derivative 1, the integral part 0."""
-    return _modf_fraction(x), _modf_integral(x)
+    return _modf_fraction_p(x), _modf_integral_p(x)
 
 
 # copysign(x, y) = |x| with the sign of y: derivative sign(x) * sign(out) in x (0 at x = 0,
 # as abs), none in y (the result depends on y only through its sign bit).
-copysign = _binary_partial("copysign", np.copysign,
-                           lambda t, x, y, out: t * (sign(x) * sign(out)), None,
-                           reads=(("x", "out"), ()))
-fabs = unary("fabs", np.fabs, lambda t, x, out: t * sign(x), reads=("x",))
-nextafter = _binary_partial("nextafter", np.nextafter, lambda t, x, y, out: t, None,
-                            reads=((), ()))
+copysign_p, copysign = _numpy("copysign", np.copysign,
+                              {"x": lambda x, out: sign(x) * sign(out), "y": ZERO},
+                              "``|x|`` with the sign of ``y``.")
+fabs_p, fabs = _numpy("fabs", np.fabs, {"x": lambda x: sign(x)},
+                      "The absolute value of a real ``x``.")
+nextafter_p, nextafter = _numpy("nextafter", np.nextafter, {"x": 1, "y": ZERO},
+                                "The next float after ``x`` towards ``y``.")
 # heaviside(x1, x2) is 0 for x1 < 0, x2 at x1 == 0, 1 for x1 > 0.
-heaviside = _binary_partial("heaviside", np.heaviside, None,
-                            lambda t, x1, x2, out: where(equal(x1, 0), t, 0.0),
-                            reads=((), ("x",)))
+heaviside_p, heaviside = _numpy(
+    "heaviside", np.heaviside,
+    {"x": ZERO, "y": tangent_rule(lambda t, x: where_p(equal_p(x, 0), t, 0.0))},
+    "The step function: 0 for ``x < 0``, ``y`` at ``x == 0``, 1 for ``x > 0``.")
 
 
 def positive(x):
@@ -390,28 +385,30 @@ def positive(x):
 def _nan_aware_share(t, x, y, wins):
     """``t`` where ``x`` is chosen (``wins``, or ``y`` is NaN), half of it at a tie, else 0.
     ``wins`` is ``greater`` for ``fmax`` and ``less`` for ``fmin``."""
-    chosen = logical_or(wins(x, y), isnan(y))
-    return where(chosen, t, where(equal(x, y), 0.5 * t, 0.0))
+    chosen = logical_or_p(wins(x, y), isnan_p(y))
+    return where_p(chosen, t, where_p(equal_p(x, y), 0.5 * t, 0.0))
 
 
 def _nan_aware_other(t, x, y, wins):
     """The same for ``y``: chosen where it wins or only ``x`` is NaN."""
-    chosen = logical_or(wins(y, x), logical_and(isnan(x), logical_not(isnan(y))))
-    return where(chosen, t, where(equal(x, y), 0.5 * t, 0.0))
+    chosen = logical_or_p(wins(y, x), logical_and_p(isnan_p(x), logical_not_p(isnan_p(y))))
+    return where_p(chosen, t, where_p(equal_p(x, y), 0.5 * t, 0.0))
 
 
-fmax = binary("fmax", np.fmax,
-              lambda t, x, y, out: _nan_aware_share(t, x, y, greater),
-              lambda t, x, y, out: _nan_aware_other(t, x, y, greater),
-              reads=(("x", "y"), ("x", "y")), products=False)
-fmin = binary("fmin", np.fmin,
-              lambda t, x, y, out: _nan_aware_share(t, x, y, less),
-              lambda t, x, y, out: _nan_aware_other(t, x, y, less),
-              reads=(("x", "y"), ("x", "y")), products=False)
+fmax_p, fmax = _numpy(
+    "fmax", np.fmax,
+    {"x": tangent_rule(lambda t, x, y: _nan_aware_share(t, x, y, greater_p)),
+     "y": tangent_rule(lambda t, x, y: _nan_aware_other(t, x, y, greater_p))},
+    "The larger of ``x`` and ``y``, ignoring a NaN.")
+fmin_p, fmin = _numpy(
+    "fmin", np.fmin,
+    {"x": tangent_rule(lambda t, x, y: _nan_aware_share(t, x, y, less_p)),
+     "y": tangent_rule(lambda t, x, y: _nan_aware_other(t, x, y, less_p))},
+    "The smaller of ``x`` and ``y``, ignoring a NaN.")
 
 
 def _nan_to_num_rule(t, x):
-    return where(isfinite(x), t, 0.0)
+    return where_p(isfinite_p(x), t, 0.0)
 
 
 def _nan_to_num_impl(x, nan, posinf, neginf):
@@ -446,14 +443,14 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 # --- piecewise constant: no derivative -----------------------------------------------------
 
-floor = nondiff_elementwise("floor", np.floor)
-ceil = nondiff_elementwise("ceil", np.ceil)
-trunc = nondiff_elementwise("trunc", np.trunc)
-rint = nondiff_elementwise("rint", np.rint)
+floor_p, floor = _nondiff("floor", np.floor, ("x",), _NO_DERIVATIVE)
+ceil_p, ceil = _nondiff("ceil", np.ceil, ("x",), _NO_DERIVATIVE)
+trunc_p, trunc = _nondiff("trunc", np.trunc, ("x",), _NO_DERIVATIVE)
+rint_p, rint = _nondiff("rint", np.rint, ("x",), _NO_DERIVATIVE)
 fix = trunc
-floor_divide = nondiff_elementwise("floor_divide", np.floor_divide)
-spacing = nondiff_elementwise("spacing", np.spacing)
-signbit = nondiff_elementwise("signbit", np.signbit)
+floor_divide_p, floor_divide = _nondiff("floor_divide", np.floor_divide, ("x", "y"), _NO_DERIVATIVE)
+spacing_p, spacing = _nondiff("spacing", np.spacing, ("x",), _NO_DERIVATIVE)
+signbit_p, signbit = _nondiff("signbit", np.signbit, ("x",), _NO_DERIVATIVE)
 _round_p = nondiff_elementwise("round", lambda x, decimals: np.round(x, decimals))
 
 
@@ -475,16 +472,16 @@ around = round
 
 # --- logical and integer ufuncs: no derivative ---------------------------------------------
 
-logical_xor = nondiff_elementwise("logical_xor", np.logical_xor)
-bitwise_and = nondiff_elementwise("bitwise_and", np.bitwise_and)
-bitwise_or = nondiff_elementwise("bitwise_or", np.bitwise_or)
-bitwise_xor = nondiff_elementwise("bitwise_xor", np.bitwise_xor)
-invert = nondiff_elementwise("invert", np.invert)
-left_shift = nondiff_elementwise("left_shift", np.left_shift)
-right_shift = nondiff_elementwise("right_shift", np.right_shift)
-bitwise_count = nondiff_elementwise("bitwise_count", np.bitwise_count)
-gcd = nondiff_elementwise("gcd", np.gcd)
-lcm = nondiff_elementwise("lcm", np.lcm)
+logical_xor_p, logical_xor = _nondiff("logical_xor", np.logical_xor, ("x", "y"), _NO_DERIVATIVE)
+bitwise_and_p, bitwise_and = _nondiff("bitwise_and", np.bitwise_and, ("x", "y"), _NO_DERIVATIVE)
+bitwise_or_p, bitwise_or = _nondiff("bitwise_or", np.bitwise_or, ("x", "y"), _NO_DERIVATIVE)
+bitwise_xor_p, bitwise_xor = _nondiff("bitwise_xor", np.bitwise_xor, ("x", "y"), _NO_DERIVATIVE)
+invert_p, invert = _nondiff("invert", np.invert, ("x",), _NO_DERIVATIVE)
+left_shift_p, left_shift = _nondiff("left_shift", np.left_shift, ("x", "y"), _NO_DERIVATIVE)
+right_shift_p, right_shift = _nondiff("right_shift", np.right_shift, ("x", "y"), _NO_DERIVATIVE)
+bitwise_count_p, bitwise_count = _nondiff("bitwise_count", np.bitwise_count, ("x",), _NO_DERIVATIVE)
+gcd_p, gcd = _nondiff("gcd", np.gcd, ("x", "y"), _NO_DERIVATIVE)
+lcm_p, lcm = _nondiff("lcm", np.lcm, ("x", "y"), _NO_DERIVATIVE)
 bitwise_not = bitwise_invert = invert
 bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
 

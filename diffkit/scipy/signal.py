@@ -46,7 +46,7 @@ def _check_mode(mode):
 
 def _rev_conj(x, nbatch=0):
     x = reverse_axes(x, nbatch)
-    return ew.conj(x) if dtype_of(x).kind == "c" else x
+    return ew.conj_p(x) if dtype_of(x).kind == "c" else x
 
 
 def _swap_needed(s1, s2, what):
@@ -93,7 +93,7 @@ def _nd(in1, in2, mode, method, correlate):
     if method not in ("auto", "direct", "fft"):
         raise ValueError("Acceptable method flags are 'auto', 'direct', or 'fft'.")
     if _ndim(a) == 0:
-        return ew.multiply(a, ew.conj(v) if correlate and dtype_of(v).kind == "c" else v)
+        return ew.multiply_p(a, ew.conj_p(v) if correlate and dtype_of(v).kind == "c" else v)
     return _conv(a, v, mode, method, 0, correlate)
 
 
@@ -121,7 +121,7 @@ def _axes_conv(in1, in2, mode, axes, method):
     _check_mode(mode)
     ndim = _ndim(a)
     if ndim == 0:
-        return ew.multiply(a, v)
+        return ew.multiply_p(a, v)
     if axes is None:
         axes = list(range(ndim))
     else:
@@ -136,7 +136,7 @@ def _axes_conv(in1, in2, mode, axes, method):
                              f"{s1} and {s2}")
     axes = sorted(ax for ax in axes if s1[ax] != 1 and s2[ax] != 1)
     if not axes:
-        return ew.multiply(a, v)
+        return ew.multiply_p(a, v)
     others = [ax for ax in range(ndim) if ax not in axes]
     order = others + axes
     a, v = sh.transpose(a, order), sh.transpose(v, order)
@@ -176,7 +176,7 @@ def _conv2d(in1, in2, mode, boundary, fillvalue, correlate, name):
     if mode == "valid":
         if _swap_needed(s1, s2, ""):
             out = convolve_nd(kernel, a, "valid", "direct")
-            return ew.conj(out) if correlate and dtype_of(out).kind == "c" else out
+            return ew.conj_p(out) if correlate and dtype_of(out).kind == "c" else out
         return convolve_nd(a, kernel, "valid", "direct")
     filled = boundary == "fill" and (isinstance(fillvalue, Tracer) or fillvalue != 0)
     if boundary == "fill" and not filled:
