@@ -16,15 +16,14 @@ A graph replays in one of two ways:
 A guard that no longer holds raises ``GuardFailure`` (the caller traces again).
 """
 
-import keyword
-
 import numpy as np
 
 from ..core.concrete import concrete_test, concrete_value
 from ..core.trace import Tracer
 from ..errors import DiffkitError
-from ..interpreters.staging import custom_call_p
+from ..interpreters.staging import custom_call_p, is_numpy
 from ..tree_util import tree_flatten, tree_unflatten
+from .codegen import generate_replay
 
 
 class GuardFailure(Exception):
@@ -78,7 +77,7 @@ class Graph:
                 return self.bind_flat(leaves)
         plain = self._plain
         if plain is None:
-            plain = self._plain = generate_replay(self)
+            plain = self._plain = generate_replay(self, GuardFailure)
         return plain(*leaves)
 
     def bind_flat(self, leaves):
@@ -120,8 +119,10 @@ class Graph:
             if np.shape(leaf) != shape:
                 raise ValueError(f"this graph was recorded for an argument of shape {shape}, "
                                  f"got shape {np.shape(leaf)}; record a new graph")
-        try:
-            outs = self.run_flat(leaves)
+        numpy = self.recording.numpy
+        mixed = any(is_numpy(leaf) != numpy[i] for i, leaf in enumerate(leaves))
+        try:   # the generated replay assumes each argument's kind (NumPy or Python) as recorded
+            outs = self.bind_flat(leaves) if mixed else self.run_flat(leaves)
         except (GuardFailure, Unverifiable) as failure:
             raise StaleGraphError(
                 f"this graph does not apply to these arguments: a value read while it was "
@@ -178,60 +179,6 @@ def _guards_by_var(guards):
     for guard in guards:
         by_var.setdefault(guard.var, []).append(guard)
     return by_var
-
-
-def generate_replay(graph):
-    """The plain replay of ``graph`` as one compiled Python function of the flat arguments:
-    one line per equation calling its ``impl``, a guard check after the line that computes
-    the guarded value, and the outputs as a tuple."""
-    rec = graph.recording
-    names = {"_fail": GuardFailure, "_copy": np.copy, "_errstate": np.errstate}
-    args = ", ".join(f"v{i}" for i in range(rec.num_inputs))
-    body = []
-
-    def constant(value):
-        name = f"c{len(names)}"
-        names[name] = value
-        return name
-
-    def check(var):
-        for guard in graph._guards_after.get(var, ()):
-            name = constant(guard)
-            body.append(f"if not {name}.holds(v{var}): raise _fail({name})")
-
-    for var in range(rec.num_inputs):
-        check(var)
-    for eqn in graph.equations:
-        call = [f"v{i}" if type(i) is int else constant(i.value) for i in eqn.inputs]
-        for key, value in eqn.params.items():
-            if key.isidentifier() and not keyword.iskeyword(key):
-                call.append(f"{key}={constant(value)}")
-            else:
-                call.append(f"**{constant({key: value})}")
-        targets = ", ".join(f"v{v}" for v in eqn.outs)
-        if eqn.prim.multiple_results:
-            targets += ","
-        line = f"{targets} = {constant(eqn.prim.impl)}({', '.join(call)})"
-        if eqn.errstate is not None:   # the error handling a rule set around it
-            body.append(f"with _errstate(**{constant(eqn.errstate)}):")
-            line = "    " + line
-        body.append(line)
-        for var in eqn.outs:
-            check(var)
-    outs = []
-    for o in rec.outputs:
-        if type(o) is int:
-            outs.append(f"v{o}")
-        elif type(o.value) is np.ndarray:   # a fresh array per call, as the function gives
-            outs.append(f"_copy({constant(o.value)})")
-        else:
-            outs.append(constant(o.value))
-    body.append(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    source = f"def replay({args}):\n" + "".join(f"    {line}\n" for line in body)
-    exec(compile(source, "<diffkit.jit replay>", "exec"), names)   # noqa: S102 (our source)
-    replay = names["replay"]
-    replay.source = source
-    return replay
 
 
 # --- listing helpers -----------------------------------------------------------------------
