@@ -100,11 +100,17 @@ class Guard:
 
 
 def same_value(value, expected):
-    """Whether ``value`` has ``expected``'s shape, dtype and entries (NaN equal to NaN)."""
+    """Whether ``value`` has ``expected``'s shape, dtype and entries (NaN equal to NaN, 0.0
+    and -0.0 different: Python may read the sign)."""
     value = np.asarray(value)
     if value.shape != expected.shape or value.dtype != expected.dtype:
         return False
-    return bool(np.array_equal(value, expected, equal_nan=value.dtype.kind in "fc"))
+    if value.dtype.kind not in "fc":
+        return bool(np.array_equal(value, expected))
+    if not np.array_equal(value, expected, equal_nan=True):
+        return False
+    return bool(np.array_equal(np.signbit(value.real), np.signbit(expected.real))
+                and np.array_equal(np.signbit(value.imag), np.signbit(expected.imag)))
 
 
 def is_numpy(x):

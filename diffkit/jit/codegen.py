@@ -37,7 +37,7 @@ class _Writer:
     """The source lines and the names they use (constants, implementations)."""
 
     def __init__(self, graph, fail):
-        self.rec = graph.recording
+        self.rec = graph.program
         self.guards_after = graph._guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
                       "_inf": np.inf}
@@ -117,7 +117,7 @@ def generate_replay(graph, fail):
     """The plain replay of ``graph`` (its ``equations``, guards and outputs) as one compiled
     function of the flat arguments; ``fail(guard)`` is the exception a failing guard
     raises. The function's ``source`` attribute holds its text."""
-    rec = graph.recording
+    rec = graph.program
     w = _Writer(graph, fail)
     for var in range(rec.num_inputs):
         w.check(var, "")

@@ -23,6 +23,7 @@ from ..core.trace import Tracer
 from ..errors import DiffkitError
 from ..interpreters.staging import custom_call_p, is_numpy
 from ..tree_util import tree_flatten, tree_unflatten
+from . import passes
 from .codegen import generate_replay
 
 
@@ -51,12 +52,13 @@ class Graph:
     positional arguments and the keyword arguments) and of the outputs.
     """
 
-    def __init__(self, recording, in_tree, out_tree):
+    def __init__(self, recording, in_tree, out_tree, optimise=True):
         self.recording = recording
         self.in_tree = in_tree
         self.out_tree = out_tree
-        self.equations = live_equations(recording)
-        self._guards_after = _guards_by_var(recording.guards)
+        self.program = passes.optimise(recording) if optimise else _unoptimised(recording)
+        self.equations = self.program.equations
+        self._guards_after = _guards_by_var(self.program.guards)
         self._plain = None   # the generated function, compiled on the first plain replay
 
     @property
@@ -65,7 +67,7 @@ class Graph:
 
     @property
     def guards(self):
-        return self.recording.guards
+        return self.program.guards
 
     # --- replay ----------------------------------------------------------------------
 
@@ -94,7 +96,7 @@ class Graph:
             for var, value in zip(eqn.outs, outs):
                 env[var] = value
                 self._check(var, value)
-        return tuple(env[o] if type(o) is int else o.value for o in self.recording.outputs)
+        return tuple(env[o] if type(o) is int else o.value for o in self.program.outputs)
 
     def _check(self, var, value):
         for guard in self._guards_after.get(var, ()):
@@ -145,7 +147,7 @@ class Graph:
             lines.append(f"  {outs} = {_prim_name(eqn)} {args}{params}")
             lines += [f"  guard {g.describe()}" for v in eqn.outs
                       for g in self._guards_after.get(v, ())]
-        lines.append(f"  return {', '.join(_ref(o) for o in rec.outputs)}")
+        lines.append(f"  return {', '.join(_ref(o) for o in self.program.outputs)}")
         lines.append("}")
         return "\n".join(lines)
 
@@ -161,17 +163,10 @@ def _bind(eqn, args):
     return out if eqn.prim.multiple_results else (out,)
 
 
-def live_equations(recording):
-    """The equations that reach an output or a guard, in order (dead-code elimination)."""
-    needed = {o for o in recording.outputs if type(o) is int}
-    needed.update(g.var for g in recording.guards)
-    live = []
-    for eqn in reversed(recording.equations):
-        if any(v in needed for v in eqn.outs):
-            live.append(eqn)
-            needed.update(i for i in eqn.inputs if type(i) is int)
-    live.reverse()
-    return live
+def _unoptimised(recording):
+    program = passes.Program(recording)
+    passes.eliminate_dead_code(program)
+    return program
 
 
 def _guards_by_var(guards):
