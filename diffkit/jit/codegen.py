@@ -16,6 +16,8 @@ What makes a line cheap:
 - **One ``np.errstate`` block per run** of consecutive equations recorded under the same
   error handling (a rule's own ``np.errstate``), instead of one per equation.
 - Constants and implementations are closure variables of the function, not globals.
+- Large arrays are deleted after their last use, and an elementwise operation writes into
+  a dying input's buffer where that is safe (``buffers.plan``), so peak memory falls.
 
 A guard is checked right after the line that computes its variable and raises
 ``GuardFailure``.
@@ -27,6 +29,7 @@ import numpy as np
 
 from ..interpreters.staging import is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
+from . import buffers
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
 _UNARY = {np.negative: "-"}
@@ -82,10 +85,13 @@ class _Writer:
                 cond = f"not {g}.holds({v})"
             self.body.append(f"{indent}if {cond}: raise _fail({g})")
 
-    def call(self, eqn):
-        """The right-hand side of an equation's line."""
+    def call(self, eqn, out=None):
+        """The right-hand side of an equation's line (writing into variable ``out``)."""
         inputs = eqn.inputs
         impl = eqn.prim.impl
+        if out is not None:
+            args = ", ".join(self.ref(i) for i in inputs)
+            return f"{self.constant(impl)}({args}, out=v{out})"
         if not eqn.params and _operator_safe(eqn):
             if len(inputs) == 2 and impl in _BINARY and (
                     self.is_numpy(inputs[0]) and (self.is_numpy(inputs[1])
@@ -121,8 +127,9 @@ def generate_replay(graph, fail):
     w = _Writer(graph, fail)
     for var in range(rec.num_inputs):
         w.check(var, "")
+    frees, reuse = buffers.plan(rec)
     errstate = None
-    for eqn in graph.equations:
+    for i, eqn in enumerate(rec.equations):
         if eqn.errstate != errstate:
             if eqn.errstate is not None:   # the error handling a rule set around it
                 w.body.append(f"with _errstate(**{w.constant(eqn.errstate)}):")
@@ -131,9 +138,11 @@ def generate_replay(graph, fail):
         targets = ", ".join(f"v{v}" for v in eqn.outs)
         if eqn.prim.multiple_results:
             targets += ","
-        w.body.append(f"{indent}{targets} = {w.call(eqn)}")
+        w.body.append(f"{indent}{targets} = {w.call(eqn, reuse.get(i))}")
         for var in eqn.outs:
             w.check(var, indent)
+        if i in frees:
+            w.body.append(f"{indent}del {', '.join(f'v{v}' for v in frees[i])}")
     outs = []
     for o in rec.outputs:
         if type(o) is int:

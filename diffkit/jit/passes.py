@@ -9,6 +9,8 @@ Each pass takes a ``Program`` and changes it in place; ``optimise`` runs them in
    mask, say) fixes its value: later equations read the guarded value as a constant.
 3. ``drop_noops``: a reshape or broadcast to the same shape, an identity transpose, and a
    reshape of a reshape or a transpose of a transpose (composed into one).
+   ``drop_unit_products``: a real product with a constant one (the all-ones cotangent a
+   reverse pass starts from, say) is its other factor.
 4. ``common_subexpressions``: an equation with the primitive, parameters and inputs of an
    earlier one reuses its outputs.
 5. ``fold_constants``: an equation whose inputs are all constants runs once, here.
@@ -48,6 +50,7 @@ def optimise(recording):
     freeze_constants(program)
     known_values(program)
     drop_noops(program)
+    drop_unit_products(program)
     common_subexpressions(program)
     fold_constants(program)
     eliminate_dead_code(program)
@@ -78,11 +81,17 @@ class _Substitution:
         """Outputs and guards after the substitution (a guard on a constant is checked
         by the pass that made the constant, and dropped)."""
         program.outputs = [self(o) for o in program.outputs]
-        guards = []
+        guards, seen = [], set()
         for g in program.guards:
             target = self(g.var)
-            if type(target) is int:
-                guards.append(g if target == g.var else Guard(target, g.test, g.expected, g.at))
+            if type(target) is not int:
+                continue
+            if g.test is not None and type(g.expected) is bool:   # the same check twice
+                key = (target, g.test, g.expected)
+                if key in seen:
+                    continue
+                seen.add(key)
+            guards.append(g if target == g.var else Guard(target, g.test, g.expected, g.at))
         program.guards = guards
 
 
@@ -169,6 +178,43 @@ def drop_noops(program):
 
 
 _SHAPE_OPS = (reshape_p, broadcast_to_p, transpose_p)
+
+
+def drop_unit_products(program):
+    """Read ``multiply(x, 1)`` (either order; the one a constant) as ``x`` where ``x`` is a
+    real floating array with the product's shape and dtype: ``x * 1.0`` is ``x`` for every
+    real number, NaN and infinities included (not for a complex one: ``inf * (1 + 0j)``
+    has a NaN part; nor for a NumPy scalar, which would become a 0-d array)."""
+    sub = _Substitution()
+    equations = []
+    for eqn in program.equations:
+        eqn = sub.equation(eqn)
+        if eqn.prim.impl is np.multiply and not eqn.params and not eqn.errstate \
+                and len(eqn.inputs) == 2:
+            a, b = eqn.inputs
+            x = a if type(b) is not int and _all_ones(b.value) else \
+                b if type(a) is not int and _all_ones(a.value) else None
+            if type(x) is int:
+                shape, dtype = program.avals[x]
+                if (shape, dtype) == eqn.avals[0] and len(shape) and \
+                        np.dtype(dtype).kind == "f":
+                    sub.to[eqn.outs[0]] = x
+                    continue
+        equations.append(eqn)
+    program.equations = equations
+    sub.finish(program)
+
+
+def _all_ones(value):
+    if type(value) in (int, float):
+        return value == 1
+    if type(value) is not np.ndarray and not isinstance(value, np.generic):
+        return False
+    if np.dtype(value.dtype).kind not in "biuf":
+        return False
+    if type(value) is np.ndarray and value.size and not any(value.strides):
+        return bool(value.flat[0] == 1)   # a broadcast scalar: one entry to look at
+    return bool(np.all(value == 1))
 
 
 def _composed(outer, inner):

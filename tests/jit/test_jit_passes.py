@@ -14,7 +14,9 @@ def same(a, b):
     assert type(a) is type(b), (type(a), type(b))
     np.testing.assert_array_equal(a, b)
     assert np.asarray(a).dtype == np.asarray(b).dtype
-    np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+    a, b = np.asarray(a), np.asarray(b)
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(np.signbit(part(a)), np.signbit(part(b)))
 
 
 def graphs(fun, *args):
@@ -166,3 +168,22 @@ def test_benchmark_shaped_gradients_lose_operations_and_keep_values():
     assert graph.num_ops < plain.num_ops
     np.testing.assert_allclose(graph(x, v), hvp(x, v), rtol=1e-13)
     same(graph(x, v), plain(x, v))
+
+
+def test_products_with_the_all_ones_cotangent_are_dropped():
+    f = lambda x: dnp.sum(dnp.sin(x) * dnp.exp(x))   # noqa: E731
+    grad = dk.grad(f)
+    graph, plain = graphs(grad, np.linspace(0, 1, 5))
+    assert ops_after(graph, passes.drop_unit_products) == plain.num_ops - 2
+    check_values(grad, graph, plain, np.array([0.5, -1.0, 3.0, 2.0, -0.0]))
+    jitted = dk.jit(grad)
+    with np.errstate(all="ignore"):
+        for x in ([0.5, -1.0, 3.0, 2.0, -0.0], [0.5, -1.0, np.inf, np.nan, -0.0]):
+            same(jitted(np.array(x)), grad(np.array(x)))
+    # a complex product with one is not its other factor (inf * (1 + 0j) has a NaN part)
+    g = lambda z: z * np.ones(3)   # noqa: E731
+    z = np.array([np.inf + 1j, 1 + np.inf * 1j, 2.0])
+    graph, plain = graphs(g, z)
+    assert graph.num_ops == 1
+    with np.errstate(all="ignore"):
+        check_values(g, graph, plain, z)
