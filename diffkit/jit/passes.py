@@ -156,10 +156,13 @@ def drop_noops(program):
     reshape of a reshape as one reshape and a transpose of a transpose as one transpose."""
     sub = _Substitution()
     made = {}   # variable -> the equation that made it (after substitution)
+    returned = {o for o in program.outputs if type(o) is int}
     equations = []
     for eqn in program.equations:
         eqn = sub.equation(eqn)
-        if eqn.prim in _SHAPE_OPS and not eqn.errstate:
+        if eqn.prim is broadcast_to_p and eqn.outs[0] in returned:
+            pass   # a returned broadcast is read-only, as eagerly: kept
+        elif eqn.prim in _SHAPE_OPS and not eqn.errstate:
             (x,) = eqn.inputs
             inner = made.get(x)
             if inner is not None and inner.prim is eqn.prim and eqn.prim is not \
