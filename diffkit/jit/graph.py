@@ -1,11 +1,15 @@
 """``Graph``: a staged recording that can be read and replayed.
 
-A graph replays in one of two ways:
+When it is built, a graph optimises the recording (``passes.optimise``: dead code, common
+subexpressions, constant folding, no-op shape operations ...; ``Graph.program`` is the
+result). It then replays in one of two ways:
 
-- **plain**: every argument is a plain value (array or Python scalar). The equations that
-  reach an output or a guard (dead-code elimination) become one generated Python function,
-  compiled once, that calls each primitive's ``impl`` directly: no tracers, no ``bind``.
-  Each guard is checked as soon as its variable is computed.
+- **plain**: every argument is a plain value (array or Python scalar). The program becomes
+  one generated Python function (``codegen.generate_replay``), compiled on the first plain
+  replay, that calls each primitive's ``impl`` directly (or NumPy's operator for it): no
+  tracers, no ``bind``. Each guard is checked as soon as its variable is computed. An
+  argument of another kind than recorded (a Python number where a NumPy value was) makes
+  a direct call take the bound path instead, since the generated code relies on the kinds.
 - **bound**: some argument is a tracer of an enclosing transformation (``grad(jit(f))``,
   ``vmap(jit(f))``). Each equation binds its primitive, so that transformation interprets
   the graph without running the user's Python again; guards read the concrete values
@@ -45,11 +49,12 @@ class StaleGraphError(DiffkitError, ValueError):
 
 class Graph:
     """A recorded function: ``str(graph)`` lists it, ``graph.num_ops`` counts its operations
-    (after dead-code elimination), ``graph(*args)`` replays it on arguments of the recorded
-    structure, shapes and dtypes (the non-static arguments, in order).
+    (after the optimisation passes), ``graph(*args)`` replays it on arguments of the
+    recorded structure, shapes and dtypes (the non-static arguments, in order).
 
     ``in_tree``/``out_tree`` are the pytree structures of the arguments (the pair of the
-    positional arguments and the keyword arguments) and of the outputs.
+    positional arguments and the keyword arguments) and of the outputs. ``optimise=False``
+    keeps the recording as it is, but for dead code (to compare with the passes).
     """
 
     def __init__(self, recording, in_tree, out_tree, optimise=True):
