@@ -43,7 +43,7 @@ class _Writer:
         self.rec = graph.program
         self.guards_after = graph._guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
-                      "_inf": np.inf}
+                      "_fresh": _fresh, "_inf": np.inf}
         self.ids = {}
         self.body = []
 
@@ -109,6 +109,11 @@ class _Writer:
         return f"{self.constant(impl)}({', '.join(args)})"
 
 
+def _fresh(value):
+    """A copy of an array (a NumPy or Python scalar is immutable: itself)."""
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
 def _operator_safe(eqn):
     """Whether every output is floating or complex of at least 32 bits (where NumPy's scalar
     arithmetic and its ufuncs warn alike; integer overflow warns only in the former)."""
@@ -143,10 +148,15 @@ def generate_replay(graph, fail):
             w.check(var, indent)
         if i in frees:
             w.body.append(f"{indent}del {', '.join(f'v{v}' for v in frees[i])}")
-    outs = []
-    for o in rec.outputs:
+    outs, returned = [], set()
+    for o, was in zip(rec.outputs, graph.recording.outputs):
         if type(o) is int:
-            outs.append(f"v{o}")
+            # a pass made this output an argument or another output (x * 1 is x): a copy,
+            # so that the caller never receives one array twice or its own argument back
+            # where the function returns a new array
+            aliased = (o < rec.num_inputs or o in returned) and was != o
+            outs.append(f"_fresh(v{o})" if aliased else f"v{o}")
+            returned.add(o)
         elif type(o.value) is np.ndarray:   # a fresh array per call, as the function gives
             outs.append(f"_copy({w.constant(o.value)})")
         else:

@@ -93,3 +93,20 @@ def test_a_buffer_with_a_view_or_an_output_on_it_is_not_overwritten():
     for a, b in zip(out, f(x)):
         same(a, b)
     assert "out=" not in source
+
+
+def test_outputs_a_pass_merged_are_separate_arrays():
+    """``x * 1`` is ``x`` and two equal products are one: the replay still returns new
+    arrays, never the caller's argument or one array twice (as the function does)."""
+    def f(x):
+        return [x * np.ones(3), dnp.sin(x) * 2.0, dnp.sin(x) * 2.0, x]
+
+    x = np.array([0.1, 0.2, 0.3])
+    out, _ = replayed(f, x)
+    same(out[0], x)
+    assert out[0] is not x and out[1] is not out[2]
+    assert out[3] is x   # returned as it is, as the function returns it
+    out[0][0] = 5.0
+    out[1][0] = 5.0
+    same(x, np.array([0.1, 0.2, 0.3]))
+    same(out[2], np.sin(x) * 2.0)
