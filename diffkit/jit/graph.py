@@ -101,7 +101,18 @@ class Graph:
             for var, value in zip(eqn.outs, outs):
                 env[var] = value
                 self._check(var, value)
-        return tuple(env[o] if type(o) is int else o.value for o in self.program.outputs)
+        outs, returned = [], set()
+        for o, was in zip(self.program.outputs, self.recording.outputs):
+            if type(o) is not int:
+                outs.append(o.value)
+                continue
+            value = env[o]   # copied where a pass made it an argument or another output
+            if (o < len(leaves) or o in returned) and was != o and \
+                    isinstance(value, np.ndarray):
+                value = value.copy()
+            returned.add(o)
+            outs.append(value)
+        return tuple(outs)
 
     def _check(self, var, value):
         for guard in self._guards_after.get(var, ()):

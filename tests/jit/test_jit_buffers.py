@@ -110,3 +110,12 @@ def test_outputs_a_pass_merged_are_separate_arrays():
     out[1][0] = 5.0
     same(x, np.array([0.1, 0.2, 0.3]))
     same(out[2], np.sin(x) * 2.0)
+
+
+def test_outputs_merged_by_a_pass_are_separate_on_the_bound_path_too():
+    f = lambda x: [x * np.ones(3), x]   # noqa: E731
+    graph = dk.make_graph(f)(np.zeros(3))
+    x = np.array([0.1, 0.2, 0.3])
+    out = graph.bind_flat([x])   # each operation bound (the path of a transformed graph)
+    assert out[0] is not x and out[1] is x
+    same(out[0], x)
