@@ -199,3 +199,59 @@ def target_rows(median, memory_ratio):
     add("large elementwise gradient: peak memory < 4x the input", memory_ratio,
         lambda v: v < 4, f"{memory_ratio:.3g}x the input" if memory_ratio is not None else "")
     return rows
+
+
+# --- issue 12's targets (diffkit.jit) ---------------------------------------------------------
+
+JIT_GOALS = (   # workload key, the issue's row, goal for the ratio to the NumPy primal
+    ("chain", "grad of the 200-op scalar chain", 5.0),
+    ("per_example", "per-example gradients, vmap(grad)", 8.0),
+    ("per_example_loop", "jit(grad) called per example in a Python loop", 10.0),
+    ("mlp", "MLP gradient", 2.4),
+    ("hvp", "Hessian-vector product n=2000", 2.5),
+    ("elementwise", "big elementwise gradient n=1e6", 1.7),
+)
+
+
+def jit_target_rows(median, first_calls, memory_ratio, keys):
+    """Rows (target, measured, met) for issue 12: each row's ratio to the primal, never
+    slower than eager diffkit, the first call against eager and against JAX's compile,
+    the geometric mean against JAX jit, and the elementwise gradient's peak memory.
+
+    ``median(workload_key, system_key)`` is a median time or None; ``first_calls`` maps
+    ``(workload_key, system_key)`` to a first call's seconds; ``keys`` the workloads run.
+    """
+    rows = []
+
+    def add(target, value, ok, shown):
+        if value is None:
+            rows.append((target, "not measured", "n/a"))
+        else:
+            rows.append((target, shown, "yes" if ok(value) else "NO"))
+
+    for key, title, goal in JIT_GOALS:
+        jit, primal = median(key, "diffkitjit"), median(key, "numpy")
+        r = None if jit is None or primal is None else jit / primal
+        add(f"{title}: <= {goal:g}x the primal", r, lambda v, g=goal: v <= g, format_ratio(r))
+    for key in keys:
+        jit, eager = median(key, "diffkitjit"), median(key, "diffkit")
+        r = None if jit is None or eager is None else jit / eager
+        add(f"{key}: never slower than eager diffkit", r, lambda v: v <= 1.0,
+            f"{format_ratio(r)} eager's time")
+    for key in keys:
+        first, eager = first_calls.get((key, "diffkitjit")), median(key, "diffkit")
+        r = None if first is None or eager is None else first / eager
+        add(f"{key}: first call <= 20x one eager call", r, lambda v: v <= 20,
+            format_ratio(r))
+        jax_first = first_calls.get((key, "jaxjit"))
+        r = None if first is None or jax_first is None else first / jax_first
+        add(f"{key}: first call < JAX's trace and compile", r, lambda v: v < 1,
+            f"{format_ratio(r)} JAX's")
+    ratios = [median(k, "diffkitjit") / median(k, "jaxjit") for k in keys
+              if median(k, "diffkitjit") and median(k, "jaxjit")]
+    geo = float(np.exp(np.mean(np.log(ratios)))) if ratios else None
+    add("geometric mean of diffkit-jit time / JAX jit time <= 2", geo, lambda v: v <= 2,
+        f"{format_ratio(geo)} over {len(ratios)} rows")
+    add("big elementwise gradient: peak memory <= 3x the input", memory_ratio,
+        lambda v: v <= 3, f"{memory_ratio:.3g}x the input" if memory_ratio is not None else "")
+    return rows

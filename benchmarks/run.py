@@ -105,8 +105,17 @@ def build_cells(workload, systems, rng):
         except Exception as error:   # noqa: BLE001
             cell.status, cell.message = "error", f"{type(error).__name__}: {error}"
             continue
-        timing.warm_up(cell)
+        start = time.perf_counter()
+        timing.warm_up(cell)   # for a jit: the trace (and JAX's compile)
+        cell.first_call = time.perf_counter() - start
+        if cell.ok and cell.system.key in FIRST_CALLS:   # diffkit-jit generates its code
+            start = time.perf_counter()
+            cell.thunk()
+            cell.second_call = time.perf_counter() - start
     return args, cells
+
+
+FIRST_CALLS = ("diffkit", "diffkitjit", "jaxjit")   # first calls reported in a table
 
 
 def check_agreement(workload, args, cells):
@@ -271,7 +280,7 @@ def measure_memory(cells, args):
     for cell in cells:
         if not cell.ok:
             continue
-        if cell.system.key in ("numpy", "diffkit", "autograd"):
+        if cell.system.key in ("numpy", "diffkit", "diffkitjit", "autograd"):
             peak = timing.peak_memory(cell.thunk)
             rows.append((cell.system.name, peak, peak / x_bytes))
         else:
@@ -316,6 +325,8 @@ def make_sections(results, systems, memory):
     mem_ratio = next((r for name, _, r in memory if name == "diffkit"), None)
     sections.append(("Issue 3 targets (diffkit)", ["target", "measured", "met"],
                      [list(r) for r in report.target_rows(find, mem_ratio)], ""))
+    if any(s.key == "diffkitjit" for s in systems):
+        sections += jit_sections(results, find, memory)
     if memory:
         rows = [[name, "not seen by tracemalloc" if peak is None else
                  f"{peak / 2**20:.1f} MiB", "-" if r is None else f"{r:.2f}x"]
@@ -325,6 +336,38 @@ def make_sections(results, systems, memory):
                           "/ input bytes"], rows,
                          "Memory allocated during one call, the result included; the input "
                          "itself is not counted."))
+    return sections
+
+
+def jit_sections(results, find, memory):
+    """The first calls of diffkit, diffkit-jit and JAX jit, and issue 12's targets."""
+    rows = []
+    firsts = {}
+    for workload, cells in results:
+        by_key = {c.system.key: c for c in cells if c.ok}
+        row = [workload.title]
+        for key in FIRST_CALLS:
+            cell = by_key.get(key)
+            if cell is None:
+                row.append("-")
+                continue
+            firsts[workload.key, key] = cell.first_call
+            text = report.format_time(cell.first_call)
+            eager = find(workload.key, "diffkit")
+            if key == "diffkitjit" and eager:
+                text += f" ({report.format_ratio(cell.first_call / eager)} eager)"
+                text += f"; 2nd call {report.format_time(cell.second_call)}"
+            row.append(text)
+        rows.append(row)
+    sections = [("First calls (diffkit-jit: the trace; its 2nd call generates the replay "
+                 "code; JAX jit: trace and compile)",
+                 ["workload", "diffkit (eager)", "diffkit-jit", "JAX jit"], rows,
+                 "(Nx eager): the first call over one steady eager diffkit call.")]
+    mem_ratio = next((r for name, _, r in memory if name == "diffkit-jit"), None)
+    sections.append(("Issue 12 targets (diffkit-jit)", ["target", "measured", "met"],
+                     [list(r) for r in report.jit_target_rows(find, firsts, mem_ratio,
+                                                             [w.key for w, _ in results])],
+                     ""))
     return sections
 
 

@@ -8,7 +8,7 @@ Each system offers the same small interface so that one workload definition serv
 - the transformations ``grad``, ``jacrev``, ``jacfwd``, ``hessian``, ``hvp`` and
   ``per_example_grad`` (each raises ``NotAvailable`` where the system has none);
 - ``finish(fn)``: what is applied to the finished derivative function (``jax.jit`` for the
-  JAX jit column, nothing elsewhere);
+  JAX jit column, ``diffkit.jit`` for the diffkit-jit column, nothing elsewhere);
 - ``sync(out)``: waits for the result (JAX dispatches asynchronously);
 - ``leaves(out)``: the result as a flat list of NumPy arrays, for the agreement check.
 
@@ -157,6 +157,16 @@ class DiffkitSystem(System):
 
     def per_example_grad(self, loss):
         return self.dk.vmap(self.dk.grad(loss), in_axes=(None, 0, 0))
+
+
+class DiffkitJitSystem(DiffkitSystem):
+    """The same diffkit derivative functions under ``diffkit.jit``: the first call traces
+    (timed separately, see ``run.py``), later calls replay the recorded graph."""
+
+    key, name = "diffkitjit", "diffkit-jit"
+
+    def finish(self, fn):
+        return self.dk.jit(fn)
 
 
 class AutogradSystem(System):
@@ -353,6 +363,8 @@ def available_systems(wanted=None):
     except Exception as error:   # noqa: BLE001 - report it in every diffkit cell instead
         diffkit = BrokenDiffkit(error)
     systems, skipped = [NumPySystem(), diffkit], {}
+    if not isinstance(diffkit, BrokenDiffkit) and hasattr(diffkit.dk, "jit"):
+        systems.append(DiffkitJitSystem())
     for cls in PEERS:
         if wanted is not None and cls.key not in wanted:
             continue

@@ -26,6 +26,8 @@ class Cell:
         self.inner = 1
         self.max_rounds = None    # None: every round; 1 for a cell too slow to repeat
         self.samples = []
+        self.first_call = None    # seconds of the first (warm-up) call: a jit's trace
+        self.second_call = None
 
     @property
     def ok(self):

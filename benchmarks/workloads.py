@@ -259,6 +259,43 @@ class PerExampleGrad(Workload):
         return _rel_err(G @ v, fd)
 
 
+class PerExampleLoop(PerExampleGrad):
+    """The gradient of one example's loss, called in a Python loop over the examples: what
+    an optimiser or a sampler does when it asks for one derivative at a time. The primal is
+    the NumPy loss of one example in the same loop, so the ratio is the cost of one
+    derivative call over one loss call (per-call overhead, mostly)."""
+
+    key, kind = "per_example_loop", "grad"
+    title = "grad per example in a Python loop: logistic loss, 64 x 100"
+    examples = 64
+
+    def setup(self, rng):
+        w, X, y = super().setup(rng)
+        return w, tuple(X), tuple(np.array(v) for v in y)   # one argument set per example
+
+    def primal(self, ns, args):
+        w, xs, ys = args
+
+        def losses():
+            out = []
+            for x, y in zip(xs, ys):
+                z = x @ w
+                out.append(np.log1p(np.exp(z)) - y * z)
+            return out
+        return losses
+
+    def derivative(self, system, args):
+        gradient = system.finish(system.grad(self.function(system.ns)))
+
+        def per_example(w, xs, ys):
+            return [gradient(w, x, y) for x, y in zip(xs, ys)]
+        return per_example
+
+    def probe(self, args, leaves):
+        w, xs, ys = args
+        return super().probe((w, np.stack(xs), np.array(ys)), [np.stack(leaves)])
+
+
 class LargeElementwise(Workload):
     key, kind = "elementwise", "grad"
     title = "grad: sum(sin(x)*exp(-x**2)), n=10**6"
@@ -280,4 +317,4 @@ class LargeElementwise(Workload):
 
 
 WORKLOADS = (ScalarChain(), MLPLoss(), RosenbrockHessian(), JacobianRev(), JacobianFwd(),
-             HessianVectorProduct(), PerExampleGrad(), LargeElementwise())
+             HessianVectorProduct(), PerExampleGrad(), PerExampleLoop(), LargeElementwise())

@@ -100,17 +100,30 @@ class Guard:
 
 
 def same_value(value, expected):
-    """Whether ``value`` has ``expected``'s shape, dtype and entries (NaN equal to NaN)."""
+    """Whether ``value`` has ``expected``'s shape, dtype and entries (NaN equal to NaN, 0.0
+    and -0.0 different: Python may read the sign)."""
     value = np.asarray(value)
     if value.shape != expected.shape or value.dtype != expected.dtype:
         return False
-    return bool(np.array_equal(value, expected, equal_nan=value.dtype.kind in "fc"))
+    if value.dtype.kind not in "fc":
+        return bool(np.array_equal(value, expected))
+    if not np.array_equal(value, expected, equal_nan=True):
+        return False
+    return bool(np.array_equal(np.signbit(value.real), np.signbit(expected.real))
+                and np.array_equal(np.signbit(value.imag), np.signbit(expected.imag)))
+
+
+def is_numpy(x):
+    """Whether ``x`` is a NumPy array (not a subclass) or a NumPy scalar."""
+    return type(x) is np.ndarray or isinstance(x, np.generic)
 
 
 class Recording:
     """What one staging run recorded: ``num_inputs`` input variables (0 .. n-1), the
     ``equations`` in execution order, the ``outputs`` (variable numbers or ``Const``s),
-    the ``guards`` and the ``avals`` (shape, dtype) of every variable.
+    the ``guards`` and the ``avals`` (shape, dtype) of every variable. ``numpy[v]`` says
+    whether variable ``v`` held a NumPy array or scalar (not a Python number or a tracer)
+    when it was recorded: a replay may then use NumPy's operators on it.
 
     ``holds_tracers`` is set when a constant is a traced value of an enclosing
     transformation: such a recording is valid for this one call only."""
@@ -118,6 +131,7 @@ class Recording:
     def __init__(self, inputs):
         self.num_inputs = len(inputs)
         self.avals = [(shape_of(x), dtype_of(x)) for x in inputs]
+        self.numpy = [is_numpy(x) for x in inputs]
         self.equations = []
         self.outputs = []
         self.guards = []
@@ -134,6 +148,7 @@ class Recording:
     def new_vars(self, values):
         first = len(self.avals)
         self.avals.extend((shape_of(v), dtype_of(v)) for v in values)
+        self.numpy.extend(is_numpy(v) for v in values)
         return tuple(range(first, len(self.avals)))
 
 

@@ -1,11 +1,15 @@
 """``Graph``: a staged recording that can be read and replayed.
 
-A graph replays in one of two ways:
+When it is built, a graph optimises the recording (``passes.optimise``: dead code, common
+subexpressions, constant folding, no-op shape operations ...; ``Graph.program`` is the
+result). It then replays in one of two ways:
 
-- **plain**: every argument is a plain value (array or Python scalar). The equations that
-  reach an output or a guard (dead-code elimination) become one generated Python function,
-  compiled once, that calls each primitive's ``impl`` directly: no tracers, no ``bind``.
-  Each guard is checked as soon as its variable is computed.
+- **plain**: every argument is a plain value (array or Python scalar). The program becomes
+  one generated Python function (``codegen.generate_replay``), compiled on the first plain
+  replay, that calls each primitive's ``impl`` directly (or NumPy's operator for it): no
+  tracers, no ``bind``. Each guard is checked as soon as its variable is computed. An
+  argument of another kind than recorded (a Python number where a NumPy value was) makes
+  a direct call take the bound path instead, since the generated code relies on the kinds.
 - **bound**: some argument is a tracer of an enclosing transformation (``grad(jit(f))``,
   ``vmap(jit(f))``). Each equation binds its primitive, so that transformation interprets
   the graph without running the user's Python again; guards read the concrete values
@@ -16,15 +20,15 @@ A graph replays in one of two ways:
 A guard that no longer holds raises ``GuardFailure`` (the caller traces again).
 """
 
-import keyword
-
 import numpy as np
 
 from ..core.concrete import concrete_test, concrete_value
 from ..core.trace import Tracer
 from ..errors import DiffkitError
-from ..interpreters.staging import custom_call_p
+from ..interpreters.staging import custom_call_p, is_numpy
 from ..tree_util import tree_flatten, tree_unflatten
+from . import passes
+from .codegen import generate_replay
 
 
 class GuardFailure(Exception):
@@ -45,19 +49,21 @@ class StaleGraphError(DiffkitError, ValueError):
 
 class Graph:
     """A recorded function: ``str(graph)`` lists it, ``graph.num_ops`` counts its operations
-    (after dead-code elimination), ``graph(*args)`` replays it on arguments of the recorded
-    structure, shapes and dtypes (the non-static arguments, in order).
+    (after the optimisation passes), ``graph(*args)`` replays it on arguments of the
+    recorded structure, shapes and dtypes (the non-static arguments, in order).
 
     ``in_tree``/``out_tree`` are the pytree structures of the arguments (the pair of the
-    positional arguments and the keyword arguments) and of the outputs.
+    positional arguments and the keyword arguments) and of the outputs. ``optimise=False``
+    keeps the recording as it is, but for dead code (to compare with the passes).
     """
 
-    def __init__(self, recording, in_tree, out_tree):
+    def __init__(self, recording, in_tree, out_tree, optimise=True):
         self.recording = recording
         self.in_tree = in_tree
         self.out_tree = out_tree
-        self.equations = live_equations(recording)
-        self._guards_after = _guards_by_var(recording.guards)
+        self.program = passes.optimise(recording) if optimise else _unoptimised(recording)
+        self.equations = self.program.equations
+        self._guards_after = _guards_by_var(self.program.guards)
         self._plain = None   # the generated function, compiled on the first plain replay
 
     @property
@@ -66,7 +72,7 @@ class Graph:
 
     @property
     def guards(self):
-        return self.recording.guards
+        return self.program.guards
 
     # --- replay ----------------------------------------------------------------------
 
@@ -78,7 +84,7 @@ class Graph:
                 return self.bind_flat(leaves)
         plain = self._plain
         if plain is None:
-            plain = self._plain = generate_replay(self)
+            plain = self._plain = generate_replay(self, GuardFailure)
         return plain(*leaves)
 
     def bind_flat(self, leaves):
@@ -95,7 +101,18 @@ class Graph:
             for var, value in zip(eqn.outs, outs):
                 env[var] = value
                 self._check(var, value)
-        return tuple(env[o] if type(o) is int else o.value for o in self.recording.outputs)
+        outs, returned = [], set()
+        for o, was in zip(self.program.outputs, self.recording.outputs):
+            if type(o) is not int:
+                outs.append(o.value)
+                continue
+            value = env[o]   # copied where a pass made it an argument or another output
+            if (o < len(leaves) or o in returned) and was != o and \
+                    isinstance(value, np.ndarray):
+                value = value.copy()
+            returned.add(o)
+            outs.append(value)
+        return tuple(outs)
 
     def _check(self, var, value):
         for guard in self._guards_after.get(var, ()):
@@ -120,8 +137,10 @@ class Graph:
             if np.shape(leaf) != shape:
                 raise ValueError(f"this graph was recorded for an argument of shape {shape}, "
                                  f"got shape {np.shape(leaf)}; record a new graph")
-        try:
-            outs = self.run_flat(leaves)
+        numpy = self.recording.numpy
+        mixed = any(is_numpy(leaf) != numpy[i] for i, leaf in enumerate(leaves))
+        try:   # the generated replay assumes each argument's kind (NumPy or Python) as recorded
+            outs = self.bind_flat(leaves) if mixed else self.run_flat(leaves)
         except (GuardFailure, Unverifiable) as failure:
             raise StaleGraphError(
                 f"this graph does not apply to these arguments: a value read while it was "
@@ -144,7 +163,7 @@ class Graph:
             lines.append(f"  {outs} = {_prim_name(eqn)} {args}{params}")
             lines += [f"  guard {g.describe()}" for v in eqn.outs
                       for g in self._guards_after.get(v, ())]
-        lines.append(f"  return {', '.join(_ref(o) for o in rec.outputs)}")
+        lines.append(f"  return {', '.join(_ref(o) for o in self.program.outputs)}")
         lines.append("}")
         return "\n".join(lines)
 
@@ -160,17 +179,10 @@ def _bind(eqn, args):
     return out if eqn.prim.multiple_results else (out,)
 
 
-def live_equations(recording):
-    """The equations that reach an output or a guard, in order (dead-code elimination)."""
-    needed = {o for o in recording.outputs if type(o) is int}
-    needed.update(g.var for g in recording.guards)
-    live = []
-    for eqn in reversed(recording.equations):
-        if any(v in needed for v in eqn.outs):
-            live.append(eqn)
-            needed.update(i for i in eqn.inputs if type(i) is int)
-    live.reverse()
-    return live
+def _unoptimised(recording):
+    program = passes.Program(recording)
+    passes.eliminate_dead_code(program)
+    return program
 
 
 def _guards_by_var(guards):
@@ -178,60 +190,6 @@ def _guards_by_var(guards):
     for guard in guards:
         by_var.setdefault(guard.var, []).append(guard)
     return by_var
-
-
-def generate_replay(graph):
-    """The plain replay of ``graph`` as one compiled Python function of the flat arguments:
-    one line per equation calling its ``impl``, a guard check after the line that computes
-    the guarded value, and the outputs as a tuple."""
-    rec = graph.recording
-    names = {"_fail": GuardFailure, "_copy": np.copy, "_errstate": np.errstate}
-    args = ", ".join(f"v{i}" for i in range(rec.num_inputs))
-    body = []
-
-    def constant(value):
-        name = f"c{len(names)}"
-        names[name] = value
-        return name
-
-    def check(var):
-        for guard in graph._guards_after.get(var, ()):
-            name = constant(guard)
-            body.append(f"if not {name}.holds(v{var}): raise _fail({name})")
-
-    for var in range(rec.num_inputs):
-        check(var)
-    for eqn in graph.equations:
-        call = [f"v{i}" if type(i) is int else constant(i.value) for i in eqn.inputs]
-        for key, value in eqn.params.items():
-            if key.isidentifier() and not keyword.iskeyword(key):
-                call.append(f"{key}={constant(value)}")
-            else:
-                call.append(f"**{constant({key: value})}")
-        targets = ", ".join(f"v{v}" for v in eqn.outs)
-        if eqn.prim.multiple_results:
-            targets += ","
-        line = f"{targets} = {constant(eqn.prim.impl)}({', '.join(call)})"
-        if eqn.errstate is not None:   # the error handling a rule set around it
-            body.append(f"with _errstate(**{constant(eqn.errstate)}):")
-            line = "    " + line
-        body.append(line)
-        for var in eqn.outs:
-            check(var)
-    outs = []
-    for o in rec.outputs:
-        if type(o) is int:
-            outs.append(f"v{o}")
-        elif type(o.value) is np.ndarray:   # a fresh array per call, as the function gives
-            outs.append(f"_copy({constant(o.value)})")
-        else:
-            outs.append(constant(o.value))
-    body.append(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    source = f"def replay({args}):\n" + "".join(f"    {line}\n" for line in body)
-    exec(compile(source, "<diffkit.jit replay>", "exec"), names)   # noqa: S102 (our source)
-    replay = names["replay"]
-    replay.source = source
-    return replay
 
 
 # --- listing helpers -----------------------------------------------------------------------

@@ -185,25 +185,40 @@ class Jitted:
         self.fun = fun
         self._signature = _Signature(fun, static_argnums, static_argnames, "jit")
         self._cache = {}
+        self._fast = {}   # (shape, dtype) of each positional array -> the cache key
+        self._no_statics = not (self._signature.static_argnums
+                                or self._signature.static_argnames)
         self._lock = threading.Lock()
         self._stats = [0, 0, 0, 0]   # traces, hits, guard failures, eager calls
 
     def __call__(self, *args, **kwargs):
         signature = self._signature
-        dynamic, statics = signature.split(args, kwargs)
-        leaves, tree = tree_flatten(dynamic)
-        key = (tree, tuple(_leaf_key(x, i, signature) for i, x in enumerate(leaves)), statics)
+        fast = None
+        if not kwargs and self._no_statics:   # the common call: positional arrays only
+            fast = []
+            for a in args:
+                if type(a) is not np.ndarray:
+                    fast = None
+                    break
+                fast.append((a.shape, a.dtype))
+        key = None
+        if fast is not None:
+            fast = tuple(fast)
+            key = self._fast.get(fast)
+        if key is not None:   # the key those arrays had before: no pytree to flatten
+            tree, statics, leaves = key[0], (), list(args)
+        else:
+            dynamic, statics = signature.split(args, kwargs)
+            leaves, tree = tree_flatten(dynamic)
+            key = (tree, tuple(_leaf_key(x, i, signature) for i, x in enumerate(leaves)),
+                   statics)
+            if fast is not None:
+                self._fast[fast] = key
         graphs = self._cache.get(key, ())
-        for graph in graphs:
-            try:
-                outs = graph.run_flat(leaves)
-            except GuardFailure:
-                self._count(2)
-                continue
-            except Unverifiable:
-                return self._eager(args, kwargs)
-            self._count(1)
-            return tree_unflatten(graph.out_tree, outs)
+        if graphs:
+            done, out = self._replay(graphs, leaves, args, kwargs)
+            if done:
+                return out
         if len(graphs) >= MAX_SPECIALISATIONS:
             warnings.warn(
                 f"jit({signature.name}): {len(graphs)} graphs for these argument shapes all "
@@ -221,6 +236,22 @@ class Jitted:
                     kept.append(graph)
         return tree_unflatten(graph.out_tree, outs)
 
+    def _replay(self, graphs, leaves, args, kwargs):
+        """``(True, result)`` from the first graph whose guards hold, else ``(False, None)``
+        (every graph has a failing guard: trace again)."""
+        for graph in graphs:
+            try:
+                outs = graph.run_flat(leaves)
+            except GuardFailure:
+                self._count(2)
+                continue
+            except Unverifiable:
+                return True, self._eager(args, kwargs)
+            self._count(1)
+            out_tree = graph.out_tree
+            return True, outs[0] if out_tree.node is None else tree_unflatten(out_tree, outs)
+        return False, None
+
     def _eager(self, args, kwargs):
         self._count(3)
         return self.fun(*args, **kwargs)
@@ -236,6 +267,7 @@ class Jitted:
     def clear_cache(self):
         with self._lock:
             self._cache.clear()
+            self._fast.clear()
             self._stats = [0, 0, 0, 0]
 
     def graphs(self):

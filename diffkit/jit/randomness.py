@@ -1,9 +1,13 @@
 """Random draws while tracing: a recorded draw would replay the same numbers on every call,
 so tracing refuses a function that draws. It compares the state of every random generator
 it can reach (NumPy's global generator, Python's ``random``, and each ``Generator`` or
-``RandomState`` among the arguments, the closure and the globals the function names)
-before and after the trace."""
+``RandomState`` among the arguments, or reachable from the function through closures,
+globals, helpers it calls, bound instances and their attributes) before and after the
+trace. A generator created inside the function from fresh entropy
+(``np.random.default_rng()`` without a seed) cannot be seen; the jit guide says so."""
 
+import collections
+import functools
 import random
 import types
 
@@ -26,28 +30,83 @@ def random_draw_error(fun_name, where):
         "(x = rng.normal(size=n); f(params, x)), or do not jit this function.")
 
 
-def reachable_generators(fun):
-    """The generators ``fun`` can reach: in its closure, its defaults and the globals its
-    code names (one level: functions it calls are not searched)."""
-    found = {}
-    fun = getattr(fun, "__wrapped__", fun)
-    if isinstance(fun, types.MethodType):
-        fun = fun.__func__
-    values = []
-    for cell in getattr(fun, "__closure__", None) or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:   # an empty cell
-            pass
-    values.extend(getattr(fun, "__defaults__", None) or ())
-    code = getattr(fun, "__code__", None)
-    globals_ = getattr(fun, "__globals__", {})
-    if code is not None:
-        values.extend(globals_[n] for n in code.co_names if n in globals_)
-    for value in values:
+def reachable_generators(fun, limit=10_000):
+    """The generators ``fun`` can reach through Python objects: the closures, defaults and
+    the globals named by the code of ``fun`` and of every function found that way (helpers
+    it calls, nested functions and lambdas), the instance and attributes of a bound method
+    or a callable object, the parts of a ``functools.partial`` and the items of lists,
+    tuples, sets and dicts among them. Modules and classes are not entered (a draw through
+    NumPy's or Python's global generator is seen by its own snapshot), nor the globals of
+    diffkit's, NumPy's and SciPy's own functions. ``limit`` bounds the number of objects
+    visited."""
+    found, seen = {}, set()
+    stack = collections.deque([fun])   # breadth first: the nearest objects first
+    while stack and len(seen) < limit:
+        value = stack.popleft()
+        if id(value) in seen or value is None or isinstance(value, _LEAVES):
+            continue
+        seen.add(id(value))
         if isinstance(value, GENERATORS):
             found[id(value)] = value
+        elif isinstance(value, (types.ModuleType, type)):
+            continue
+        elif isinstance(value, types.FunctionType):
+            stack.extend(_function_parts(value))
+        elif isinstance(value, types.MethodType):
+            stack.extend((value.__func__, value.__self__))
+        elif isinstance(value, functools.partial):
+            stack.extend((value.func, *value.args, *value.keywords.values()))
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif not isinstance(value, np.ndarray):
+            stack.append(getattr(value, "__wrapped__", None))
+            stack.extend(_attributes(value))
     return list(found.values())
+
+
+_LIBRARIES = {"diffkit", "numpy", "scipy"}
+_LEAVES = (str, bytes, int, float, complex, bool, np.ndarray, np.generic, np.dtype)
+
+
+def _function_parts(fun):
+    parts = []
+    for cell in fun.__closure__ or ():
+        try:
+            parts.append(cell.cell_contents)
+        except ValueError:   # an empty cell
+            pass
+    parts.extend(fun.__defaults__ or ())
+    parts.extend((fun.__kwdefaults__ or {}).values())
+    parts.append(getattr(fun, "__wrapped__", None))
+    if (fun.__module__ or "").split(".")[0] in _LIBRARIES:
+        return parts   # a library's globals hold no generator of the user's
+    names = set()
+    codes = [fun.__code__]
+    while codes:   # the names of nested functions, lambdas and comprehensions too
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    globals_ = fun.__globals__
+    parts.extend(globals_[n] for n in names if n in globals_)
+    return parts
+
+
+def _attributes(value):
+    """The attributes of an object (its ``__dict__`` and slots), where it has them."""
+    try:
+        attributes = list(vars(value).values())
+    except TypeError:
+        attributes = []
+    for cls in type(value).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if isinstance(name, str) and hasattr(value, name):
+                try:
+                    attributes.append(getattr(value, name))
+                except AttributeError:
+                    pass
+    return attributes
 
 
 def snapshot(generators):

@@ -37,6 +37,8 @@ from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from ..errors import InputTypeError, NonScalarOutputError, ShapeMismatchError
 from ..flatten_util import ravel_pytree
+from ..jit.jitted import jit
+from ..jit.randomness import RandomDrawError
 
 __all__ = ["minimize", "least_squares", "root"]
 
@@ -148,18 +150,38 @@ class _Cache:
 
 
 class _Objective:
-    """``fun(tree, *args)`` on the flat vector: value, gradient, Hessian products, Hessian."""
+    """``fun(tree, *args)`` on the flat vector: value, gradient, Hessian products, Hessian.
 
-    def __init__(self, fun, params, args):
+    With ``stage`` (the default of ``minimize``), each of them is a ``diffkit.jit`` function:
+    recorded at the first point and replayed at the next ones. A function that draws random
+    numbers cannot be staged: it is then evaluated eagerly, as without ``stage``."""
+
+    def __init__(self, fun, params, args, stage=False):
         self.params, self.args, self.fun = params, args, fun
         self.cache = _Cache()
+        self.stage = stage
+        self.staged = {}
+
+    def _run(self, name, make, *values):
+        """``make()(*values)``, through a jitted ``make()`` (kept under ``name``) when
+        staging."""
+        if self.stage:
+            staged = self.staged.get(name)
+            if staged is None:
+                staged = self.staged[name] = jit(make())
+            try:
+                return staged(*values)
+            except RandomDrawError:
+                self.stage = False   # a random draw: evaluate eagerly from now on
+        return make()(*values)
 
     def of_flat(self, x):
         """fun at the flat point ``x`` (traced or not), checked to be a real scalar."""
         return _real_scalar(self.fun(self.params.tree(x), *self.args), "fun")
 
     def _value_and_grad(self, x):
-        value, gradient = api.value_and_grad(self.of_flat)(x)
+        value, gradient = self._run("value_and_grad",
+                                    lambda: api.value_and_grad(self.of_flat), x)
         return {"value": float(value), "grad": np.asarray(gradient, np.float64)}
 
     def value(self, x):
@@ -168,7 +190,8 @@ class _Objective:
 
     def value_only(self, x):
         """fun at ``x`` without derivatives (for the methods that never use them)."""
-        return self.cache.get(x, "value", lambda: {"value": float(self.of_flat(x))})
+        return self.cache.get(
+            x, "value", lambda: {"value": float(self._run("value", lambda: self.of_flat, x))})
 
     def grad(self, x):
         """The gradient at ``x``, shape ``(n,)``."""
@@ -176,17 +199,27 @@ class _Objective:
 
     def hessp(self, x, p):
         """The Hessian at ``x`` times ``p``, shape ``(n,)``; the gradient's linearisation at
-        ``x`` is recorded on the first product and replayed for the next ones."""
+        ``x`` is recorded on the first product and replayed for the next ones. Staged: one
+        recorded forward-over-reverse product, replayed at every point and direction."""
+        if self.stage:
+            p = np.asarray(p, np.float64)
+            product = self._run("hvp", lambda: self._hvp, np.asarray(x, np.float64), p)
+            if self.stage:
+                return np.asarray(product, np.float64)
+
         def linearize():
             gradient, product = api.linearize(api.grad(self.of_flat), x)
             return {"grad": np.asarray(gradient, np.float64), "hvp": product}
         product = self.cache.get(x, "hvp", linearize)
         return np.asarray(product(np.asarray(p, np.float64)), np.float64)
 
+    def _hvp(self, x, p):
+        return api.jvp(api.grad(self.of_flat), (x,), (p,))[1]
+
     def hess(self, x):
         """The Hessian at ``x``, shape ``(n, n)``."""
-        return self.cache.get(
-            x, "hess", lambda: {"hess": np.asarray(api.hessian(self.of_flat)(x), np.float64)})
+        return self.cache.get(x, "hess", lambda: {"hess": np.asarray(
+            self._run("hess", lambda: api.hessian(self.of_flat), x), np.float64)})
 
 
 def _real_scalar(value, what):
@@ -442,7 +475,7 @@ def _tree_callback(callback, params):
 
 
 def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
-             constraints=(), tol=None, callback=None, options=None):
+             constraints=(), tol=None, callback=None, options=None, jit=True):
     """Minimize the scalar ``fun(params, *args)`` over a pytree of parameters with
     ``scipy.optimize.minimize``, with exact derivatives from diffkit.
 
@@ -486,6 +519,13 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     ``callback(intermediate_result)`` form, ``intermediate_result.x`` is the pytree).
     ``tol`` and ``options`` go to SciPy unchanged.
 
+    ``jit`` (default True): the value, gradient, Hessian products and Hessian are staged
+    with ``diffkit.jit``: recorded at the first point, replayed at the next ones, so the
+    Python of ``fun`` runs once (again only where a value it reads changes: see the jit
+    guide). Side effects in ``fun`` (counting calls, printing) then happen only while it is
+    recorded; pass ``jit=False`` to run ``fun`` at every point. A ``fun`` that draws random
+    numbers is evaluated eagerly.
+
     Returns SciPy's ``OptimizeResult``; ``x`` (and ``jac``, the gradient, when SciPy reports
     it; ``grad`` and ``lagrangian_grad`` for trust-constr) are pytrees like ``x0``, each leaf
     with its shape and dtype. ``hess_inv`` and the other fields are as SciPy gives them, on
@@ -497,7 +537,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     args = args if isinstance(args, tuple) else (args,)
     # with jac=True, fun returns (value, gradient); the automatic Hessians need the value
     value_fun = (lambda *a: fun(*a)[0]) if jac is True else fun
-    objective = _Objective(value_fun, params, args)
+    objective = _Objective(value_fun, params, args, stage=jit)
     scipy_fun, scipy_jac, scipy_hess, scipy_hessp = _derivatives(
         objective, method, jac, hess, hessp, fun, params, args)
     result = _so.minimize(

@@ -1,0 +1,75 @@
+"""Memory of the plain replay: when a value can be freed, and which elementwise operations
+can write their result into the buffer of an input that dies there.
+
+The generated replay is one Python function, so every intermediate array would live until
+it returns. ``plan`` says, for each equation, which variables to delete after it (their
+last use) and whether it writes into a dying input with ``out=``. Both apply to arrays of
+at least ``BIG`` entries only; on small ones the bookkeeping costs more than it saves.
+
+A buffer is reused only when nothing else can see it: it was made by an elementwise
+operation of this replay (a NumPy ufunc, which returns a new array: never an argument the
+caller passed, a constant, or a view of either), every operation that reads it is
+elementwise too (so no view of it outlives it), it is not an output, and it has the shape
+and dtype of the result. Writing into it with ``out=`` runs the same loop as allocating.
+"""
+
+import math
+
+import numpy as np
+
+from ..ops.elementwise import scalar_power_p
+
+BIG = 1024
+
+
+def _ufunc(eqn):
+    """Whether the equation is an elementwise NumPy ufunc call (not a generalised one such
+    as ``matmul``) with one result."""
+    impl = eqn.prim.impl
+    return isinstance(impl, np.ufunc) and impl.signature is None and impl.nout == 1 \
+        and not eqn.params and len(eqn.inputs) == impl.nin
+
+
+def _fresh(eqn):
+    """Whether the equation's result is always a new array (on array inputs)."""
+    return _ufunc(eqn) or eqn.prim is scalar_power_p   # np.power(x, exponent)
+
+
+def plan(program):
+    """``(frees, reuse)``: ``frees[i]`` the variables to delete after equation ``i``,
+    ``reuse[i]`` the variable whose buffer equation ``i`` writes into (where one is)."""
+    equations = program.equations
+    avals = program.avals
+    outputs = {o for o in program.outputs if type(o) is int}
+    last = {}
+    readers_elementwise = {}
+    made_fresh = set()
+    for i, eqn in enumerate(equations):
+        for ref in eqn.inputs:
+            if type(ref) is int:
+                last[ref] = i
+                readers_elementwise[ref] = readers_elementwise.get(ref, True) and _ufunc(eqn)
+        if _fresh(eqn):
+            made_fresh.add(eqn.outs[0])
+
+    def big(var):
+        shape = avals[var][0]
+        return len(shape) > 0 and math.prod(shape) >= BIG
+
+    frees, reuse = {}, {}
+    for i, eqn in enumerate(equations):
+        dying = [ref for ref in dict.fromkeys(eqn.inputs) if type(ref) is int
+                 and last[ref] == i and ref not in outputs and ref >= program.num_inputs
+                 and big(ref)]
+        if _ufunc(eqn) and big(eqn.outs[0]):
+            for ref in dying:
+                if ref in made_fresh and readers_elementwise[ref] \
+                        and avals[ref] == eqn.avals[0]:
+                    reuse[i] = ref
+                    break
+        # a value nothing reads (kept for a guard) is freed right after its guard
+        unused = [v for v in eqn.outs if v not in last and v not in outputs and big(v)]
+        gone = dying + unused   # a reused buffer lives on under the result's name
+        if gone:
+            frees[i] = gone
+    return frees, reuse

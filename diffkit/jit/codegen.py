@@ -1,0 +1,172 @@
+"""The plain replay of a graph as generated Python: one compiled function of the flat
+arguments with one line per equation, no tracers and no ``bind``.
+
+What makes a line cheap:
+
+- **NumPy's operators** for ``add``, ``subtract``, ``multiply``, ``divide`` and
+  ``negative`` on floating or complex values, where an operand was a NumPy array or scalar
+  when the graph was recorded (``Recording.numpy``). ``a * b`` then runs the same ufunc
+  loop as ``np.multiply(a, b)`` (on arrays it is that call; on NumPy scalars NumPy's scalar
+  arithmetic gives the same IEEE result), but skips the ufunc's argument parsing, ten
+  times the cost of the product itself on a scalar. The other operand is then a NumPy
+  value or a Python ``float``/``int``, so Python's operator dispatch cannot pick another
+  type's method (a ``complex`` on the left would; so would an array subclass).
+- **Inline guards** for the 0 x inf rule's checks on scalars: ``holds_nan(v)`` is
+  ``v != v`` and ``holds_nonfinite(v)`` is ``not -inf < v < inf`` for a real scalar.
+- **One ``np.errstate`` block per run** of consecutive equations recorded under the same
+  error handling (a rule's own ``np.errstate``), instead of one per equation.
+- Constants and implementations are closure variables of the function, not globals.
+- Large arrays are deleted after their last use, and an elementwise operation writes into
+  a dying input's buffer where that is safe (``buffers.plan``), so peak memory falls.
+
+A guard is checked right after the line that computes its variable and raises
+``GuardFailure``.
+"""
+
+import keyword
+
+import numpy as np
+
+from ..interpreters.staging import is_numpy
+from ..ops.families import holds_nan, holds_nonfinite
+from . import buffers
+
+_BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
+_UNARY = {np.negative: "-"}
+_PY_NUMBERS = (float, int)
+
+
+class _Writer:
+    """The source lines and the names they use (constants, implementations)."""
+
+    def __init__(self, graph, fail):
+        self.rec = graph.program
+        self.guards_after = graph._guards_after
+        self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
+                      "_fresh": _fresh, "_inf": np.inf}
+        self.ids = {}
+        self.body = []
+
+    def constant(self, value):
+        """A name bound to ``value`` (one per distinct object)."""
+        name = self.ids.get(id(value))
+        if name is None or self.names[name] is not value:
+            name = self.ids[id(value)] = f"c{len(self.names)}"
+            self.names[name] = value
+        return name
+
+    def ref(self, ref):
+        return f"v{ref}" if type(ref) is int else self.constant(ref.value)
+
+    def is_numpy(self, ref):
+        return self.rec.numpy[ref] if type(ref) is int else is_numpy(ref.value)
+
+    def is_py_number(self, ref):
+        return type(ref) is not int and type(ref.value) in _PY_NUMBERS
+
+    def check(self, var, indent):
+        rec = self.rec
+        for guard in self.guards_after.get(var, ()):
+            shape, dtype = rec.avals[var]
+            kind = np.dtype(dtype).kind
+            g = self.constant(guard)
+            v = f"v{var}"
+            if guard.test is holds_nan and shape == () and kind in "fc" \
+                    and type(guard.expected) is bool:
+                cond = f"{v} != {v}" if guard.expected is False else f"not {v} != {v}"
+            elif guard.test is holds_nonfinite and shape == () and kind == "f" \
+                    and type(guard.expected) is bool:
+                finite = f"-_inf < {v} < _inf"
+                cond = f"not {finite}" if guard.expected is False else finite
+            elif guard.test is not None:
+                test, expected = self.constant(guard.test), self.constant(guard.expected)
+                cond = f"not {test}({v}) == {expected}"
+            else:
+                cond = f"not {g}.holds({v})"
+            self.body.append(f"{indent}if {cond}: raise _fail({g})")
+
+    def call(self, eqn, out=None):
+        """The right-hand side of an equation's line (writing into variable ``out``)."""
+        inputs = eqn.inputs
+        impl = eqn.prim.impl
+        if out is not None:
+            args = ", ".join(self.ref(i) for i in inputs)
+            return f"{self.constant(impl)}({args}, out=v{out})"
+        if not eqn.params and _operator_safe(eqn):
+            if len(inputs) == 2 and impl in _BINARY and (
+                    self.is_numpy(inputs[0]) and (self.is_numpy(inputs[1])
+                                                  or self.is_py_number(inputs[1]))
+                    or self.is_numpy(inputs[1]) and self.is_py_number(inputs[0])):
+                return f"{self.ref(inputs[0])} {_BINARY[impl]} {self.ref(inputs[1])}"
+            if len(inputs) == 1 and impl in _UNARY and self.is_numpy(inputs[0]):
+                return f"{_UNARY[impl]}{self.ref(inputs[0])}"
+        args = [self.ref(i) for i in inputs]
+        for key, value in eqn.params.items():
+            if key.isidentifier() and not keyword.iskeyword(key):
+                args.append(f"{key}={self.constant(value)}")
+            else:
+                args.append(f"**{self.constant({key: value})}")
+        return f"{self.constant(impl)}({', '.join(args)})"
+
+
+def _fresh(value):
+    """A copy of an array (a NumPy or Python scalar is immutable: itself)."""
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def _operator_safe(eqn):
+    """Whether every output is floating or complex of at least 32 bits (where NumPy's scalar
+    arithmetic and its ufuncs warn alike; integer overflow warns only in the former)."""
+    for _, dtype in eqn.avals:
+        dtype = np.dtype(dtype)
+        if dtype.kind not in "fc" or dtype.itemsize < 4:
+            return False
+    return True
+
+
+def generate_replay(graph, fail):
+    """The plain replay of ``graph`` (its ``equations``, guards and outputs) as one compiled
+    function of the flat arguments; ``fail(guard)`` is the exception a failing guard
+    raises. The function's ``source`` attribute holds its text."""
+    rec = graph.program
+    w = _Writer(graph, fail)
+    for var in range(rec.num_inputs):
+        w.check(var, "")
+    frees, reuse = buffers.plan(rec)
+    errstate = None
+    for i, eqn in enumerate(rec.equations):
+        if eqn.errstate != errstate:
+            if eqn.errstate is not None:   # the error handling a rule set around it
+                w.body.append(f"with _errstate(**{w.constant(eqn.errstate)}):")
+            errstate = eqn.errstate
+        indent = "    " if errstate is not None else ""
+        targets = ", ".join(f"v{v}" for v in eqn.outs)
+        if eqn.prim.multiple_results:
+            targets += ","
+        w.body.append(f"{indent}{targets} = {w.call(eqn, reuse.get(i))}")
+        for var in eqn.outs:
+            w.check(var, indent)
+        if i in frees:
+            w.body.append(f"{indent}del {', '.join(f'v{v}' for v in frees[i])}")
+    outs, returned = [], set()
+    for o, was in zip(rec.outputs, graph.recording.outputs):
+        if type(o) is int:
+            # a pass made this output an argument or another output (x * 1 is x): a copy,
+            # so that the caller never receives one array twice or its own argument back
+            # where the function returns a new array
+            aliased = (o < rec.num_inputs or o in returned) and was != o
+            outs.append(f"_fresh(v{o})" if aliased else f"v{o}")
+            returned.add(o)
+        elif type(o.value) is np.ndarray:   # a fresh array per call, as the function gives
+            outs.append(f"_copy({w.constant(o.value)})")
+        else:
+            outs.append(w.constant(o.value))
+    w.body.append(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    args = ", ".join(f"v{i}" for i in range(rec.num_inputs))
+    inner = f"    def replay({args}):\n" + "".join(f"        {line}\n" for line in w.body)
+    source = f"def make({', '.join(w.names)}):\n{inner}    return replay\n"
+    namespace = {}
+    exec(compile(source, "<diffkit.jit replay>", "exec"), namespace)   # noqa: S102 (our source)
+    replay = namespace["make"](**w.names)
+    replay.source = inner
+    return replay

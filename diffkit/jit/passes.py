@@ -1,0 +1,331 @@
+"""Optimisation passes over a recorded program, run once when a ``Graph`` is built.
+
+Each pass takes a ``Program`` and changes it in place; ``optimise`` runs them in order:
+
+1. ``freeze_constants``: each writeable constant array becomes a read-only copy, so the
+   graph holds the values it was recorded with (as jit documents for closed-over arrays)
+   and the passes below may read them.
+2. ``known_values``: a guard that compares a whole integer or boolean array (a boolean
+   mask, say) fixes its value: later equations read the guarded value as a constant.
+3. ``drop_noops``: a reshape or broadcast to the same shape, an identity transpose, and a
+   reshape of a reshape or a transpose of a transpose (composed into one).
+   ``drop_unit_products``: a real product with a constant one (the all-ones cotangent a
+   reverse pass starts from, say) is its other factor.
+4. ``common_subexpressions``: an equation with the primitive, parameters and inputs of an
+   earlier one reuses its outputs.
+5. ``fold_constants``: an equation whose inputs are all constants runs once, here.
+6. ``eliminate_dead_code``: only equations that reach an output or a guard stay.
+
+A variable an equation no longer computes is replaced everywhere (later inputs, outputs,
+guards); a guard moved onto an earlier variable is checked earlier, on the same value. A
+guard on a value that became a constant is checked once, here: a fold whose guard would
+fail is not made.
+"""
+
+import numpy as np
+
+from ..core.trace import Tracer
+from ..interpreters.staging import Const, Equation, Guard, custom_call_p
+from ..ops.shape import broadcast_to_p, reshape_p, transpose_p
+
+
+class Program:
+    """What a replay runs: ``equations`` over variables (ints; 0 .. num_inputs-1 are the
+    arguments), ``outputs`` (variables or ``Const``s), ``guards``, and the recording's
+    ``avals`` and ``numpy`` (see ``Recording``)."""
+
+    def __init__(self, recording):
+        self.num_inputs = recording.num_inputs
+        self.equations = list(recording.equations)
+        self.outputs = list(recording.outputs)
+        self.guards = list(recording.guards)
+        self.avals = recording.avals
+        self.numpy = recording.numpy
+
+
+def optimise(recording):
+    """The ``Program`` of ``recording`` after every pass."""
+    program = Program(recording)
+    eliminate_dead_code(program)
+    freeze_constants(program)
+    known_values(program)
+    drop_noops(program)
+    drop_unit_products(program)
+    common_subexpressions(program)
+    fold_constants(program)
+    eliminate_dead_code(program)
+    return program
+
+
+# --- substitution ----------------------------------------------------------------------------
+
+
+class _Substitution:
+    """Variables replaced by other variables or constants, applied as the passes go."""
+
+    def __init__(self):
+        self.to = {}
+
+    def __call__(self, ref):
+        if type(ref) is int:
+            return self.to.get(ref, ref)
+        return ref
+
+    def equation(self, eqn, inputs=None):
+        inputs = tuple(self(i) for i in (eqn.inputs if inputs is None else inputs))
+        if inputs == eqn.inputs:
+            return eqn
+        return Equation(eqn.prim, eqn.params, inputs, eqn.outs, eqn.avals, eqn.errstate)
+
+    def finish(self, program):
+        """Outputs and guards after the substitution (a guard on a constant is checked
+        by the pass that made the constant, and dropped)."""
+        program.outputs = [self(o) for o in program.outputs]
+        guards, seen = [], set()
+        for g in program.guards:
+            target = self(g.var)
+            if type(target) is not int:
+                continue
+            if g.test is not None and type(g.expected) is bool:   # the same check twice
+                key = (target, g.test, g.expected)
+                if key in seen:
+                    continue
+                seen.add(key)
+            guards.append(g if target == g.var else Guard(target, g.test, g.expected, g.at))
+        program.guards = guards
+
+
+# --- the passes ------------------------------------------------------------------------------
+
+
+def eliminate_dead_code(program):
+    """Keep the equations that reach an output or a guard."""
+    needed = {o for o in program.outputs if type(o) is int}
+    needed.update(g.var for g in program.guards)
+    live = []
+    for eqn in reversed(program.equations):
+        if any(v in needed for v in eqn.outs):
+            live.append(eqn)
+            needed.update(i for i in eqn.inputs if type(i) is int)
+    live.reverse()
+    program.equations = live
+
+
+def freeze_constants(program):
+    """Replace each writeable constant array by a read-only copy (once per array)."""
+    copies = {}
+
+    def frozen(ref):
+        if type(ref) is int or type(ref.value) is not np.ndarray or \
+                not ref.value.flags.writeable:
+            return ref
+        new = copies.get(id(ref.value))
+        if new is None:
+            value = np.array(ref.value, copy=True)
+            value.flags.writeable = False
+            new = copies[id(ref.value)] = (ref.value, Const(value))
+        return new[1]
+
+    program.equations = [
+        Equation(e.prim, e.params, tuple(frozen(i) for i in e.inputs), e.outs, e.avals,
+                 e.errstate) for e in program.equations]
+    program.outputs = [frozen(o) for o in program.outputs]
+
+
+def known_values(program):
+    """After a guard ``v == array`` on an integer or boolean array (never a float: 0.0 and
+    -0.0 compare equal but are different numbers), later equations read the array."""
+    known = {}
+    for g in program.guards:
+        expected = g.expected
+        if g.test is None and type(expected) is np.ndarray and expected.ndim \
+                and expected.dtype.kind in "biu":
+            value = expected.copy()
+            value.flags.writeable = False
+            known[g.var] = Const(value)
+    if not known:
+        return
+    sub = _Substitution()
+    sub.to = known
+    program.equations = [sub.equation(e) for e in program.equations]
+
+
+def drop_noops(program):
+    """Drop reshapes and broadcasts to the input's own shape and identity transposes (of
+    arrays of at least one dimension: a reshape makes a NumPy scalar a 0-d array); read a
+    reshape of a reshape as one reshape and a transpose of a transpose as one transpose."""
+    sub = _Substitution()
+    made = {}   # variable -> the equation that made it (after substitution)
+    returned = {o for o in program.outputs if type(o) is int}
+    equations = []
+    for eqn in program.equations:
+        eqn = sub.equation(eqn)
+        if eqn.prim is broadcast_to_p and eqn.outs[0] in returned:
+            pass   # a returned broadcast is read-only, as eagerly: kept
+        elif eqn.prim in _SHAPE_OPS and not eqn.errstate:
+            (x,) = eqn.inputs
+            inner = made.get(x)
+            if inner is not None and inner.prim is eqn.prim and eqn.prim is not \
+                    broadcast_to_p:
+                x = inner.inputs[0]
+                eqn = _composed(eqn, inner)
+            shape = program.avals[x][0] if type(x) is int else np.shape(x.value)
+            if len(shape) and _is_noop(eqn, shape):
+                sub.to[eqn.outs[0]] = x
+                continue
+        for v in eqn.outs:
+            made[v] = eqn
+        equations.append(eqn)
+    program.equations = equations
+    sub.finish(program)
+
+
+_SHAPE_OPS = (reshape_p, broadcast_to_p, transpose_p)
+
+
+def drop_unit_products(program):
+    """Read ``multiply(x, 1)`` (either order; the one a constant) as ``x`` where ``x`` is a
+    real floating array with the product's shape and dtype: ``x * 1.0`` is ``x`` for every
+    real number, NaN and infinities included (not for a complex one: ``inf * (1 + 0j)``
+    has a NaN part; nor for a NumPy scalar, which would become a 0-d array)."""
+    sub = _Substitution()
+    equations = []
+    for eqn in program.equations:
+        eqn = sub.equation(eqn)
+        if eqn.prim.impl is np.multiply and not eqn.params and not eqn.errstate \
+                and len(eqn.inputs) == 2:
+            a, b = eqn.inputs
+            x = a if type(b) is not int and _all_ones(b.value) else \
+                b if type(a) is not int and _all_ones(a.value) else None
+            if type(x) is int:
+                shape, dtype = program.avals[x]
+                if (shape, dtype) == eqn.avals[0] and len(shape) and \
+                        np.dtype(dtype).kind == "f":
+                    sub.to[eqn.outs[0]] = x
+                    continue
+        equations.append(eqn)
+    program.equations = equations
+    sub.finish(program)
+
+
+def _all_ones(value):
+    if type(value) in (int, float):
+        return value == 1
+    if type(value) is not np.ndarray and not isinstance(value, np.generic):
+        return False
+    if np.dtype(value.dtype).kind not in "biuf":
+        return False
+    if type(value) is np.ndarray and value.size and not any(value.strides):
+        return bool(value.flat[0] == 1)   # a broadcast scalar: one entry to look at
+    return bool(np.all(value == 1))
+
+
+def _composed(outer, inner):
+    """``outer`` applied directly to ``inner``'s input."""
+    if outer.prim is reshape_p:
+        params = outer.params
+    else:
+        first, then = inner.params["axes"], outer.params["axes"]
+        params = {"axes": tuple(first[i] for i in then)}
+    return Equation(outer.prim, params, inner.inputs, outer.outs, outer.avals, None)
+
+
+def _is_noop(eqn, shape):
+    if eqn.prim is transpose_p:
+        return tuple(eqn.params["axes"]) == tuple(range(len(shape)))
+    return tuple(eqn.params["shape"]) == tuple(shape)
+
+
+def _const_key(value):
+    """A key equal only for interchangeable constants: the same array object, or Python
+    and NumPy scalars of the same type and bits (0.0 and -0.0 differ, NaN equals NaN)."""
+    kind = type(value)
+    if kind in (float, int, bool, complex):
+        return (kind, repr(value))
+    if isinstance(value, np.generic):
+        return (kind, value.tobytes())
+    return ("object", id(value))
+
+
+def _param_key(value):
+    """A parameter as a key that tells apart what compares equal but acts differently
+    (``2`` and ``2.0``, ``0.0`` and ``-0.0``)."""
+    if type(value) in (tuple, list):
+        return (type(value), tuple(_param_key(v) for v in value))
+    if type(value) in (float, complex):
+        return (type(value), repr(value))
+    return (type(value), value)
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def common_subexpressions(program):
+    """Reuse the outputs of an earlier equation with the same primitive, parameters (of
+    the same types), error handling and inputs."""
+    sub = _Substitution()
+    seen = {}
+    equations = []
+    for eqn in program.equations:
+        eqn = sub.equation(eqn)
+        key = None
+        if eqn.prim is not custom_call_p:
+            params = tuple((k, _param_key(v)) for k, v in eqn.params.items())
+            errstate = tuple(sorted(eqn.errstate.items())) if eqn.errstate else None
+            inputs = tuple(i if type(i) is int else _const_key(i.value) for i in eqn.inputs)
+            key = (id(eqn.prim), params, errstate, inputs)
+            if not _hashable(key):
+                key = None
+        if key is not None:
+            earlier = seen.get(key)
+            if earlier is not None:
+                for old, new in zip(eqn.outs, earlier.outs):
+                    sub.to[old] = new
+                continue
+            seen[key] = eqn
+        equations.append(eqn)
+    program.equations = equations
+    sub.finish(program)
+
+
+def fold_constants(program):
+    """Run each equation whose inputs are all constants (plain values, not traced ones)
+    now, and read its outputs as constants. An equation that would raise or warn (a
+    floating-point error), or whose outputs fail a guard, stays in the program."""
+    sub = _Substitution()
+    guards = {}
+    for g in program.guards:
+        guards.setdefault(g.var, []).append(g)
+    equations = []
+    for eqn in program.equations:
+        eqn = sub.equation(eqn)
+        outs = None
+        if eqn.prim is not custom_call_p and all(
+                type(i) is not int and not isinstance(i.value, Tracer) for i in eqn.inputs):
+            outs = _evaluate(eqn)
+        if outs is not None and all(g.holds(value) for v, value in zip(eqn.outs, outs)
+                                    for g in guards.get(v, ())):
+            for v, value in zip(eqn.outs, outs):
+                if type(value) is np.ndarray:
+                    value.flags.writeable = False
+                sub.to[v] = Const(value)
+            continue
+        equations.append(eqn)
+    program.equations = equations
+    sub.finish(program)
+
+
+def _evaluate(eqn):
+    args = [i.value for i in eqn.inputs]
+    errstate = eqn.errstate or {"all": "raise"}
+    try:
+        with np.errstate(**errstate):
+            out = eqn.prim.impl(*args, **eqn.params)
+    except Exception:   # noqa: BLE001 (anything: the replay will meet it, as the function does)
+        return None
+    return tuple(out) if eqn.prim.multiple_results else (out,)

@@ -1,0 +1,189 @@
+"""The optimisation passes: each one, on a graph built for it, removes operations and keeps
+the values (compared with the unoptimised graph and with the function run eagerly)."""
+
+import numpy as np
+import pytest
+
+import diffkit as dk
+import diffkit.numpy as dnp
+from diffkit.jit import Graph, passes
+from diffkit.ops.shape import broadcast_to_p, reshape_p, transpose_p
+
+
+def same(a, b):
+    assert type(a) is type(b), (type(a), type(b))
+    np.testing.assert_array_equal(a, b)
+    assert np.asarray(a).dtype == np.asarray(b).dtype
+    a, b = np.asarray(a), np.asarray(b)
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(np.signbit(part(a)), np.signbit(part(b)))
+
+
+def graphs(fun, *args):
+    """The optimised graph of ``fun`` at ``args`` and the same recording unoptimised."""
+    graph = dk.make_graph(fun)(*args)
+    return graph, Graph(graph.recording, graph.in_tree, graph.out_tree, optimise=False)
+
+
+def ops_after(graph, *steps):
+    """The number of operations after only ``steps`` (and dead-code elimination)."""
+    program = passes.Program(graph.recording)
+    for step in steps:
+        step(program)
+    passes.eliminate_dead_code(program)
+    return len(program.equations)
+
+
+def check_values(fun, graph, plain, *args):
+    same(graph(*args), fun(*args))
+    same(plain(*args), fun(*args))
+
+
+def test_common_subexpressions():
+    def f(x):
+        a = dnp.sin(x) * dnp.cos(x)
+        b = dnp.sin(x) * dnp.cos(x)      # the same three operations again
+        return a + b + (x + 0.0) * (x + -0.0)   # 0.0 and -0.0 are different constants
+
+    x = np.array([-0.0, 0.5, 2.0])
+    graph, plain = graphs(f, x)
+    assert plain.num_ops == 11
+    assert ops_after(graph, passes.common_subexpressions) == 8 == graph.num_ops
+    check_values(f, graph, plain, x)
+    check_values(f, graph, plain, np.array([1.0, -0.0, np.inf]))
+    grad = dk.grad(lambda x: dnp.sum(f(x)))
+    graph, plain = graphs(grad, x)
+    assert graph.num_ops < plain.num_ops
+    check_values(grad, graph, plain, np.array([0.1, 0.2, 0.3]))
+
+
+def test_common_subexpressions_keep_parameters_of_different_types_apart():
+    def f(x):
+        return [dnp.astype(x, np.float32), dnp.astype(x, np.float64), dnp.sum(x, axis=0),
+                dnp.sum(x, axis=(0,))]
+
+    x = np.arange(3)
+    graph, plain = graphs(f, x)
+    for a, b in zip(graph(x), f(x)):
+        same(a, b)
+
+
+def test_constant_folding_after_a_boolean_mask_guard():
+    """A boolean mask is guarded whole (its count sets a shape); what depends only on the
+    mask is computed once, when the graph is built."""
+    def f(x):
+        m = x > 0
+        return dnp.sum(x[m]) / dnp.sum(m) + dnp.sum(dnp.where(m, x, 0.0) * 2.0)
+
+    grad = dk.grad(f)
+    x = np.array([1.0, -2.0, 3.0])
+    graph, plain = graphs(grad, x)
+    assert plain.num_ops >= 7
+    assert ops_after(graph, passes.known_values, passes.fold_constants) == 1 == graph.num_ops
+    check_values(grad, graph, plain, np.array([2.0, -1.0, 0.5]))
+    jitted = dk.jit(grad)
+    for x in ([1.0, -2.0, 3.0], [2.0, -1.0, 0.5], [-1.0, 2.0, 2.0], [1.0, -2.0, 3.0]):
+        same(jitted(np.array(x)), grad(np.array(x)))
+    assert jitted.cache_info().traces == 2
+
+
+def test_constant_folding_keeps_an_operation_that_raises_a_floating_point_error():
+    def f(x):
+        m = x > 0   # guarded whole by the mask index
+        return x[m] + 1.0 / (dnp.sum(m) - 2)   # divides by zero: the replay warns, as eagerly
+
+    x = np.array([1.0, 2.0])
+    graph, plain = graphs(f, x)
+    assert graph.num_ops < plain.num_ops
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        out = graph(x)
+    with np.errstate(all="ignore"):
+        same(out, f(x))
+
+
+def test_a_float_guard_does_not_fix_the_value():
+    """A guard on a float (``float(s) == 0``) does not make the value a constant, and tells
+    0.0 and -0.0 apart (Python could read the sign: ``math.copysign``)."""
+    def f(x):
+        s = x * 1.0
+        if float(s) == 0.0:
+            return 1.0 / s
+        return s
+
+    jitted = dk.jit(f)
+    with np.errstate(divide="ignore"):
+        for x in (0.0, -0.0, 0.0, 2.0, -0.0):
+            same(jitted(np.array(x)), f(np.array(x)))
+    assert jitted.cache_info().traces == 3
+
+
+def test_noop_reshapes_transposes_and_broadcasts_are_dropped():
+    def f(x):
+        a = reshape_p(x, shape=(2, 3))             # its own shape
+        b = transpose_p(a, axes=(0, 1))            # identity permutation
+        c = broadcast_to_p(b, shape=(2, 3))        # its own shape
+        d = reshape_p(reshape_p(c, shape=(3, 2)), shape=(6,))   # one reshape
+        e = transpose_p(transpose_p(c, axes=(1, 0)), axes=(1, 0))   # the identity
+        s = reshape_p(dnp.sum(x), shape=())        # a NumPy scalar becomes a 0-d array: kept
+        return dnp.sin(d), e * 2.0, s
+
+    x = np.arange(6.0).reshape(2, 3)
+    graph, plain = graphs(f, x)
+    assert plain.num_ops == 11
+    assert ops_after(graph, passes.drop_noops) == 5 == graph.num_ops
+    for a, b in zip(graph(x), f(x)):
+        same(a, b)
+    for a, b in zip(plain(x), f(x)):
+        same(a, b)
+    grad = dk.grad(lambda x: dnp.sum(f(x)[0]) + dnp.sum(f(x)[1]))
+    graph, plain = graphs(grad, x)
+    assert graph.num_ops < plain.num_ops
+    check_values(grad, graph, plain, x + 0.5)
+
+
+def test_constants_are_frozen_when_recorded():
+    """A closed-over array is recorded with the values it had when jit traced: changing it
+    in place afterwards does not change the replay (clear the cache to record anew)."""
+    scale = np.array([1.0, 2.0])
+    jitted = dk.jit(lambda x: x * scale)
+    same(jitted(np.ones(2)), np.array([1.0, 2.0]))
+    scale[:] = 5.0
+    same(jitted(np.ones(2)), np.array([1.0, 2.0]))
+    jitted.clear_cache()
+    same(jitted(np.ones(2)), np.array([5.0, 5.0]))
+    assert scale.flags.writeable   # the caller's array is left alone
+
+
+def test_benchmark_shaped_gradients_lose_operations_and_keep_values():
+    A = np.random.default_rng(0).standard_normal((5, 5))
+
+    def f(x):
+        return dnp.sum(dnp.tanh(A @ x))
+
+    def hvp(x, v):
+        return dk.jvp(dk.grad(f), (x,), (v,))[1]
+
+    x, v = np.linspace(-1, 1, 5), np.linspace(2, 3, 5)
+    graph, plain = graphs(hvp, x, v)
+    assert graph.num_ops < plain.num_ops
+    np.testing.assert_allclose(graph(x, v), hvp(x, v), rtol=1e-13)
+    same(graph(x, v), plain(x, v))
+
+
+def test_products_with_the_all_ones_cotangent_are_dropped():
+    f = lambda x: dnp.sum(dnp.sin(x) * dnp.exp(x))   # noqa: E731
+    grad = dk.grad(f)
+    graph, plain = graphs(grad, np.linspace(0, 1, 5))
+    assert ops_after(graph, passes.drop_unit_products) == plain.num_ops - 2
+    check_values(grad, graph, plain, np.array([0.5, -1.0, 3.0, 2.0, -0.0]))
+    jitted = dk.jit(grad)
+    with np.errstate(all="ignore"):
+        for x in ([0.5, -1.0, 3.0, 2.0, -0.0], [0.5, -1.0, np.inf, np.nan, -0.0]):
+            same(jitted(np.array(x)), grad(np.array(x)))
+    # a complex product with one is not its other factor (inf * (1 + 0j) has a NaN part)
+    g = lambda z: z * np.ones(3)   # noqa: E731
+    z = np.array([np.inf + 1j, 1 + np.inf * 1j, 2.0])
+    graph, plain = graphs(g, z)
+    assert graph.num_ops == 1
+    with np.errstate(all="ignore"):
+        check_values(g, graph, plain, z)
