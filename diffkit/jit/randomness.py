@@ -57,7 +57,8 @@ def reachable_generators(fun, limit=10_000):
         elif isinstance(value, functools.partial):
             stack.extend((value.func, *value.args, *value.keywords.values()))
         elif isinstance(value, (list, tuple, set, frozenset)):
-            stack.extend(value)
+            if type(value).__module__.partition(".")[0] not in _LIBRARIES:
+                stack.extend(value)   # not a library's own sequence (EachArgument is endless)
         elif isinstance(value, dict):
             stack.extend(value.values())
         elif not isinstance(value, np.ndarray):

@@ -63,3 +63,26 @@ def test_minimize_evaluates_a_drawing_objective_eagerly():
     result = dko.minimize(fun, np.zeros(2), method="BFGS")
     np.testing.assert_allclose(result.x, [2.0, 2.0], atol=1e-6)
     assert len(set(seen)) == len(seen) > 2   # a fresh draw at every evaluation
+
+
+def test_the_generator_search_does_not_enter_diffkits_own_rules():
+    """A primitive's per-argument rules (``EachArgument``, one rule per argument however
+    many) are an endless sequence: the search for generators must not walk into them."""
+    from diffkit.ops.shape import concatenate_p
+
+    rules = concatenate_p.vjp
+    rng = np.random.default_rng(4)
+
+    def fun(x):
+        assert rules is concatenate_p.vjp   # the closure reaches the rules
+        return dnp.sum(dnp.concatenate([x, x * 2.0]) ** 2)
+
+    x = np.array([1.0, -2.0])
+    np.testing.assert_allclose(dk.jit(dk.grad(fun))(x), 10.0 * x, rtol=1e-15)
+
+    def drawing(x):   # a generator next to them is still found
+        return dnp.sum(dnp.concatenate([x, x]) * rules.__class__.__name__.count("E")
+                       * rng.normal())
+
+    with pytest.raises(RandomDrawError, match="pass them in"):
+        dk.jit(drawing)(x)
