@@ -1,0 +1,237 @@
+"""In-place writes on traced values (``y[idx] = v``, ``y[idx] += v``, ``y op= v``): NumPy's
+semantics for ``y`` itself in every engine, and a clear error wherever NumPy would let a
+view made earlier see the write (diffkit refuses rather than give it a stale value)."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import diffkit as dk
+import diffkit.numpy as dnp
+from diffkit.errors import TracerConversionError
+
+X = np.array([0.3, -1.2, 2.0, 0.7])
+
+
+def writes(x, np_=dnp):
+    """NumPy code that writes into arrays it made: run on ndarrays and on traced values."""
+    y = x * 2.0
+    y[0] = 5.0                       # a constant
+    y[1:3] += x[:2] ** 2             # an augmented write into a slice
+    y[np_.asarray([3])] *= x[1]      # advanced index
+    y[y > 4.5] = x[2] ** 3           # boolean mask (chosen by value)
+    y /= 1.5 + x[3]
+    y -= x[0]
+    y **= 2
+    z = y                            # the same object: sees the next write, as in NumPy
+    y[2] = np_.sin(x[0])
+    return np_.sum(z * np_.arange(1.0, 5.0))
+
+
+def fd_gradient(f, x, h=1e-6):
+    return np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(len(x))])
+
+
+def test_writes_match_numpy_and_finite_differences_in_every_engine():
+    value = writes(X, np)
+    assert dk.value_and_grad(writes)(X)[0] == pytest.approx(value, rel=1e-12)
+    expected = fd_gradient(lambda x: writes(x, np), X)
+    reverse = dk.grad(writes)(X)
+    forward = dk.jacfwd(writes)(X)
+    np.testing.assert_allclose(reverse, expected, rtol=1e-6, atol=1e-8)
+    # the chain rule sums the same products in another order: equal to rounding
+    np.testing.assert_allclose(forward, reverse, rtol=1e-13)
+    batch = np.stack([X, X + 0.25, X * 0.5])
+    np.testing.assert_array_equal(dk.vmap(dk.grad(writes))(batch),
+                                  np.stack([dk.grad(writes)(b) for b in batch]))
+    hess = dk.hessian(writes)(X)
+    expected_h = np.stack([fd_gradient(lambda x, i=i: dk.grad(writes)(x)[i], X)
+                           for i in range(4)])
+    np.testing.assert_allclose(hess, expected_h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hess, dk.jacrev(dk.grad(writes))(X), rtol=1e-12)
+
+
+def test_a_write_into_the_argument_keeps_its_derivative_slot():
+    def f(x):
+        x[1] = 0.0          # NumPy would change the caller's array; here the traced argument
+        return dnp.sum(x ** 2)
+    np.testing.assert_array_equal(dk.grad(f)(X), 2 * X * np.array([1, 0, 1, 1]))
+    np.testing.assert_array_equal(dk.jacfwd(f)(X), 2 * X * np.array([1, 0, 1, 1]))
+    assert X[1] == -1.2     # the caller's array is not touched
+
+
+def test_a_write_of_a_constant_into_a_value_without_derivative():
+    def f(x):
+        y = dk.stop_gradient(x) * 1.0
+        y[0] = 3.0
+        return dnp.sum(y * x)
+    expected = np.r_[3.0, X[1:]]
+    for engine in (dk.grad, dk.jacfwd):
+        np.testing.assert_array_equal(engine(f)(X), expected)
+    np.testing.assert_array_equal(dk.vmap(f)(np.stack([X, X])), [expected @ X] * 2)
+    # under vmap(grad), stop_gradient gives vmap's value: an enclosing transformation's
+    # array, which the inner tape may hold, so writing it in place there is refused
+    with pytest.raises(TracerConversionError, match="enclosing vmap"):
+        dk.vmap(dk.grad(f))(np.stack([X, X]))
+
+
+def test_copies_are_new_arrays():
+    copies = [dnp.copy, lambda y: y.copy(), lambda y: +y, dnp.array,
+              lambda y: dnp.asarray(y, copy=True), lambda y: y.astype(y.dtype),
+              lambda y: dnp.astype(y, y.dtype), lambda y: dnp.concatenate([y]),
+              copy.copy, np.copy, lambda y: np.concatenate([y])]
+    for make in copies:
+        def f(x, make=make):
+            y = x * 1.0
+            c = make(y)
+            c[0] = 100.0
+            return dnp.sum(y * X)    # y is unchanged: its gradient is X
+        np.testing.assert_array_equal(dk.grad(f)(X), X)
+        np.testing.assert_array_equal(dk.jacfwd(f)(X), X)
+
+
+VIEWS = {
+    "slice": lambda y: y[:2],
+    "integer row": lambda y: dnp.reshape(y, (2, 2))[0],
+    "T": lambda y: dnp.reshape(y, (2, 2)).T,
+    "reshape method": lambda y: y.reshape(2, 2),
+    "dnp.reshape": lambda y: dnp.reshape(y, (2, 2)),
+    "np.reshape": lambda y: np.reshape(y, (2, 2)),
+    "ravel": lambda y: y.ravel(),
+    "split": lambda y: dnp.split(y, 2)[1],
+    "flip": lambda y: dnp.flip(y),
+    "broadcast_to": lambda y: dnp.broadcast_to(y, (3, 4)),
+}
+
+
+def _engines(f):
+    return {"reverse": lambda: dk.grad(f)(X), "forward": lambda: dk.jacfwd(f)(X),
+            "vmap": lambda: dk.vmap(f)(np.stack([X, X])),
+            "hessian": lambda: dk.hessian(f)(X)}
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_writing_into_an_array_with_a_live_view_is_refused(view):
+    def base_write(x):
+        y = x * 1.0
+        z = VIEWS[view](y)
+        y[0] = 5.0            # NumPy: z sees this; diffkit refuses
+        return dnp.sum(z) + dnp.sum(y)
+
+    def view_write(x):
+        y = x * 1.0
+        z = VIEWS[view](y)
+        z[...] = 0.0          # NumPy: y sees this (or raises for a read-only view)
+        return dnp.sum(z) + dnp.sum(y)
+
+    for f in (base_write, view_write):
+        for run in _engines(f).values():
+            with pytest.raises(TracerConversionError, match="shares memory"):
+                run()
+
+
+def test_writes_after_the_view_is_gone_or_copied_are_allowed():
+    def f(x):
+        y = x * 1.0
+        total = dnp.sum(y[:2])       # the view is a temporary: gone after this line
+        z = y[2:].copy()             # a copy, not a view
+        y[0] = 5.0
+        z[0] = 7.0
+        w = dnp.reshape(y, (2, 2))   # a view taken after the write sees it
+        return total + dnp.sum(w * w) + dnp.sum(z * z)
+
+    def f_np(x):
+        y = x * 1.0
+        total = np.sum(y[:2])
+        z = y[2:].copy()
+        y[0] = 5.0
+        z[0] = 7.0
+        w = np.reshape(y, (2, 2))
+        return total + np.sum(w * w) + np.sum(z * z)
+
+    assert dk.value_and_grad(f)(X)[0] == pytest.approx(f_np(X), rel=1e-12)
+    expected = fd_gradient(f_np, X)
+    for name, run in _engines(f).items():
+        got = run()
+        if name in ("reverse", "forward"):
+            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_a_view_written_back_through_its_base_in_one_statement():
+    """``y[1:3] += v`` makes the temporary view ``y[1:3]`` and stores it back: allowed."""
+    def f(x):
+        y = x * 1.0
+        y[1:3] += 1.0
+        y[::2] *= x[:2]
+        return dnp.sum(y ** 2)
+
+    def f_np(x):
+        y = x * 1.0
+        y[1:3] += 1.0
+        y[::2] *= x[:2]
+        return np.sum(y ** 2)
+
+    np.testing.assert_allclose(dk.grad(f)(X), fd_gradient(f_np, X), rtol=1e-6)
+    np.testing.assert_allclose(dk.jacfwd(f)(X), dk.grad(f)(X), rtol=1e-13)
+
+
+def test_an_enclosing_transformations_value_is_not_written_by_an_inner_one():
+    def outer(x):
+        y = x * 1.0
+
+        def inner(t):
+            y[0] = t           # an inner traced value into an outer array
+            return t
+
+        dk.grad(inner)(2.0)
+        return dnp.sum(y)
+
+    def outer_constant(x):
+        y = x * 1.0
+
+        def inner(t):
+            y[0] = 1.0         # a constant, but into the outer array while inner runs
+            return t * 2.0
+
+        dk.grad(inner)(2.0)
+        return dnp.sum(y)
+
+    for f in (outer, outer_constant):
+        for engine in (dk.grad, dk.jacfwd):
+            with pytest.raises(TracerConversionError, match="enclosing"):
+                engine(f)(X)
+        with pytest.raises(TracerConversionError, match="enclosing"):
+            dk.vmap(f)(np.stack([X, X]))
+
+
+def test_numpy_casting_and_shape_rules():
+    def int_add(x):
+        y = dnp.asarray(x > 0, dtype=np.int64) + 0 * dnp.astype(x, np.int64)
+        y += x            # float into int: NumPy refuses (same_kind)
+        return dnp.sum(x)
+
+    def broadcast(x):
+        y = x[:1] * 1.0
+        y += x            # the result is bigger than y: NumPy refuses
+        return dnp.sum(y)
+
+    def complex_into_real(x):
+        y = x * 1.0
+        y[0] = x[0] * 1j
+        return dnp.sum(y)
+
+    with pytest.raises(TypeError):
+        np.asarray([1]) .__iadd__(np.asarray([0.5]))
+    with pytest.raises(TypeError, match="same_kind"):
+        dk.grad(int_add)(X)
+    with pytest.raises(ValueError, match="non-broadcastable"):
+        dk.grad(broadcast)(X)
+    with pytest.raises(TypeError, match="complex"):
+        dk.grad(complex_into_real)(X)
+
+
+def test_jit_of_writes():
+    jitted = dk.jit(writes)
+    assert jitted(X) == pytest.approx(writes(X, np), rel=1e-12)
+    np.testing.assert_allclose(dk.grad(jitted)(X), dk.grad(writes)(X), rtol=1e-12)
