@@ -235,3 +235,34 @@ def test_jit_of_writes():
     jitted = dk.jit(writes)
     assert jitted(X) == pytest.approx(writes(X, np), rel=1e-12)
     np.testing.assert_allclose(dk.grad(jitted)(X), dk.grad(writes)(X), rtol=1e-12)
+
+
+def _returns_its_argument(name, a):
+    """Whether ``dnp.<name>(traced a)`` returns the traced argument itself (None: it fails)."""
+    found = {}
+
+    def f(x):
+        try:
+            out = getattr(dnp, name)(x)
+        except Exception:   # noqa: BLE001 (a function that needs more arguments)
+            return dnp.sum(x)
+        found["same"] = any(o is x for o in (out if isinstance(out, (tuple, list)) else [out]))
+        return dnp.sum(x)
+    dk.grad(f)(a)
+    return found.get("same")
+
+
+def test_a_function_returns_its_argument_only_where_numpy_shares_memory():
+    """A write into the result of ``f(y)`` changes ``y`` exactly when NumPy's result shares
+    memory with ``y``: every one-argument function of diffkit.numpy that returns its traced
+    argument itself is one whose NumPy result is a view (or the array itself)."""
+    a = np.arange(1.0, 7.0).reshape(2, 3) / 7
+    skip = {"test", "show_config", "show_runtime", "info", "source", "lookfor"}
+    for name in sorted(dir(dnp)):
+        fn = getattr(dnp, name)
+        if name.startswith("_") or name in skip or not callable(fn) or isinstance(fn, type):
+            continue
+        if _returns_its_argument(name, a):
+            out = getattr(np, name)(a)
+            outs = out if isinstance(out, (tuple, list)) else [out]
+            assert any(isinstance(o, np.ndarray) and np.shares_memory(o, a) for o in outs), name
