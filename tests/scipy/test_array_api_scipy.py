@@ -15,9 +15,12 @@ CASES = Path(__file__).with_name("array_api_cases.py")
 
 @pytest.fixture(scope="module")
 def results():
-    env = dict(os.environ, SCIPY_ARRAY_API="1")
+    root = Path(__file__).resolve().parents[2]
+    # the checkout's diffkit, not an installed one: the script's own folder is on sys.path
+    env = dict(os.environ, SCIPY_ARRAY_API="1",
+               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, str(CASES)], capture_output=True, text=True,
-                          env=env, timeout=600, cwd=Path(__file__).resolve().parents[2])
+                          env=env, timeout=600, cwd=root)
     assert done.returncode == 0, done.stderr[-2000:]
     return {r["name"]: r for r in map(json.loads, done.stdout.splitlines())}
 
