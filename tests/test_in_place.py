@@ -266,3 +266,19 @@ def test_a_function_returns_its_argument_only_where_numpy_shares_memory():
             out = getattr(np, name)(a)
             outs = out if isinstance(out, (tuple, list)) else [out]
             assert any(isinstance(o, np.ndarray) and np.shares_memory(o, a) for o in outs), name
+
+
+def test_boolean_mask_operators_and_a_masked_write_under_vmap():
+    """``~m``, ``m & k``, ``m | k``, ``m ^ k`` on traced masks, and ``y[mask] = c`` with a mask
+    that differs per example (a where, so vmap batches it)."""
+    def g(x):
+        m, k = x > 1, x < 3
+        y = x * 1.0
+        y[~m & k | (m ^ k)] = 0.0
+        return dnp.sum(y * y)
+
+    x = np.array([0.5, 2.0, 4.0])
+    np.testing.assert_array_equal(dk.grad(g)(x), [0.0, 4.0, 0.0])
+    np.testing.assert_array_equal(dk.jacfwd(g)(x), [0.0, 4.0, 0.0])
+    batch = np.array([[0.5, 2.0, 4.0], [2.5, 0.2, 1.5]])
+    np.testing.assert_array_equal(dk.vmap(dk.grad(g))(batch), [[0, 4, 0], [5, 0, 3]])

@@ -183,6 +183,19 @@ def _copy_not_refused(kwargs):
     return kwargs.get("copy", True) is not False
 
 
+def _astype_function(astype):
+    """The array API's ``astype(x, dtype, copy=False)``: the same array where the dtype
+    already matches (the namespace's function underneath takes only the default)."""
+    def wrapper(x, dtype, /, *, copy=True, device=None):
+        if copy is False:
+            return astype(x, dtype, device=device)   # no copy made: x itself when same dtype
+        return astype(x, dtype, copy=copy, device=device)
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(wrapper, name, getattr(astype, name, None))
+    wrapper.__wrapped__ = astype
+    return wrapper
+
+
 def _astype_method(astype):
     def method(self, dtype, *args, copy=True, **kwargs):   # ndarray.astype copies by default
         out = astype(self, dtype, *args, **kwargs)
@@ -326,7 +339,7 @@ def install(dnp):
         if hasattr(dnp, name):
             setattr(dnp, name, copying(getattr(dnp, name)))
     dnp.asarray = copying(dnp.asarray, _copy_asked)
-    dnp.astype = copying(dnp.astype, _copy_not_refused)
+    dnp.astype = _astype_function(copying(dnp.astype, _copy_not_refused))
     Tracer.astype = _astype_method(Tracer.astype)
     Tracer.copy = copying(Tracer.copy)
     Tracer.__pos__ = copying(Tracer.__pos__)
@@ -338,6 +351,6 @@ def install(dnp):
     Tracer.__getitem__ = _getitem(Tracer.__getitem__)
     Tracer.__setitem__ = setitem
     for name, symbol in _AUGMENTED.items():
-        operator = getattr(Tracer, f"__{name}__", None)
+        operator = Tracer.__dict__.get(f"__{name}__")   # not type's __or__ (X | None)
         if operator is not None:
             setattr(Tracer, f"__i{name}__", _augmented(name, operator, symbol))

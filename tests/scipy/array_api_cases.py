@@ -5,16 +5,20 @@ import json
 import sys
 
 import numpy as np
+import scipy.cluster.vq as vq
 import scipy.fft as sf
 import scipy.integrate as si
 import scipy.optimize as so
+import scipy.signal as ss
 import scipy.special as sp
 import scipy.stats as st
 
 import diffkit as dk
+import diffkit.numpy as dnp
 from diffkit.errors import TracerConversionError
 
 X = np.array([1.0, 2.0, 0.5, 1.7])
+WEIGHTS = np.array([[0.3, -1.1], [0.7, 2.0]])
 
 CASES = {
     "optimize.rosen": so.rosen,
@@ -36,6 +40,22 @@ CASES = {
     "integrate.trapezoid": si.trapezoid,
     "integrate.cumulative_trapezoid": lambda x: si.cumulative_trapezoid(x)[-1],
     "fft.rfft": lambda x: sf.rfft(x)[1].real,
+    # SciPy writes into a copy (array_api_extra's at(x, idx).set(v) is x[idx] = v for a
+    # namespace it does not know): in-place writes on traced values
+    "special.logsumexp": sp.logsumexp,
+    "special.log_softmax": lambda x: sp.log_softmax(x)[0],
+    "stats.zscore": lambda x: st.zscore(x)[0],
+    "cluster.vq.whiten": lambda x: (vq.whiten(dnp.reshape(x, (2, 2))) * WEIGHTS).sum(),
+    # SciPy refuses NumPy arrays next to traced ones: the second operand is traced too
+    # (made from x here; a user passes it as a differentiated argument)
+    "special.xlogy": lambda x: sp.xlogy(x, x[::-1] + 0.5).sum(),
+    # method="direct" on 1-d inputs is NumPy's np.convolve (SciPy converts with np.asarray)
+    "signal.convolve": lambda x: (ss.convolve(x, x[::-1] ** 2, method="fft")
+                                  * dnp.arange(1.0, 8.0)).sum(),
+    # SciPy needs more values than four for its default window: twelve distinct ones made
+    # from x (with four, SciPy returns NaN whatever x is: a constant, derivative 0)
+    "stats.differential_entropy": lambda x: st.differential_entropy(
+        dnp.concatenate([x, 1.3 * x + 0.1, x ** 2 + 0.05])),
 }
 
 
