@@ -282,3 +282,18 @@ def test_boolean_mask_operators_and_a_masked_write_under_vmap():
     np.testing.assert_array_equal(dk.jacfwd(g)(x), [0.0, 4.0, 0.0])
     batch = np.array([[0.5, 2.0, 4.0], [2.5, 0.2, 1.5]])
     np.testing.assert_array_equal(dk.vmap(dk.grad(g))(batch), [[0, 4, 0], [5, 0, 3]])
+
+
+def test_an_augmented_write_into_a_list_element_changes_the_array_itself():
+    """``arrays[0] += v`` on a list of traced arrays changes the array object, so another
+    name bound to it sees the change, as with NumPy arrays."""
+    def f(x, np_=dnp):
+        arrays = [x * 1.0, x * 2.0]
+        first = arrays[0]
+        arrays[0] += x ** 2
+        return np_.sum(first * arrays[1])
+
+    expected = fd_gradient(lambda x: f(x, np), X)
+    assert dk.value_and_grad(f)(X)[0] == pytest.approx(f(X, np), rel=1e-12)
+    np.testing.assert_allclose(dk.grad(f)(X), expected, rtol=1e-6)
+    np.testing.assert_allclose(dk.jacfwd(f)(X), dk.grad(f)(X), rtol=1e-13)

@@ -283,8 +283,10 @@ def setitem(self, index, value):
 
 def _written_back(frame):
     """Whether ``frame`` is executing ``y[idx] op= v``: Python computes ``t = y[idx]``, then
-    ``t op= v``, then stores ``y[idx] = t``. The temporary ``t`` is a view of ``y``, so it
-    is not written in place: ``t op v`` is returned and the store writes it into ``y``."""
+    ``t op= v``, then stores ``y[idx] = t``. When the temporary ``t`` is a view of ``y`` it
+    is not written in place: ``t op v`` is returned and the store writes it into ``y``. (A
+    ``t`` that is no view, an element of a list, is written in place as usual, so other
+    names bound to it see the change, as in NumPy.)"""
     code = frame.f_code
     opcodes = code.co_code
     offset = frame.f_lasti + 2
@@ -302,7 +304,7 @@ _SKIPPED = frozenset({"CACHE", "SWAP", "ROT_TWO", "ROT_THREE", "ROT_FOUR", "EXTE
 def _augmented(name, operator, symbol):
     def method(self, other):
         what = f"y {symbol}= v"
-        if _written_back(sys._getframe(1)):
+        if id(self) in _families and _written_back(sys._getframe(1)):
             return _cast(self, operator(self, other), f"y[index] {symbol}= v", "same_kind")
         _check_writable(self, what)
         new = operator(self, other)
