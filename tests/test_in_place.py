@@ -297,3 +297,33 @@ def test_an_augmented_write_into_a_list_element_changes_the_array_itself():
     assert dk.value_and_grad(f)(X)[0] == pytest.approx(f(X, np), rel=1e-12)
     np.testing.assert_allclose(dk.grad(f)(X), expected, rtol=1e-6)
     np.testing.assert_allclose(dk.jacfwd(f)(X), dk.grad(f)(X), rtol=1e-13)
+
+
+def test_an_element_read_is_a_copy_and_a_row_read_is_a_view():
+    """``y[i]`` of a 1-d array (``y[i, j]`` of a 2-d one) is a scalar copy in NumPy: writes
+    after it are allowed. ``y[i]`` of a 2-d array and ``y[..., i]`` are views: refused."""
+    def element(x):
+        y = x * 1.0
+        first = y[0]
+        corner = dnp.reshape(y * 1.0, (2, 2))[1, 1]
+        y[0] = 0.0
+        return first + corner + dnp.sum(y)
+
+    np.testing.assert_array_equal(dk.grad(element)(X), [1.0, 1.0, 1.0, 2.0])
+    np.testing.assert_array_equal(dk.jacfwd(element)(X), [1.0, 1.0, 1.0, 2.0])
+
+    def row(x):
+        y = dnp.reshape(x * 1.0, (2, 2))
+        r = y[0]
+        y[0, 0] = 0.0
+        return dnp.sum(r)
+
+    def zero_d(x):
+        y = x * 1.0
+        r = y[..., 0]
+        y[0] = 0.0
+        return r
+
+    for f in (row, zero_d):
+        with pytest.raises(TracerConversionError, match="shares memory"):
+            dk.grad(f)(X)

@@ -94,18 +94,20 @@ def note_view(view, base):
     _join(family, view)
 
 
-def _is_basic(index):
-    """Whether ``y[index]`` is basic indexing (a view in NumPy): integers, slices, ``None``
-    and ``...`` only. (An index of integers alone may give a scalar copy; it counts as a
-    view here, which can only refuse a write that NumPy would allow, never the reverse.)"""
+def _is_view_index(index, ndim):
+    """Whether ``y[index]`` is a view in NumPy: basic indexing (integers, slices, ``None``,
+    ``...``) that does not pick one element with an integer per axis (that gives a scalar,
+    a copy)."""
     items = index if isinstance(index, tuple) else (index,)
+    integers = 0
     for item in items:
         if item is None or item is Ellipsis or isinstance(item, slice):
             continue
         if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+            integers += 1
             continue
         return False
-    return True
+    return integers != len(items) or integers != ndim
 
 
 def _first_tracer(args, kwargs):
@@ -208,7 +210,7 @@ def _astype_method(astype):
 def _getitem(getitem):
     def __getitem__(self, index):
         out = getitem(self, index)
-        if _is_basic(index):
+        if _is_view_index(index, len(self.shape)):
             note_view(out, self)
         return out
     return __getitem__
