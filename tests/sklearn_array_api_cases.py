@@ -68,14 +68,14 @@ def check(name, f):
               "reverse_vs_fd": max(relative(reverse[k], central_differences(f, (X, Y), k))
                                    for k in (0, 1)),
               "forward_vs_reverse": max(relative(forward[k], reverse[k]) for k in (0, 1))}
-    # Under vmap, Y is batched too (a shared NumPy Y would mix namespaces) and is
-    # differentiated too: scikit-learn writes into copies of it (normalize), and a value of
-    # the enclosing vmap is not written in place while grad runs. scikit-learn is told the
-    # data are finite: its check branches on xp.isfinite(xp.sum(X)), one truth value that a
-    # batch of examples does not have.
+    # Under vmap, Y is batched too (a shared NumPy Y would mix namespaces). scikit-learn
+    # writes into copies of it (normalize): a copy belongs to grad, the innermost
+    # transformation, so it is written in place although Y is vmap's. scikit-learn is told
+    # the data are finite: its check branches on xp.isfinite(xp.sum(X)), one truth value
+    # that a batch of examples does not have.
     xs, ys = np.stack([X, X[::-1] * 0.5]), np.stack([Y, Y + 0.25])
     with sklearn.config_context(assume_finite=True):
-        batched = dk.vmap(dk.grad(f, argnums=(0, 1)))(xs, ys)[0]
+        batched = dk.vmap(dk.grad(f))(xs, ys)
     result["vmap_vs_fd"] = max(relative(batched[i], central_differences(f, (xs[i], ys[i]), 0))
                                for i in range(2))
     return result

@@ -327,3 +327,25 @@ def test_an_element_read_is_a_copy_and_a_row_read_is_a_view():
     for f in (row, zero_d):
         with pytest.raises(TracerConversionError, match="shares memory"):
             dk.grad(f)(X)
+
+
+def test_a_copy_of_an_enclosing_value_belongs_to_the_inner_transformation():
+    """``c = copy of y`` where ``y`` is a value of an enclosing transformation: ``c`` is the
+    innermost one's (a constant to it), so it may be written in place, and the enclosing
+    derivative still flows through it."""
+    def f(x, y):
+        c = dnp.asarray(y, copy=True)
+        c[0] = 0.0
+        c /= 2.0
+        return dnp.sum(c * x)
+
+    ys, xs = np.stack([X, X + 1]), np.stack([2 * X, X])
+    halved = np.stack([y * [0, 0.5, 0.5, 0.5] for y in ys])
+    np.testing.assert_array_equal(dk.vmap(dk.grad(f))(xs, ys), halved)
+    np.testing.assert_array_equal(dk.vmap(dk.grad(f, argnums=1))(xs, ys),
+                                  xs * [0, 0.5, 0.5, 0.5])
+    # y traced by an outer grad, copied and written inside the inner one
+    np.testing.assert_array_equal(dk.grad(lambda y: dnp.sum(dk.grad(f)(X, y)))(X),
+                                  [0, 0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(dk.jacfwd(lambda y: dnp.sum(dk.grad(f)(X, y)))(X),
+                                  [0, 0.5, 0.5, 0.5])

@@ -90,6 +90,12 @@ def current_level():
     return len(_stack.traces)
 
 
+def innermost_trace():
+    """The trace of the innermost transformation running now, or None."""
+    traces = _stack.traces
+    return traces[-1] if traces else None
+
+
 class Tracer:
     """A value traced by one transformation. Subclasses hold the value and its derivative
     information; the NumPy operators and methods are attached by ``diffkit.ops``."""

@@ -20,7 +20,10 @@ views are followed with weak references, so a view nobody holds any more blocks 
 
 Levels. A value of an enclosing transformation (a closed-over traced value) is written only
 while no inner transformation runs: an inner tape may hold that very object as a constant,
-and the inner value written into it would escape its transformation. Both are refused.
+and the inner value written into it would escape its transformation. Both are refused. A
+copy made inside the inner transformation belongs to it (``Trace.lift``: a constant to it,
+whose value still carries the enclosing derivatives), so code that copies before it writes
+(scikit-learn's ``check_array(X, copy=True)``) works at any depth.
 """
 
 import copy as _copy
@@ -30,7 +33,7 @@ import weakref
 
 import numpy as np
 
-from ..core.trace import Tracer, current_level, slot_names
+from ..core.trace import Tracer, current_level, innermost_trace, slot_names
 from ..errors import TracerConversionError
 from ..ops.elementwise import where
 from ..ops.indexing import At
@@ -149,6 +152,20 @@ COPY_FUNCTIONS = ("copy", "array", "asfortranarray", "block", "concatenate", "co
                   "hstack", "tile", "pad", "positive")
 
 
+def _own(value):
+    """``value``, a fresh copy, as a value of the innermost transformation running (a
+    constant to it, carrying the enclosing ones' derivatives in its value): code writes
+    into the copies it makes (scikit-learn's ``check_array(X, copy=True)``), and a value of
+    an enclosing transformation cannot be written while an inner one runs."""
+    trace = innermost_trace()
+    if trace is None or value._trace is trace:
+        return value
+    try:
+        return trace.lift(value)
+    except NotImplementedError:   # a transformation without constants of its own (jit)
+        return value
+
+
 def _arguments(args, kwargs):
     for a in (*args, *kwargs.values()):
         if isinstance(a, (list, tuple)):
@@ -159,13 +176,16 @@ def _arguments(args, kwargs):
 
 def copying(fn, when=None):
     """``fn`` returning a new object where it would return one of its traced arguments
-    (``when(kwargs)`` says whether the call asks for a copy; always, without it)."""
+    (``when(kwargs)`` says whether the call asks for a copy; always, without it). A copy of
+    an enclosing transformation's value belongs to the innermost one (``_own``)."""
     def wrapper(*args, **kwargs):
         out = fn(*args, **kwargs)
         if isinstance(out, Tracer) and (when is None or when(kwargs)):
             for a in _arguments(args, kwargs):
                 if a is out:
-                    return _copy.copy(out)
+                    out = _copy.copy(out)
+                    break
+            return _own(out)
         return out
 
     for name in ("__module__", "__name__", "__qualname__", "__doc__"):
@@ -201,7 +221,9 @@ def _astype_function(astype):
 def _astype_method(astype):
     def method(self, dtype, *args, copy=True, **kwargs):   # ndarray.astype copies by default
         out = astype(self, dtype, *args, **kwargs)
-        return _copy.copy(out) if copy and out is self else out
+        if copy and out is self:
+            out = _own(_copy.copy(out))
+        return out
     method.__name__ = "astype"
     method.__doc__ = np.ndarray.astype.__doc__
     return method
