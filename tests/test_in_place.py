@@ -102,6 +102,9 @@ VIEWS = {
     "split": lambda y: dnp.split(y, 2)[1],
     "flip": lambda y: dnp.flip(y),
     "broadcast_to": lambda y: dnp.broadcast_to(y, (3, 4)),
+    "einsum of one operand": lambda y: dnp.einsum("ij->ji", dnp.reshape(y, (2, 2))),
+    "diag of a matrix": lambda y: dnp.diag(dnp.reshape(y, (2, 2))),
+    "np.transpose": lambda y: np.transpose(dnp.reshape(y, (2, 2))),
 }
 
 
@@ -152,10 +155,12 @@ def test_writes_after_the_view_is_gone_or_copied_are_allowed():
 
     assert dk.value_and_grad(f)(X)[0] == pytest.approx(f_np(X), rel=1e-12)
     expected = fd_gradient(f_np, X)
-    for name, run in _engines(f).items():
-        got = run()
-        if name in ("reverse", "forward"):
-            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+    got = {name: run() for name, run in _engines(f).items()}
+    np.testing.assert_allclose(got["reverse"], expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got["forward"], got["reverse"], rtol=1e-13)
+    np.testing.assert_allclose(got["vmap"], [f_np(X)] * 2, rtol=1e-12)
+    hessian_fd = np.stack([fd_gradient(lambda x, i=i: dk.grad(f)(x)[i], X) for i in range(4)])
+    np.testing.assert_allclose(got["hessian"], hessian_fd, rtol=1e-5, atol=1e-6)
 
 
 def test_a_view_written_back_through_its_base_in_one_statement():
@@ -349,3 +354,14 @@ def test_a_copy_of_an_enclosing_value_belongs_to_the_inner_transformation():
                                   [0, 0.5, 0.5, 0.5])
     np.testing.assert_array_equal(dk.jacfwd(lambda y: dnp.sum(dk.grad(f)(X, y)))(X),
                                   [0, 0.5, 0.5, 0.5])
+
+
+def test_einsum_and_diag_that_build_new_arrays_are_no_views():
+    def f(x):
+        y = x * 1.0
+        product = dnp.einsum("i,i->", y, x)   # two operands: a new array
+        square = dnp.diag(y)                  # of a vector: a new matrix
+        y[0] = 0.0
+        return product + dnp.sum(square) + dnp.sum(y)
+    expected = 2 * X + np.array([1.0, 2.0, 2.0, 2.0])
+    np.testing.assert_allclose(dk.grad(f)(X), expected, rtol=1e-13)

@@ -229,6 +229,23 @@ def _astype_method(astype):
     return method
 
 
+def _viewing_if(fn, makes_view):
+    """``fn`` recording its result as a view of its first traced argument when
+    ``makes_view(args)`` says NumPy returns a view for these arguments."""
+    viewing_fn = viewing(fn)
+
+    def wrapper(*args, **kwargs):
+        return (viewing_fn if makes_view(args) else fn)(*args, **kwargs)
+
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(wrapper, name, getattr(fn, name, None))
+    wrapper.__wrapped__ = fn
+    inner = getattr(fn, "diffkit_function", None)
+    if inner is not None:
+        wrapper.diffkit_function = _viewing_if(inner, makes_view)
+    return wrapper
+
+
 def _getitem(getitem):
     def __getitem__(self, index):
         out = getitem(self, index)
@@ -358,6 +375,11 @@ def install(dnp):
     for name in EACH_ARGUMENT:
         if hasattr(dnp, name):
             setattr(dnp, name, viewing(getattr(dnp, name), each_argument=True))
+    # views for some inputs only: einsum of one operand ("ij->ji", "ii->i") and diag of a
+    # matrix (a read-only view of its diagonal; of a vector it builds a new matrix)
+    dnp.einsum = _viewing_if(dnp.einsum, lambda args: sum(
+        isinstance(a, (Tracer, np.ndarray)) for a in args[1:]) == 1)
+    dnp.diag = _viewing_if(dnp.diag, lambda args: bool(args) and np.ndim(args[0]) == 2)
     for name in LINALG_VIEW_FUNCTIONS:
         if hasattr(dnp.linalg, name):
             setattr(dnp.linalg, name, viewing(getattr(dnp.linalg, name)))
