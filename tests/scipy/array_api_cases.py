@@ -59,6 +59,30 @@ CASES = {
 }
 
 
+# Not differentiable through the array API, because of SciPy's own code (docs/array_api.md
+# says why): each still fails, with the error the test expects.
+FAILING = {
+    # constants SciPy makes with xp.asarray(<Python number>) are NumPy arrays in
+    # diffkit.numpy, and SciPy refuses them next to traced values
+    "stats.variation": st.variation,
+    "stats.pearsonr": lambda x: st.pearsonr(x, x[::-1] ** 2).statistic,
+    # SciPy converts with np.asarray whatever SCIPY_ARRAY_API says
+    "signal.welch": lambda x: ss.welch(x, nperseg=4)[1][1],
+    "signal.lfilter": lambda x: ss.lfilter(x[:2], x[2:], x)[-1],
+    "integrate.simpson": si.simpson,
+    "stats.norm.logpdf": lambda x: st.norm.logpdf(x).sum(),
+    "signal.convolve (direct)": lambda x: ss.convolve(x, x[::-1], method="direct")[1],
+}
+
+
+def known_failure(name, f):
+    try:
+        dk.grad(f)(X)
+    except Exception as error:   # the reason, checked by the test
+        return {"name": name, "known_error": f"{type(error).__name__}: {error}"}
+    return {"name": name, "known_error": None}
+
+
 def central_differences(f, x, step=1e-6):
     return np.array([(f(x + step * e) - f(x - step * e)) / (2 * step) for e in np.eye(x.size)])
 
@@ -97,3 +121,6 @@ if __name__ == "__main__":
         except Exception as error:   # reported, and the test fails naming it
             print(json.dumps({"name": name, "error": f"{type(error).__name__}: {error}"}))
     print(json.dumps(rosen_second_order()))
+    if not sys.argv[1:]:
+        for name, f in FAILING.items():
+            print(json.dumps(known_failure(name, f)))
