@@ -365,3 +365,15 @@ def test_einsum_and_diag_that_build_new_arrays_are_no_views():
         return product + dnp.sum(square) + dnp.sum(y)
     expected = 2 * X + np.array([1.0, 2.0, 2.0, 2.0])
     np.testing.assert_allclose(dk.grad(f)(X), expected, rtol=1e-13)
+
+
+def test_a_list_holding_traced_values_is_written_as_one_array():
+    def f(x):
+        y = x * 1.0
+        y[:2] = [x[2] ** 2, 3.0]
+        return dnp.sum(y * X)
+    expected = [0.0, 0.0, 2 * X[2] * X[0] + X[2], X[3]]
+    np.testing.assert_allclose(dk.grad(f)(X), expected, rtol=1e-13)
+    np.testing.assert_allclose(dk.jacfwd(f)(X), expected, rtol=1e-13)
+    np.testing.assert_allclose(dk.vmap(dk.grad(f))(np.stack([X, X])), [expected] * 2,
+                               rtol=1e-13)

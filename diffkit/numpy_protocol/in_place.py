@@ -33,8 +33,10 @@ import weakref
 
 import numpy as np
 
+from ..core.concrete import holds_tracer
 from ..core.trace import Tracer, current_level, innermost_trace, slot_names
 from ..errors import TracerConversionError
+from ..ops.creation import asarray as dnp_asarray
 from ..ops.elementwise import where
 from ..ops.indexing import At
 from .escapes import STORES
@@ -312,6 +314,8 @@ def _is_mask_of(index, y):
 def setitem(self, index, value):
     """``y[index] = value`` on a traced ``y``: ``y`` becomes ``y.at[index].set(value)``."""
     _check_writable(self, "y[index] = v")
+    if isinstance(value, (list, tuple)) and holds_tracer(value):
+        value = dnp_asarray(value)   # y[:2] = [t0, 1.0]: one traced array, as NumPy reads it
     if _is_mask_of(index, self) and np.ndim(value) == 0:
         new = where(index, value, self)   # K[mask] = 0: also with a mask batched by vmap
     else:
