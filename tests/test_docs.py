@@ -1,6 +1,7 @@
 """The documentation site builds with no warnings, its API reference really holds the
 docstrings, and every Python example in the user guide runs and checks its numbers."""
 
+import os
 import re
 import subprocess
 import sys
@@ -69,6 +70,19 @@ def test_reference_pages_hold_the_docstrings(site, page, objects):
 def test_conventions_and_coverage_are_in_the_site(site):
     assert "abs" in (site / "conventions" / "index.html").read_text()
     assert "diffkit.scipy.special" in (site / "coverage" / "index.html").read_text()
+
+
+def test_array_api_page_runs():
+    """docs/array_api.md: SCIPY_ARRAY_API must be set before SciPy is imported, so its blocks
+    run in order in one fresh interpreter (the first block sets the variable)."""
+    page = DOCS / "array_api.md"
+    script = "\n".join(python_blocks(page))
+    assert 'os.environ["SCIPY_ARRAY_API"] = "1"' in script.split("import scipy")[0]
+    env = {k: v for k, v in os.environ.items() if k != "SCIPY_ARRAY_API"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 @pytest.mark.parametrize("page, index, code", GUIDE_BLOCKS,

@@ -44,3 +44,26 @@ def test_tour_runs_and_checks_every_number():
     assert done.returncode == 0, done.stderr
     assert "Every number above matched its closed form." in done.stdout
     assert "notebooks/01_backward_is_a_vjp.ipynb" in done.stdout
+
+
+PUBLIC_MODULES = ["diffkit", "diffkit.numpy", "diffkit.numpy.linalg", "diffkit.numpy.fft",
+                  "diffkit.scipy.special", "diffkit.scipy.optimize", "diffkit.tree_util",
+                  "diffkit.flatten_util", "diffkit.testing", "diffkit.testing.strategies",
+                  "diffkit.jit", "diffkit.errors"]
+
+
+def test_readme_lists_every_public_module_and_the_suite_time():
+    import importlib
+
+    text = README.read_text()
+    section = text.split("## Public modules", 1)[1].split("\n## ", 1)[0]
+    for name in PUBLIC_MODULES:
+        importlib.import_module(name)
+        assert f"`{name}" in section, name
+    for name in ("linalg", "stats", "signal", "integrate"):
+        importlib.import_module(f"diffkit.scipy.{name}")
+        assert f".{name}`" in section, name
+    from diffkit.flatten_util import ravel_pytree  # named, and it exists
+
+    assert callable(ravel_pytree) and "`diffkit.flatten_util.ravel_pytree`" in section
+    assert "test suite takes about 3 to 5 minutes" in text

@@ -45,6 +45,14 @@ class Trace:
         """Interpret ``prim`` on ``args`` (own tracers, lower-level values, constants)."""
         raise NotImplementedError
 
+    def lift(self, value):
+        """A tracer of this trace standing for ``value``, a constant to it (a plain value or
+        a lower-level tracer): what an in-place write ``y[i] = v`` on one of this trace's
+        tracers becomes when the new value carries no derivative of this trace."""
+        raise NotImplementedError(
+            f"an in-place write into a value traced by a {self.name} transformation is not "
+            "supported here; build the new value with y.at[index].set(v) and use it instead")
+
     def process_custom(self, call, args):
         """Interpret a call of a function with user-defined derivative rules (a
         ``CustomJVPCall`` or ``CustomVJPCall`` from ``diffkit.ops.control``) on the flat
@@ -82,11 +90,19 @@ def current_level():
     return len(_stack.traces)
 
 
+def innermost_trace():
+    """The trace of the innermost transformation running now, or None."""
+    traces = _stack.traces
+    return traces[-1] if traces else None
+
+
 class Tracer:
     """A value traced by one transformation. Subclasses hold the value and its derivative
     information; the NumPy operators and methods are attached by ``diffkit.ops``."""
 
-    __slots__ = ("_trace",)
+    # ``__weakref__``: the NumPy protocol floor follows which traced values are views of
+    # which (weakly, so the bookkeeping never keeps a value alive), for in-place writes.
+    __slots__ = ("_trace", "__weakref__")
     __array_priority__ = 1000
 
     @property
@@ -122,7 +138,7 @@ class Tracer:
     # the trace too, leaving a tracer of a transformation nobody runs.
     def __copy__(self):
         new = object.__new__(type(self))
-        for name in _slot_names(type(self)):
+        for name in slot_names(type(self)):
             object.__setattr__(new, name, getattr(self, name))
         if hasattr(self, "__dict__"):  # a subclass without __slots__
             new.__dict__.update(self.__dict__)
@@ -142,12 +158,13 @@ class Tracer:
     __reduce__ = __reduce_ex__
 
 
-def _slot_names(cls):
+def slot_names(cls):
     """Every slot of ``cls`` and its bases (what a tracer's state is made of)."""
     names = _SLOTS.get(cls)
     if names is None:
         names = _SLOTS[cls] = tuple(
-            name for klass in cls.__mro__ for name in klass.__dict__.get("__slots__", ()))
+            name for klass in cls.__mro__ for name in klass.__dict__.get("__slots__", ())
+            if name != "__weakref__")
     return names
 
 

@@ -82,6 +82,10 @@ class BatchTrace(Trace):
         check_custom_outputs(self, call, outs)
         return tuple(BatchTracer(self, o) for o in outs)
 
+    def lift(self, value):
+        shape = (self.axis_size, *shape_of(value))
+        return BatchTracer(self, shape_ops.broadcast_to(value, shape))
+
     def wrap(self, value, batch_axis):
         if batch_axis is None:
             return value

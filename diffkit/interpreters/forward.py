@@ -40,6 +40,9 @@ class JVPTrace(Trace):
     __slots__ = ()
     name = "forward-mode (jvp/jacfwd)"
 
+    def lift(self, value):
+        return JVPTracer(self, value, zero_like(value))
+
     def process(self, prim, args, params):
         primals = []
         tangents = []

@@ -56,6 +56,9 @@ class ReverseTrace(Trace):
         self.tape = []
         self.num_slots = 0
 
+    def lift(self, value):
+        return self.new_input(value)   # a slot no operation writes: its cotangent is dropped
+
     def new_input(self, primal):
         """A fresh traced input holding ``primal``."""
         slot = self.num_slots
@@ -383,6 +386,7 @@ def vjp_flat(fun, primals, *, has_aux=False, retain=True, keep=False, name="vjp"
     """
     with new_trace(ReverseTrace) as trace:
         inputs = [trace.new_input(p) for p in primals]
+        in_slots = [x.slot for x in inputs]   # now: an in-place write gives an input a new slot
         outs, aux = fun(*inputs) if has_aux else (fun(*inputs), None)
         primals_out, out_slots = [], []  # the value of each output; its slot if it is traced
         for o in outs:
@@ -394,7 +398,7 @@ def vjp_flat(fun, primals, *, has_aux=False, retain=True, keep=False, name="vjp"
                 out_slots.append(None)
         if has_aux:
             aux = lower_aux(aux, trace, name)
-    tape, in_slots = trace.tape, [x.slot for x in inputs]
+    tape = trace.tape
     if keep:
         keep_call_values(tape, [*primals, *primals_out, *tree_leaves(aux)])
 

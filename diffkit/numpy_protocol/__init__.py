@@ -16,13 +16,16 @@ methods on it, and ``import diffkit`` imports this package.
 - ``ufunc_methods.py``: ``np.add.reduce``, ``np.multiply.accumulate``, ``np.subtract.outer``;
 - ``conversions.py``: the conversion guards (``__array__``, ``__float__``, ``__bool__`` ...);
 - ``escapes.py``: where a traced value escaped, and what to write instead;
+- ``in_place.py``: ``y[idx] = v`` and ``y += v`` on a traced ``y`` (the object takes over
+  ``y.at[idx].set(v)``), and the views that make such a write ambiguous;
 - ``array_api.py``: ``__array_namespace__`` (the namespace is ``diffkit.numpy``), ``device``,
   ``to_device``, ``mT``, and ``diffkit.numpy.special`` for SciPy's array-API code.
 """
 
 from .. import numpy as _dnp
-from . import array_api
+from . import array_api, in_place
 from .methods import install
 
 install(_dnp)
 array_api.install(_dnp)
+in_place.install(_dnp)   # last: it follows the views the methods above make

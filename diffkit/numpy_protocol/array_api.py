@@ -17,6 +17,8 @@ The traced value also gets the standard's attributes: ``device`` (always ``"cpu"
 
 import importlib
 
+import numpy as np
+
 from ..core.trace import Tracer
 
 API_VERSION = "2024.12"
@@ -40,6 +42,9 @@ def install(dnp):
     Tracer.mT = property(lambda self: dnp.matrix_transpose(self),
                          doc="The transpose of the last two axes (the array API's mT).")
     dnp.__array_api_version__ = API_VERSION
+    # the standard's inspection object (devices, default and supported dtypes): diffkit
+    # computes with NumPy on the CPU, so NumPy's own answers are diffkit's
+    dnp.__array_namespace_info__ = np.__array_namespace_info__
     dnp.__getattr__ = _namespace_getattr
 
 

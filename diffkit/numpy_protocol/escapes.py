@@ -260,9 +260,18 @@ def _scipy_public(module, name, owner):
 
 def _scipy_name(frame):
     """``("linalg", "expm")`` or ``("stats", "norm.logpdf")`` for a frame running a public
-    SciPy function or distribution method, else None."""
-    return _scipy_public(frame.f_globals.get("__name__", ""), frame.f_code.co_name,
-                         frame.f_locals.get("self"))
+    SciPy function or distribution method, else None. A SciPy decorator's wrapper frame
+    (``stats.skew`` runs in ``axis_nan_policy_wrapper``) is named by the public function it
+    wraps, found among its local variables."""
+    found = _scipy_public(frame.f_globals.get("__name__", ""), frame.f_code.co_name,
+                          frame.f_locals.get("self"))
+    if found is None and "wrapper" in frame.f_code.co_name:
+        for value in frame.f_locals.values():
+            if inspect.isfunction(value) and (value.__module__ or "").startswith("scipy."):
+                found = _scipy_public(value.__module__, value.__name__, None)
+                if found is not None:
+                    break
+    return found
 
 
 def _lookup(namespace, dotted):
@@ -295,42 +304,120 @@ def _scipy_callee(site):
                          getattr(callee, "__name__", ""), getattr(callee, "__self__", None))
 
 
+# The SciPy functions verified to differentiate unchanged once SciPy's array-API support is
+# on (SCIPY_ARRAY_API=1 before SciPy is imported): the list tests/scipy/
+# test_array_api_scipy.py runs. An error recommends the variable for these only, so it
+# never sends the user down a route that fails the same way (signal.lfilter, simpson and
+# the distributions convert with np.asarray whatever the variable says).
+ARRAY_API_FUNCTIONS = frozenset({
+    "optimize.rosen", "special.softmax", "special.log_softmax", "special.logsumexp",
+    "special.entr", "special.xlogy", "special.erf", "special.gammaln", "special.expit",
+    "special.i0e", "stats.skew", "stats.kurtosis", "stats.moment", "stats.gmean",
+    "stats.hmean", "stats.pmean", "stats.entropy", "stats.sem", "stats.trim_mean",
+    "stats.zscore", "stats.differential_entropy", "integrate.trapezoid",
+    "integrate.cumulative_trapezoid", "fft.rfft", "cluster.vq.whiten", "signal.convolve",
+})
+
+
+def _array_api_on():
+    """Whether the SciPy in use was imported with SCIPY_ARRAY_API=1."""
+    return bool(getattr(sys.modules.get("scipy._lib._array_api"), "SCIPY_ARRAY_API", False))
+
+
+def _converter(site):
+    """``((submodule, name), frame)`` of the SciPy function that converted the traced value:
+    the outermost public SciPy function among the NumPy and SciPy frames that called the
+    conversion directly. A diffkit frame ends the search: in ``minimize(rosen, x0,
+    jac=dk.grad(rosen))`` the culprit is ``rosen`` (called by ``dk.grad``), not
+    ``minimize``. (None, None) when no SciPy function is among them."""
+    found = frame_found = None
+    frame = site.direct
+    while frame is not None and _package(frame) in ("numpy", "scipy"):
+        name = _scipy_name(frame) if _package(frame) == "scipy" else None
+        if name is not None:
+            found, frame_found = name, frame
+        frame = frame.f_back
+    if found is None or (frame is site.user and site.user is not None):
+        called = _scipy_callee(site)   # the SciPy function the user's own line calls
+        if called is not None:
+            return called, frame_found if called == found else None
+    if found is None:   # the outermost public SciPy function among all library frames
+        for frame in reversed(site.library):
+            name = _scipy_name(frame) if _package(frame) == "scipy" else None
+            if name is not None:
+                return name, frame
+    return found, frame_found
+
+
+def _works_for_call(replacement, original, frame):
+    """Whether the diffkit.scipy function ``replacement`` takes every argument the running
+    SciPy ``frame`` got with a value other than its default (unknown: True)."""
+    if frame is None:
+        return True
+    try:
+        theirs = inspect.signature(original).parameters
+        ours = inspect.signature(replacement).parameters
+    except (TypeError, ValueError):
+        return True
+    if any(p.kind is p.VAR_KEYWORD for p in ours.values()):
+        return True
+    for name, p in theirs.items():
+        if name in ours or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or name == "self":
+            continue
+        value = frame.f_locals.get(name, p.default)
+        if p.default is p.empty or value is not p.default:
+            return False
+    return True
+
+
 def _scipy_fix(site):
     """The fix for a SciPy function that coerced a traced value, or None if SciPy is not
-    involved. The function the user's line calls is named if it is SciPy's; else the
-    outermost SciPy function with a diffkit counterpart."""
-    called = _scipy_callee(site)
-    if called is not None:
-        if _diffkit_scipy(*called):
-            return _replacement(called)
-        return _no_replacement(f"scipy.{called[0]}.{called[1]}")
-    named = None
-    for frame in reversed(site.library):
-        if _package(frame) != "scipy":
-            continue
-        found = _scipy_name(frame)
-        if found is None:
-            continue
-        named = named or found
-        if _diffkit_scipy(*found):
-            return _replacement(found)
-    if named is None and not any(_package(f) == "scipy" for f in site.library):
+    involved: the diffkit.scipy replacement when one exists and takes the call's arguments,
+    SciPy's array-API support when that makes the function differentiate, else how to write
+    it."""
+    found, frame = _converter(site)
+    if found is None:
+        for frame in reversed(site.library):   # a SciPy frame without a public name
+            if _package(frame) == "scipy":
+                return _no_replacement("a SciPy function", False)
         return None
-    return _no_replacement(f"scipy.{named[0]}.{named[1]}" if named else "a SciPy function")
-
-
-def _replacement(found):
     what = f"scipy.{found[0]}.{found[1]}"
-    return what, (f"{what} converts its inputs to plain NumPy arrays (np.asarray), so "
-                  f"NumPy's dispatch cannot reach diffkit. Use {_diffkit_scipy(*found)} "
-                  "instead (same arguments), which is differentiable.")
+    replacement = _diffkit_scipy(*found)
+    if replacement and not _works_for_call(
+            _lookup(importlib.import_module(f"diffkit.scipy.{found[0]}"), found[1]),
+            _lookup(sys.modules.get(f"scipy.{found[0]}"), found[1]), frame):
+        replacement = None
+    array_api = f"{found[0]}.{found[1]}" in ARRAY_API_FUNCTIONS and not _array_api_on()
+    if replacement:
+        fix = (f"{what} converts its inputs to plain NumPy arrays (np.asarray), so NumPy's "
+               f"dispatch cannot reach diffkit. Use {replacement} instead (same arguments), "
+               "which is differentiable.")
+        return what, fix + (f" Alternatively: {_ARRAY_API_ROUTE.format(what=what)}"
+                            if array_api else "")
+    return _no_replacement(what, array_api)
 
 
-def _no_replacement(what):
-    return what, (f"{what} converts traced values to plain NumPy values and diffkit.scipy "
-                  "has no replacement for it. Write it with NumPy functions applied to the traced "
-                  "value, or give it a derivative with dk.custom_vjp/dk.custom_jvp "
-                  "(docs/scipy.md lists the replacements that exist).")
+_ARRAY_API_ROUTE = (
+    "SciPy's array-API support makes it differentiable: set the environment variable "
+    "SCIPY_ARRAY_API=1 before SciPy is first imported (in the shell, or "
+    "os.environ[\"SCIPY_ARRAY_API\"] = \"1\" in the program's first lines, before any import "
+    "of scipy); then {what} computes "
+    "with the traced value's own namespace, diffkit.numpy, and differentiates unchanged.")
+
+
+def _no_replacement(what, array_api):
+    if array_api:
+        return what, (f"{what} converts traced values to plain NumPy values and diffkit.scipy "
+                      f"has no replacement for it. {_ARRAY_API_ROUTE.format(what=what)} "
+                      "Otherwise write it with NumPy functions applied to the traced value, "
+                      "or give it a derivative with dk.custom_vjp/dk.custom_jvp.")
+    also = (" (it does so even with SCIPY_ARRAY_API=1: SciPy converts it with np.asarray "
+            "whatever the setting)") if _array_api_on() else ""
+    return what, (f"{what} converts traced values to plain NumPy values{also} and "
+                  "diffkit.scipy has no replacement for it. Write it with NumPy functions "
+                  "applied to the traced value, or give it a derivative with "
+                  "dk.custom_vjp/dk.custom_jvp (docs/scipy.md lists the replacements that "
+                  "exist).")
 
 
 def _library_name(site):

@@ -104,6 +104,14 @@ def _install_operators(dnp):
         fn = _plain(fn)
         setattr(Tracer, f"__{name}__", fn)
         setattr(Tracer, f"__r{name}__", lambda self, other, fn=fn: fn(other, self))
+    bitwise = {"and": dnp.bitwise_and, "or": dnp.bitwise_or, "xor": dnp.bitwise_xor,
+               "lshift": dnp.left_shift, "rshift": dnp.right_shift}   # boolean masks: m & k
+    for name, fn in bitwise.items():
+        fn = _plain(fn)
+        setattr(Tracer, f"__{name}__", fn)
+        setattr(Tracer, f"__r{name}__", lambda self, other, fn=fn: fn(other, self))
+    invert = _plain(dnp.invert)
+    Tracer.__invert__ = lambda self: invert(self)
     Tracer.__radd__ = _plain(dnp.add)  # commutative: no need to swap
     Tracer.__rmul__ = _plain(dnp.multiply)
     comparisons = {"lt": dnp.less, "le": dnp.less_equal, "gt": dnp.greater,
