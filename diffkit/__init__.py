@@ -30,5 +30,6 @@ from .api import (  # noqa: F401
 )
 from .custom import checkpoint, custom_jvp, custom_vjp  # noqa: F401
 from .jit import jit, make_graph  # noqa: F401
+from .sparse import sparse_hessian, sparse_jacobian  # noqa: F401
 
 __version__ = "0.1.0"
