@@ -30,15 +30,13 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .. import tree_util
 from ..api import grad, jvp, vjp, vmap
-from ..api_checks import argnum_positions, check_argnums, check_callable, describe
-from ..core.trace import Tracer
+from ..api_checks import check_argnums, check_callable, describe
 from ..core.zeros import dtype_of, shape_of
-from ..errors import InputTypeError, OptionError, ShapeMismatchError
-from ..flatten_util import ravel_pytree
+from ..errors import OptionError, ShapeMismatchError
 from . import coloring as col
-from .detection import hessian_pattern, jacobian_pattern
+from .detection import hessian_pattern, jacobian_pattern, scalar_output
+from .flat import flat_problem, signature
 
 __all__ = ["sparse_jacobian", "sparse_hessian", "Coloring"]
 
@@ -56,57 +54,6 @@ class Coloring(NamedTuple):
     mode: str
     colors: np.ndarray
     num_colors: int
-
-
-# --- flattening --------------------------------------------------------------------------
-
-
-def _flat_problem(fun, args, kwargs, argnums, name):
-    """``(g, x)``: ``g(vector)`` is ``fun`` at the call's arguments with those named by
-    ``argnums`` taken from the flat ``vector``, returning its output flattened to a
-    vector; ``x`` is the flat vector of the named arguments."""
-    is_tuple = isinstance(argnums, (tuple, list))
-    nums = argnum_positions(argnums, is_tuple, len(args), name)
-    dyn = tuple(args[i] for i in nums) if is_tuple else args[nums[0]]
-    for i, leaf in enumerate(tree_util.tree_leaves(dyn)):
-        kind = getattr(dtype_of(leaf), "kind", None) if _array_like(leaf) else None
-        if kind not in ("f",):
-            raise InputTypeError(
-                f"{name}: input leaf {i} is {describe(leaf)}"
-                + (f" of dtype {dtype_of(leaf)}" if kind else "")
-                + "; sparse derivatives take real floating-point arrays (or pytrees of "
-                  "them) as the inputs named by argnums.")
-    x, unravel = ravel_pytree(dyn)
-
-    def g(vector):
-        full = list(args)
-        values = unravel(vector)
-        for n, value in zip(nums, values if is_tuple else (values,)):
-            full[n] = value
-        return _flat_output(fun(*full, **kwargs), name)
-
-    return g, x
-
-
-def _array_like(x):
-    return isinstance(x, (np.ndarray, Tracer, float, int, np.generic))
-
-
-def _flat_output(out, name):
-    leaves = tree_util.tree_leaves(out)
-    for leaf in leaves:
-        if not _array_like(leaf) or dtype_of(leaf).kind not in "fiub":
-            raise InputTypeError(
-                f"{name}: the function returned {describe(leaf)} among its outputs"
-                + (f" (dtype {dtype_of(leaf)})" if _array_like(leaf) else "")
-                + "; it must return a real array, or a pytree of real arrays, of numbers.")
-    return ravel_pytree(out)[0]
-
-
-def _signature(args, kwargs):
-    leaves, treedef = tree_util.tree_flatten((args, kwargs))
-    return treedef, tuple((type(x).__name__, shape_of(x), str(dtype_of(x)))
-                          if _array_like(x) else ("static", x) for x in leaves)
 
 
 def _check_pattern(sparsity, shape, name, square=False):
@@ -167,7 +114,7 @@ class _SparseDerivative:
         functools.update_wrapper(self, fun, updated=())
 
     def _cached(self, args, kwargs, make):
-        key = _signature(args, kwargs) if self.sparsity is None else None
+        key = signature(args, kwargs) if self.sparsity is None else None
         try:
             found = self._cache.get(key)
         except TypeError:   # an unhashable static argument: no caching
@@ -186,7 +133,7 @@ class SparseJacobian(_SparseDerivative):
 
     def coloring(self, *args, **kwargs):
         """The ``Coloring`` used at these arguments (pattern, mode, colours)."""
-        g, x = _flat_problem(self.fun, args, kwargs, self.argnums, self.name)
+        g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
         return self._coloring(g, x, args, kwargs)
 
     def _coloring(self, g, x, args, kwargs):
@@ -201,7 +148,7 @@ class SparseJacobian(_SparseDerivative):
         return self._cached(args, kwargs, make)
 
     def __call__(self, *args, **kwargs):
-        g, x = _flat_problem(self.fun, args, kwargs, self.argnums, self.name)
+        g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
         info = self._coloring(g, x, args, kwargs)
         pattern, colors, k = info.pattern, info.colors, info.num_colors
         if k == 0 or pattern.nnz == 0:
@@ -230,7 +177,7 @@ class SparseHessian(_SparseDerivative):
 
     def coloring(self, *args, **kwargs):
         """The ``Coloring`` used at these arguments (pattern, ``"star"``, colours)."""
-        g, x = _flat_problem(self.fun, args, kwargs, self.argnums, self.name)
+        g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
         return self._coloring(g, x, args, kwargs)
 
     def _coloring(self, g, x, args, kwargs):
@@ -245,8 +192,8 @@ class SparseHessian(_SparseDerivative):
         return self._cached(args, kwargs, make)
 
     def __call__(self, *args, **kwargs):
-        g, x = _flat_problem(self.fun, args, kwargs, self.argnums, self.name)
-        scalar = _scalar(g, self.name)
+        g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
+        scalar = scalar_output(g, self.name)
         info = self._coloring(g, x, args, kwargs)
         pattern, colors, k = info.pattern, info.colors, info.num_colors
         if k == 0 or pattern.nnz == 0:
@@ -256,18 +203,6 @@ class SparseHessian(_SparseDerivative):
         gradient = grad(scalar)
         compressed = vmap(lambda s: jvp(gradient, (x,), (s,))[1])(seeds)
         return col.decompress_star(np.asarray(compressed).T, pattern, colors)
-
-
-def _scalar(g, name):
-    def scalar(vector):
-        out = g(vector)
-        if shape_of(out) != (1,):
-            raise ShapeMismatchError(
-                f"{name}: the function must return a scalar (one number), but it returned "
-                f"{shape_of(out)[0]} numbers")
-        return out[0]
-
-    return scalar
 
 
 def _check_options(fun, argnums, sparsity, name):

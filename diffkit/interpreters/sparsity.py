@@ -1,0 +1,138 @@
+"""Sparsity detection: which input entries each output entry of a function depends on.
+
+A ``SparsityTracer`` carries its value (``primal``, so Python control flow and rules that
+look at values still run) and ``deps``, a boolean CSR array of shape ``(size, n)``: row
+``r`` holds the input entries that entry ``r`` of the value depends on. An input vector of
+``n`` entries starts as the identity. ``SparsityTrace.process`` runs the primitive on the
+values and asks its structural rule (``prim.sparsity``, see
+``diffkit.ops.sparsity_rules``) how each output entry depends on each argument's
+entries, then composes: ``deps(out) = sum_i L_i @ deps(arg_i)`` with boolean arithmetic
+(a gather of rows when ``L_i`` is one, nothing at all for an elementwise identity).
+
+By default the rules are *global*: they read shapes (and integer index arrays), never the
+values, so the pattern holds at every input of these shapes (as long as the function's
+own Python control flow takes the same path). With ``local=True`` piecewise primitives
+keep only the branch taken at the given values (``where``, ``maximum``, ``max``).
+
+A primitive without a rule gets a dense block (each output entry depends on every entry
+of its differentiable arguments), with a ``DensePatternWarning`` naming it. Primitives
+without a derivative (``nondiff``) and values of integer or boolean dtype carry no
+dependence at all. Functions with user-defined rules (``custom_jvp``, ``custom_vjp``,
+``checkpoint``) are traced through their primal function.
+
+Representation (measured in ``benchmarks/sparsity_representation.py``): a SciPy CSR
+array per value; the alternative, one Python integer per entry used as a bit set, makes
+unions and gathers Python-level loops over the entries.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..core.trace import PrimalTracer, Trace, check_not_escaped, new_trace
+from ..core.zeros import dtype_of, shape_of
+from ..errors import DensePatternWarning
+from ..ops import sparsity_elementwise  # noqa: F401 (sets the elementwise rules)
+from ..ops import sparsity_rules as sr
+
+
+class SparsityTracer(PrimalTracer):
+    __slots__ = ("deps",)
+
+    def __init__(self, trace, primal, deps):
+        self._trace = trace
+        self.primal = primal
+        self.deps = deps
+
+
+class SparsityTrace(Trace):
+    __slots__ = ("n", "local")
+    name = "sparsity detection"
+
+    def __init__(self, level, n, local):
+        super().__init__(level)
+        self.n = n
+        self.local = local
+
+    def process(self, prim, args, params):
+        primals, deps = [], []
+        for x in args:
+            if type(x) is SparsityTracer and x._trace is self:
+                primals.append(x.primal)
+                deps.append(x.deps)
+            else:
+                primals.append(x)
+                deps.append(None)
+        out = prim(*primals, **params)
+        if prim.nondiff:
+            return out
+        outs = out if prim.multiple_results else (out,)
+        if prim.sparsity is None:
+            local = _dense_fallback(prim, primals, outs)
+        else:
+            local = prim.sparsity(primals, out, self.local, **params)
+            if not prim.multiple_results:
+                local = (local,)
+        results = tuple(self.wrap(o, _compose(per_arg, deps, o, self.n))
+                        for o, per_arg in zip(outs, local))
+        return results if prim.multiple_results else results[0]
+
+    def process_custom(self, call, args):
+        return tuple(call.fun(*args))
+
+    def wrap(self, value, deps):
+        if deps is None or deps.nnz == 0 or dtype_of(value).kind not in "fc":
+            return value
+        return SparsityTracer(self, value, deps)
+
+
+def _dense_fallback(prim, args, outs):
+    warnings.warn(f"primitive {prim.name!r} has no sparsity rule: each of its output entries "
+                  "is taken to depend on every entry of its inputs (a dense block)",
+                  DensePatternWarning, stacklevel=4)
+    return tuple(tuple(sr.dense(math.prod(shape_of(o)), math.prod(shape_of(a)))
+                       if sr.differentiable(a) else None for a in args) for o in outs)
+
+
+def _compose(per_arg, deps, out, n):
+    """The dependence of ``out`` from each argument's local structure and dependence."""
+    total = None
+    for local, dep in zip(per_arg, deps):
+        if dep is None or local is None:
+            continue
+        if local is sr.IDENTITY:
+            part = dep
+        elif isinstance(local, np.ndarray):
+            part = dep[local] if local.size else sp.csr_array((0, n), dtype=bool)
+        else:
+            part = sp.csr_array(local @ dep)
+        total = part if total is None else total + part
+    if total is not None and total.shape[0] != math.prod(shape_of(out)):
+        raise AssertionError(f"sparsity rule gave {total.shape[0]} rows for an output of "
+                             f"shape {shape_of(out)}")
+    return total
+
+
+# --- the entry point ---------------------------------------------------------------------
+
+
+def sparsity_flat(fun, x, *, local=False, name="jacobian_sparsity"):
+    """Run ``fun`` (a function of one vector returning one array) on the vector ``x`` while
+    tracking dependences; returns ``(out, pattern)``, ``pattern`` a boolean CSR array of
+    shape ``(out.size, x.size)``."""
+    n = math.prod(shape_of(x))
+    with new_trace(SparsityTrace, n, local) as trace:
+        start = sp.csr_array(sp.eye_array(n, dtype=bool, format="csr"))
+        out = fun(SparsityTracer(trace, x, start))
+        if type(out) is SparsityTracer and out._trace is trace:
+            value, deps = out.primal, out.deps
+        else:
+            value = check_not_escaped(out, name)
+            deps = sp.csr_array((math.prod(shape_of(value)), n), dtype=bool)
+    deps = sp.csr_array(deps, dtype=bool)
+    deps.sum_duplicates()
+    deps.eliminate_zeros()
+    deps.sort_indices()
+    return value, deps

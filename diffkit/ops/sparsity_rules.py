@@ -1,0 +1,248 @@
+"""Building blocks of the structural (sparsity) rules of primitives.
+
+A primitive's ``sparsity(args, out, local, **params)`` rule says which entries of each
+argument each entry of the output depends on: the nonzero structure of the Jacobian of
+the primitive, valid for every value of the arguments (``local=False``), or at these
+values (``local=True``: the branch a ``where`` takes, the winner of a ``maximum``). It
+answers, per argument, one of:
+
+- ``None``: the output does not depend on this argument (an integer index array, a
+  condition);
+- ``IDENTITY``: the argument has the output's shape and output entry ``r`` depends on its
+  entry ``r`` alone;
+- a 1-D integer array ``g`` of the output's size (a *gather*): output entry ``r``
+  depends on argument entry ``g[r]`` alone;
+- a boolean SciPy sparse array of shape ``(out.size, arg.size)``: the general case.
+
+Entries are numbered in C order (``np.ravel``). A primitive of several outputs answers one
+such tuple per output. ``args`` are the primitive's arguments as it received them; a rule
+reads their shapes, and their values only for integer index arrays or, with ``local``, to
+decide a branch.
+
+Rules of index-moving primitives (``reshape``, ``transpose``, ``getitem`` ...) are derived
+by running the primitive's own ``impl`` on an array holding each entry's number: what comes
+out says where each output entry comes from.
+"""
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..core.concrete import underlying
+from ..core.zeros import dtype_of, shape_of
+
+IDENTITY = "identity"
+
+
+def numbered(shape):
+    """An integer array of ``shape`` holding each entry's flat (C-order) number."""
+    return np.arange(math.prod(shape), dtype=np.intp).reshape(shape)
+
+
+def matrix(rows, cols, shape):
+    """The boolean CSR array of ``shape`` with ones at ``(rows, cols)`` (repeats merged)."""
+    rows = np.asarray(rows, np.intp).ravel()
+    cols = np.asarray(cols, np.intp).ravel()
+    out = sp.csr_array((np.ones(rows.size, bool), (rows, cols)), shape=shape)
+    out.sum_duplicates()
+    return out
+
+
+def dense(out_size, arg_size):
+    """Every output entry depends on every argument entry."""
+    return sp.csr_array(np.ones((out_size, arg_size), bool))
+
+
+def differentiable(x):
+    """Whether ``x`` can carry a derivative (a float or complex value)."""
+    return dtype_of(x).kind in "fc"
+
+
+def _broadcast_source(arg_shape, out_shape):
+    """The gather (or ``IDENTITY``) of an argument broadcast to the output's shape."""
+    if tuple(arg_shape) == tuple(out_shape):
+        return IDENTITY
+    return np.broadcast_to(numbered(arg_shape), out_shape).ravel()
+
+
+def elementwise_sparsity(select=None):
+    """The rule of an elementwise primitive of broadcasting arguments: output entry ``r``
+    depends on the entry each differentiable argument broadcasts to ``r``.
+
+    ``select(args, out, **params)``, for ``local=True``, returns one boolean mask per
+    argument (broadcastable to the output; ``True`` for "all") saying where the output
+    depends on that argument at these values (``where``'s condition, a ``maximum``'s
+    winner); ``None`` for a primitive whose local structure is its global one."""
+
+    def rule(args, out, local, **params):
+        out_shape = shape_of(out)
+        masks = select(args, out, **params) if (local and select is not None) else None
+        result = []
+        for i, arg in enumerate(args):
+            if not differentiable(arg):
+                result.append(None)
+                continue
+            source = _broadcast_source(shape_of(arg), out_shape)
+            mask = True if masks is None else masks[i]
+            if mask is True:
+                result.append(source)
+                continue
+            rows = np.flatnonzero(np.broadcast_to(mask, out_shape))
+            cols = rows if source is IDENTITY else source[rows]
+            result.append(matrix(rows, cols, (math.prod(out_shape), math.prod(shape_of(arg)))))
+        return tuple(result)
+
+    return rule
+
+
+def index_map_sparsity(impl, moved=(0,)):
+    """The rule of a primitive that only moves, copies or drops entries of its arguments
+    at positions ``moved`` (``reshape``, ``transpose``, ``broadcast_to``, ``getitem``,
+    ``concatenate``, ``split``): ``impl`` applied to the arguments' entry numbers (offset
+    so that the numbers of different arguments differ) says where each output entry comes
+    from. Other arguments (index arrays) are passed as their values."""
+
+    def rule(args, out, local, **params):
+        numbers = list(args)
+        offsets = []
+        start = 0
+        for i in moved:
+            shape = shape_of(args[i])
+            numbers[i] = numbered(shape) + start
+            offsets.append((start, math.prod(shape)))
+            start += math.prod(shape)
+        numbers = [n if i in moved else underlying(n) for i, n in enumerate(numbers)]
+        sources = impl(*numbers, **params)
+        if isinstance(sources, tuple):
+            return tuple(_per_argument(np.asarray(s).ravel(), args, moved, offsets)
+                         for s in sources)
+        return _per_argument(np.asarray(sources).ravel(), args, moved, offsets)
+
+    return rule
+
+
+def _per_argument(sources, args, moved, offsets):
+    result = [None] * len(args)
+    if len(moved) == 1:
+        (i,), ((_, size),) = moved, offsets
+        if differentiable(args[i]):
+            result[i] = IDENTITY if sources.size == size and \
+                np.array_equal(sources, np.arange(size)) else sources.astype(np.intp)
+        return tuple(result)
+    for i, (start, size) in zip(moved, offsets):
+        if not differentiable(args[i]):
+            continue
+        rows = np.flatnonzero((sources >= start) & (sources < start + size))
+        result[i] = matrix(rows, sources[rows] - start, (sources.size, size))
+    return tuple(result)
+
+
+def scatter_sparsity(pairs):
+    """The rule of a primitive that adds the entries of argument 0 into a new array
+    (``scatter_add``): ``pairs(args, **params)`` gives two arrays, the output entry and
+    the entry of argument 0 of each addition."""
+
+    def rule(args, out, local, **params):
+        values = args[0]
+        rows, cols = pairs(args, **params)
+        first = matrix(rows, cols, (math.prod(shape_of(out)), math.prod(shape_of(values)))) \
+            if differentiable(values) else None
+        return (first,) + (None,) * (len(args) - 1)
+
+    return rule
+
+
+def reduction_sparsity(local_select=None):
+    """The rule of a reduction over ``axis`` (``sum``, ``prod``, ``max``, ``logsumexp``):
+    each output entry depends on the entries reduced into it. ``local_select(x, out,
+    axis, keepdims)`` gives, for ``local=True``, the mask of the entries that matter at
+    these values (the maxima of ``max``)."""
+
+    def rule(args, out, local, axis, keepdims, **params):
+        (x,) = args
+        x_shape = shape_of(x)
+        kept = tuple(1 if (axis is None or i in _axes(axis, len(x_shape))) else d
+                     for i, d in enumerate(x_shape))
+        targets = np.broadcast_to(numbered(kept), x_shape).ravel()
+        cols = np.arange(targets.size)
+        if local and local_select is not None:
+            mask = np.asarray(local_select(x, out, axis, keepdims), bool).ravel()
+            targets, cols = targets[mask], cols[mask]
+        return (matrix(targets, cols, (math.prod(shape_of(out)), math.prod(x_shape))),)
+
+    return rule
+
+
+def _axes(axis, ndim):
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return {int(a) % ndim for a in axes}
+
+
+def cumulative_sparsity(args, out, local, axis, reverse, **params):
+    """The rule of a cumulative reduction along ``axis`` (``cumsum``, ``cumprod``): entry
+    ``i`` depends on entries ``0..i`` (``i..`` with ``reverse``) of its line."""
+    (x,) = args
+    shape = shape_of(x)
+    length = shape[axis]
+    i, j = np.tril_indices(length) if not reverse else np.triu_indices(length)
+    numbers = np.moveaxis(numbered(shape), axis, -1)   # (..., length)
+    rows = numbers[..., i].ravel()
+    cols = numbers[..., j].ravel()
+    size = math.prod(shape)
+    return (matrix(rows, cols, (size, size)),)
+
+
+def _einsum_pairs(terms, out_term, shapes, out_shape):
+    """For each operand, the (output entry, operand entry) pairs that meet in a term of
+    the contraction ``terms -> out_term``."""
+    sizes = {}
+    for term, shape in zip(terms, shapes):
+        for letter, d in zip(term, shape):
+            sizes[letter] = max(sizes.get(letter, 1), d)
+    letters = sorted(sizes)
+    grid = np.ix_(*[np.arange(sizes[c]) for c in letters])
+    axis_of = {c: k for k, c in enumerate(letters)}
+    full = tuple(sizes[c] for c in letters)
+
+    def entries(term, shape):
+        index = tuple(grid[axis_of[c]] if d != 1 else np.zeros((1,) * len(letters), np.intp)
+                      for c, d in zip(term, shape))
+        return np.broadcast_to(numbered(shape)[index] if index else numbered(shape), full)
+
+    rows = entries(out_term, out_shape).ravel()
+    return [(rows, entries(term, shape).ravel()) for term, shape in zip(terms, shapes)]
+
+
+def einsum_sparsity(args, out, local, subscripts, **params):
+    """The rule of ``einsum`` (explicit ``->`` subscripts): an output entry depends on each
+    operand entry that appears with it in one product of the sum."""
+    inputs, out_term = subscripts.split("->")
+    terms = inputs.split(",")
+    if "." in subscripts:
+        return tuple(dense(math.prod(shape_of(out)), math.prod(shape_of(a)))
+                     if differentiable(a) else None for a in args)
+    shapes = [shape_of(a) for a in args]
+    pairs = _einsum_pairs(terms, out_term, shapes, shape_of(out))
+    out_size = math.prod(shape_of(out))
+    return tuple(matrix(rows, cols, (out_size, math.prod(s))) if differentiable(a) else None
+                 for (rows, cols), a, s in zip(pairs, args, shapes))
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def matmul_sparsity(args, out, local, **params):
+    """The rule of ``matmul``: ``out[..., i, k]`` depends on row ``i`` of ``a`` and column
+    ``k`` of ``b`` (batch axes broadcast), as the contraction it is."""
+    a, b = args
+    a_shape, b_shape = shape_of(a), shape_of(b)
+    a_term = "ij" if len(a_shape) >= 2 else "j"
+    b_term = "jk" if len(b_shape) >= 2 else "j"
+    batch = max(len(a_shape) - 2, len(b_shape) - 2, 0)
+    letters = _LETTERS[3:3 + batch]
+    a_batch = letters[batch - (len(a_shape) - 2):] if len(a_shape) > 2 else ""
+    b_batch = letters[batch - (len(b_shape) - 2):] if len(b_shape) > 2 else ""
+    out_term = letters + ("i" if len(a_shape) >= 2 else "") + ("k" if len(b_shape) >= 2 else "")
+    subscripts = f"{a_batch}{a_term},{b_batch}{b_term}->{out_term}"
+    return einsum_sparsity(args, out, local, subscripts)
