@@ -14,11 +14,14 @@ values, so the pattern holds at every input of these shapes (as long as the func
 own Python control flow takes the same path). With ``local=True`` piecewise primitives
 keep only the branch taken at the given values (``where``, ``maximum``, ``max``).
 
-A primitive without a rule gets a dense block (each output entry depends on every entry
-of its differentiable arguments), with a ``DensePatternWarning`` naming it. Primitives
-without a derivative (``nondiff``) and values of integer or boolean dtype carry no
-dependence at all. Functions with user-defined rules (``custom_jvp``, ``custom_vjp``,
-``checkpoint``) are traced through their primal function.
+A primitive without a rule gets a dense block (each output entry depends on every entry of
+its differentiable arguments), with a ``DensePatternWarning`` naming it. Primitives without
+a derivative (``nondiff``) and values of integer or boolean dtype carry no derivative
+dependence, but they are still traced as *varying* values (``deps=None``): an index array
+computed from the inputs (``argsort`` for a ``sort``, ``searchsorted``) can send any entry
+anywhere, so a rule that reads index values (marked ``reads_values``) gives a dense block
+there, unless ``local=True``. Functions with user-defined rules (``custom_jvp``,
+``custom_vjp``, ``checkpoint``) are traced through their primal function.
 
 Representation (measured in ``benchmarks/sparsity_representation.py``): a SciPy CSR
 array per value; the alternative, one Python integer per entry used as a bit set, makes
@@ -39,6 +42,10 @@ from ..ops import sparsity_rules as sr
 
 
 class SparsityTracer(PrimalTracer):
+    """``deps`` is None for a value computed from the inputs that carries no derivative (a
+    comparison, an ``argsort``): its value still depends on the inputs, which matters
+    where it decides a structure (an index array)."""
+
     __slots__ = ("deps",)
 
     def __init__(self, trace, primal, deps):
@@ -57,41 +64,56 @@ class SparsityTrace(Trace):
         self.local = local
 
     def process(self, prim, args, params):
-        primals, deps = [], []
+        primals, deps, ours = [], [], []
+        varying = False   # some argument without derivative depends on the inputs
         for x in args:
-            if type(x) is SparsityTracer and x._trace is self:
-                primals.append(x.primal)
-                deps.append(x.deps)
-            else:
-                primals.append(x)
-                deps.append(None)
+            mine = type(x) is SparsityTracer and x._trace is self
+            ours.append(mine)
+            primals.append(x.primal if mine else x)
+            deps.append(x.deps if mine else None)
+            varying = varying or (mine and x.deps is None)
         out = prim(*primals, **params)
-        if prim.nondiff:
-            return out
         outs = out if prim.multiple_results else (out,)
-        if prim.sparsity is None:
-            local = _dense_fallback(prim, primals, outs)
+        if prim.nondiff:
+            results = tuple(SparsityTracer(self, o, None) for o in outs)
         else:
-            local = prim.sparsity(primals, out, self.local, **params)
-            if not prim.multiple_results:
-                local = (local,)
-        results = tuple(self.wrap(o, _compose(per_arg, deps, o, self.n))
-                        for o, per_arg in zip(outs, local))
+            rule = prim.sparsity
+            if rule is None:
+                local = _dense_fallback(prim, primals, outs, warn=True)
+            elif varying and not self.local and getattr(rule, "reads_values", False):
+                # an index computed from the inputs: any entry may land anywhere
+                local = _dense_fallback(prim, primals, outs, warn=False)
+            else:
+                local = self.local or _decided(rule, ours)
+                local = rule(primals, out, local, **params)
+                if not prim.multiple_results:
+                    local = (local,)
+            results = tuple(self.wrap(o, _compose(per_arg, deps, o, self.n), varying)
+                            for o, per_arg in zip(outs, local))
         return results if prim.multiple_results else results[0]
 
     def process_custom(self, call, args):
         return tuple(call.fun(*args))
 
-    def wrap(self, value, deps):
+    def wrap(self, value, deps, varying):
         if deps is None or deps.nnz == 0 or dtype_of(value).kind not in "fc":
-            return value
+            return SparsityTracer(self, value, None) if (varying or deps is not None) \
+                else value
         return SparsityTracer(self, value, deps)
 
 
-def _dense_fallback(prim, args, outs):
-    warnings.warn(f"primitive {prim.name!r} has no sparsity rule: each of its output entries "
-                  "is taken to depend on every entry of its inputs (a dense block)",
-                  DensePatternWarning, stacklevel=4)
+def _decided(rule, ours):
+    """Whether the arguments that decide the rule's branches (``where``'s condition) are
+    all independent of the inputs: then the local structure holds everywhere."""
+    deciding = getattr(rule, "deciding", None)
+    return deciding is not None and not any(ours[i] for i in deciding)
+
+
+def _dense_fallback(prim, args, outs, warn):
+    if warn:
+        warnings.warn(f"primitive {prim.name!r} has no sparsity rule: each of its output "
+                      "entries is taken to depend on every entry of its inputs (a dense "
+                      "block)", DensePatternWarning, stacklevel=4)
     return tuple(tuple(sr.dense(math.prod(shape_of(o)), math.prod(shape_of(a)))
                        if sr.differentiable(a) else None for a in args) for o in outs)
 
@@ -109,7 +131,7 @@ def _compose(per_arg, deps, out, n):
         else:
             part = sp.csr_array(local @ dep)
         total = part if total is None else total + part
-    if total is not None and total.shape[0] != math.prod(shape_of(out)):
+    if total is not None and total.shape[0] != math.prod(shape_of(out)):  # a rule's bug
         raise AssertionError(f"sparsity rule gave {total.shape[0]} rows for an output of "
                              f"shape {shape_of(out)}")
     return total
@@ -129,7 +151,8 @@ def sparsity_flat(fun, x, *, local=False, name="jacobian_sparsity"):
         if type(out) is SparsityTracer and out._trace is trace:
             value, deps = out.primal, out.deps
         else:
-            value = check_not_escaped(out, name)
+            value, deps = check_not_escaped(out, name), None
+        if deps is None:   # no derivative
             deps = sp.csr_array((math.prod(shape_of(value)), n), dtype=bool)
     deps = sp.csr_array(deps, dtype=bool)
     deps.sum_duplicates()

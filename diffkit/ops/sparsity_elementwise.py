@@ -53,6 +53,7 @@ SEVERAL_OUTPUTS = ("sici", "shichi", "fresnel")   # each output elementwise in t
 ZERO_PARTIALS = {"copysign": (1,), "heaviside": (0,), "nextafter": (1,)}
 
 
+
 def _values(args):
     return [np.asarray(underlying(a)) for a in args]
 
@@ -79,8 +80,15 @@ def _clip_select(args, out, **params):
     return [inside & ~above, ~inside & ~above, above]
 
 
+def _heaviside_select(args, out, **params):   # the value at 0 matters only at 0
+    x, _ = _values(args)
+    return [False, x == 0]
+
+
 SELECT = {"where": _where_select, "maximum": _larger, "fmax": _larger,
-          "minimum": _smaller, "fmin": _smaller, "clip": _clip_select}
+          "minimum": _smaller, "fmin": _smaller, "clip": _clip_select,
+          "heaviside": _heaviside_select}
+DECIDING = {"where": (0,), "heaviside": (0,)}   # the arguments a selection reads alone
 
 
 def _dropping(rule, zero):
@@ -108,7 +116,7 @@ def wire():
         prim = PRIMITIVES.get(name)
         if prim is None or prim.sparsity is not None:
             continue
-        rule = sr.elementwise_sparsity(SELECT.get(name))
+        rule = sr.elementwise_sparsity(SELECT.get(name), DECIDING.get(name))
         if name in ZERO_PARTIALS:
             rule = _dropping(rule, ZERO_PARTIALS[name])
         if name in SEVERAL_OUTPUTS:

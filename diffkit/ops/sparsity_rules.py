@@ -15,9 +15,11 @@ answers, per argument, one of:
 - a boolean SciPy sparse array of shape ``(out.size, arg.size)``: the general case.
 
 Entries are numbered in C order (``np.ravel``). A primitive of several outputs answers one
-such tuple per output. ``args`` are the primitive's arguments as it received them; a rule
-reads their shapes, and their values only for integer index arrays or, with ``local``, to
-decide a branch.
+such tuple per output. A rule whose answer depends on the values of integer arguments
+(index arrays) has the attribute ``reads_values = True``: where such a value is computed
+from the inputs, a global pattern cannot trust it and takes a dense block instead. ``args``
+are the primitive's arguments as it received them; a rule reads their shapes, and their
+values only for integer index arrays or, with ``local``, to decide a branch.
 
 Rules of index-moving primitives (``reshape``, ``transpose``, ``getitem`` ...) are derived
 by running the primitive's own ``impl`` on an array holding each entry's number: what comes
@@ -66,14 +68,18 @@ def _broadcast_source(arg_shape, out_shape):
     return np.broadcast_to(numbered(arg_shape), out_shape).ravel()
 
 
-def elementwise_sparsity(select=None):
+def elementwise_sparsity(select=None, deciding=None):
     """The rule of an elementwise primitive of broadcasting arguments: output entry ``r``
     depends on the entry each differentiable argument broadcasts to ``r``.
 
     ``select(args, out, **params)``, for ``local=True``, returns one boolean mask per
     argument (broadcastable to the output; ``True`` for "all") saying where the output
     depends on that argument at these values (``where``'s condition, a ``maximum``'s
-    winner); ``None`` for a primitive whose local structure is its global one."""
+    winner); ``None`` for a primitive whose local structure is its global one.
+    ``deciding``: the positions of the arguments ``select`` reads, when it reads no other
+    (``where``'s condition), set as the rule's attribute: where none of them depends on
+    the inputs, the selection holds for every input, and detection asks for the local
+    rule even for a global pattern."""
 
     def rule(args, out, local, **params):
         out_shape = shape_of(out)
@@ -93,6 +99,7 @@ def elementwise_sparsity(select=None):
             result.append(matrix(rows, cols, (math.prod(out_shape), math.prod(shape_of(arg)))))
         return tuple(result)
 
+    rule.deciding = deciding
     return rule
 
 
@@ -119,6 +126,7 @@ def index_map_sparsity(impl, moved=(0,)):
                          for s in sources)
         return _per_argument(np.asarray(sources).ravel(), args, moved, offsets)
 
+    rule.reads_values = len(moved) == 1   # other arguments are index arrays
     return rule
 
 
@@ -150,6 +158,7 @@ def scatter_sparsity(pairs):
             if differentiable(values) else None
         return (first,) + (None,) * (len(args) - 1)
 
+    rule.reads_values = True
     return rule
 
 
@@ -223,8 +232,11 @@ def einsum_sparsity(args, out, local, subscripts, **params):
         return tuple(dense(math.prod(shape_of(out)), math.prod(shape_of(a)))
                      if differentiable(a) else None for a in args)
     shapes = [shape_of(a) for a in args]
-    pairs = _einsum_pairs(terms, out_term, shapes, shape_of(out))
     out_size = math.prod(shape_of(out))
+    if out_size == 0 or not all(math.prod(s) for s in shapes):   # nothing meets
+        return tuple(sp.csr_array((out_size, math.prod(s)), dtype=bool)
+                     if differentiable(a) else None for a, s in zip(args, shapes))
+    pairs = _einsum_pairs(terms, out_term, shapes, shape_of(out))
     return tuple(matrix(rows, cols, (out_size, math.prod(s))) if differentiable(a) else None
                  for (rows, cols), a, s in zip(pairs, args, shapes))
 
