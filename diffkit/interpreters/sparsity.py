@@ -85,6 +85,8 @@ class SparsityTrace(Trace):
                 local = _dense_fallback(prim, primals, outs, warn=False)
             else:
                 local = self.local or _decided(rule, ours)
+                if getattr(rule, "reads_constants", False):
+                    params = dict(params, constant=tuple(not mine for mine in ours))
                 local = rule(primals, out, local, **params)
                 if not prim.multiple_results:
                     local = (local,)

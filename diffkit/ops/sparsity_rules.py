@@ -16,7 +16,9 @@ answers, per argument, one of:
 
 Entries are numbered in C order (``np.ravel``). A primitive of several outputs answers one
 such tuple per output. A rule whose answer depends on the values of integer arguments
-(index arrays) has the attribute ``reads_values = True``: where such a value is computed
+(index arrays) has the attribute ``reads_values = True``; one with ``reads_constants = True``
+is also given ``constant``, per argument whether it is independent of the inputs (its
+zeros then hold for every input): where such a value is computed
 from the inputs, a global pattern cannot trust it and takes a dense block instead. ``args``
 are the primitive's arguments as it received them; a rule reads their shapes, and their
 values only for integer index arrays or, with ``local``, to decide a branch.
@@ -202,9 +204,10 @@ def cumulative_sparsity(args, out, local, axis, reverse, **params):
     return (matrix(rows, cols, (size, size)),)
 
 
-def _einsum_pairs(terms, out_term, shapes, out_shape):
+def _einsum_pairs(terms, out_term, shapes, out_shape, known):
     """For each operand, the (output entry, operand entry) pairs that meet in a term of
-    the contraction ``terms -> out_term``."""
+    the contraction ``terms -> out_term``. ``known`` maps operand positions to their values
+    where they are constants: a term with a zero constant factor is dropped."""
     sizes = {}
     for term, shape in zip(terms, shapes):
         for letter, d in zip(term, shape):
@@ -220,12 +223,20 @@ def _einsum_pairs(terms, out_term, shapes, out_shape):
         return np.broadcast_to(numbered(shape)[index] if index else numbered(shape), full)
 
     rows = entries(out_term, out_shape).ravel()
-    return [(rows, entries(term, shape).ravel()) for term, shape in zip(terms, shapes)]
+    cols = [entries(term, shape).ravel() for term, shape in zip(terms, shapes)]
+    if known:
+        keep = np.ones(rows.size, bool)
+        for i, value in known.items():
+            keep &= np.asarray(value).ravel()[cols[i]] != 0
+        rows, cols = rows[keep], [c[keep] for c in cols]
+    return [(rows, c) for c in cols]
 
 
-def einsum_sparsity(args, out, local, subscripts, **params):
+def einsum_sparsity(args, out, local, subscripts, constant=(), **params):
     """The rule of ``einsum`` (explicit ``->`` subscripts): an output entry depends on each
-    operand entry that appears with it in one product of the sum."""
+    operand entry that appears with it in one product of the sum. Products with a zero
+    factor from a constant operand (``constant[i]``: operand ``i`` does not depend on the
+    inputs) are left out: ``A @ x`` with a constant sparse ``A`` keeps ``A``'s pattern."""
     inputs, out_term = subscripts.split("->")
     terms = inputs.split(",")
     if "." in subscripts:
@@ -236,7 +247,8 @@ def einsum_sparsity(args, out, local, subscripts, **params):
     if out_size == 0 or not all(math.prod(s) for s in shapes):   # nothing meets
         return tuple(sp.csr_array((out_size, math.prod(s)), dtype=bool)
                      if differentiable(a) else None for a, s in zip(args, shapes))
-    pairs = _einsum_pairs(terms, out_term, shapes, shape_of(out))
+    known = {i: underlying(a) for i, a in enumerate(args) if i < len(constant) and constant[i]}
+    pairs = _einsum_pairs(terms, out_term, shapes, shape_of(out), known)
     return tuple(matrix(rows, cols, (out_size, math.prod(s))) if differentiable(a) else None
                  for (rows, cols), a, s in zip(pairs, args, shapes))
 
@@ -244,7 +256,7 @@ def einsum_sparsity(args, out, local, subscripts, **params):
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
-def matmul_sparsity(args, out, local, **params):
+def matmul_sparsity(args, out, local, constant=(), **params):
     """The rule of ``matmul``: ``out[..., i, k]`` depends on row ``i`` of ``a`` and column
     ``k`` of ``b`` (batch axes broadcast), as the contraction it is."""
     a, b = args
@@ -257,4 +269,7 @@ def matmul_sparsity(args, out, local, **params):
     b_batch = letters[batch - (len(b_shape) - 2):] if len(b_shape) > 2 else ""
     out_term = letters + ("i" if len(a_shape) >= 2 else "") + ("k" if len(b_shape) >= 2 else "")
     subscripts = f"{a_batch}{a_term},{b_batch}{b_term}->{out_term}"
-    return einsum_sparsity(args, out, local, subscripts)
+    return einsum_sparsity(args, out, local, subscripts, constant)
+
+
+einsum_sparsity.reads_constants = matmul_sparsity.reads_constants = True
