@@ -26,7 +26,7 @@ from ..errors import OptionError, ShapeMismatchError
 
 __all__ = ["column_coloring", "row_coloring", "star_coloring", "ORDERS",
            "seed_matrix", "decompress_columns", "decompress_rows", "decompress_star",
-           "as_pattern"]
+           "as_pattern", "gather_columns", "gather_rows", "gather_star"]
 
 ORDERS = ("natural", "largest_first", "smallest_last")
 
@@ -226,14 +226,42 @@ def decompress_star(compressed, pattern, colors):
     ``compressed = H @ S`` (``(n, k)``) for a star colouring: each entry ``H[i, j]`` is read
     in row ``i`` when ``j`` is the only neighbour of ``i`` with its colour, else in row
     ``j`` (the star property guarantees one of the two)."""
+    take = gather_star(pattern, colors)
+    return _csr(compressed.T.ravel()[take], pattern)
+
+
+# Decompression as one gather: for compressed results laid out colour first (``(k, m)``
+# for a batched JVP or VJP, one row per colour), the flat position of each stored entry of
+# the pattern, in CSR order. Computed once per colouring.
+
+
+def gather_columns(pattern, colors):
+    """For ``B.T`` (``(k, m)``), ``B = J @ S``: entry ``(i, j)`` is ``B[i, colors[j]]``."""
+    rows, cols = _coordinates(pattern)
+    return colors[cols] * pattern.shape[0] + rows
+
+
+def gather_rows(pattern, colors):
+    """For ``B = S.T @ J`` (``(k, n)``): entry ``(i, j)`` is ``B[colors[i], j]``."""
+    rows, cols = _coordinates(pattern)
+    return colors[rows] * pattern.shape[1] + cols
+
+
+def gather_star(pattern, colors):
+    """For ``B.T`` (``(k, n)``), ``B = H @ S``, a star colouring (see ``decompress_star``)."""
     rows, cols = _coordinates(pattern)
     if not len(rows):
-        return _csr(np.zeros(0, compressed.dtype), pattern)
+        return np.zeros(0, np.intp)
+    n = pattern.shape[0]
     counts = (sp.csr_array(pattern, dtype=np.int32)
               @ sp.csr_array(seed_matrix(colors, np.int32))).toarray()
     direct = (counts[rows, colors[cols]] == 1) | (rows == cols)
-    values = np.where(direct, compressed[rows, colors[cols]], compressed[cols, colors[rows]])
-    return _csr(values, pattern)
+    return np.where(direct, colors[cols] * n + rows, colors[rows] * n + cols)
+
+
+def from_gather(compressed, take, pattern):
+    """The CSR array with ``pattern``'s structure holding ``compressed.ravel()[take]``."""
+    return _csr(np.asarray(compressed).ravel()[take], pattern)
 
 
 def _coordinates(pattern):

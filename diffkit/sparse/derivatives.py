@@ -48,12 +48,21 @@ class Coloring(NamedTuple):
     """How a sparse derivative is computed for one input signature: the ``pattern``
     (boolean CSR), the ``mode`` (``"forward"``, ``"reverse"`` or ``"star"``), one colour
     per column (forward, star) or row (reverse) in ``colors``, and ``num_colors``, the
-    number of derivative passes batched into one."""
+    number of derivative passes batched into one. ``seeds`` (one row per colour) and
+    ``take`` (where each stored entry is read in the compressed result) are what the
+    evaluation uses."""
 
     pattern: object
     mode: str
     colors: np.ndarray
     num_colors: int
+    seeds: np.ndarray
+    take: np.ndarray
+
+
+def _coloring(pattern, mode, colors, gather):
+    return Coloring(pattern, mode, colors, int(colors.max(initial=-1)) + 1,
+                    col.seed_matrix(colors).T.copy(), gather(pattern, colors))
 
 
 def _check_pattern(sparsity, shape, name, square=False):
@@ -93,13 +102,13 @@ def jacobian_coloring(pattern, mode):
         reverse = col.row_coloring(pattern)
     if forward is not None and (reverse is None
                                 or forward.max(initial=-1) <= reverse.max(initial=-1)):
-        return Coloring(pattern, "forward", forward, int(forward.max(initial=-1)) + 1)
-    return Coloring(pattern, "reverse", reverse, int(reverse.max(initial=-1)) + 1)
+        return _coloring(pattern, "forward", forward, col.gather_columns)
+    return _coloring(pattern, "reverse", reverse, col.gather_rows)
 
 
 def hessian_coloring(pattern):
     colors = col.star_coloring(pattern)
-    return Coloring(pattern, "star", colors, int(colors.max(initial=-1)) + 1)
+    return _coloring(pattern, "star", colors, col.gather_star)
 
 
 # --- the transformations ------------------------------------------------------------------
@@ -150,19 +159,18 @@ class SparseJacobian(_SparseDerivative):
     def __call__(self, *args, **kwargs):
         g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
         info = self._coloring(g, x, args, kwargs)
-        pattern, colors, k = info.pattern, info.colors, info.num_colors
+        pattern, k = info.pattern, info.num_colors
         if k == 0 or pattern.nnz == 0:
             return _csr_zeros(pattern.shape, np.result_type(dtype_of(x), np.float64))
         if info.mode == "forward":
-            seeds = col.seed_matrix(colors, dtype_of(x)).T
-            out, compressed = vmap(lambda s: jvp(g, (x,), (s,)), out_axes=(None, 0))(seeds)
+            out, compressed = vmap(lambda s: jvp(g, (x,), (s,)), out_axes=(None, 0))(
+                info.seeds.astype(dtype_of(x), copy=False))
             _check_rows(out, pattern, self.name)
-            return col.decompress_columns(np.asarray(compressed).T, pattern, colors)
+            return col.from_gather(compressed, info.take, pattern)
         out, pull = vjp(g, x)
         _check_rows(out, pattern, self.name)
-        seeds = col.seed_matrix(colors, dtype_of(out)).T
-        (compressed,) = vmap(pull)(seeds)
-        return col.decompress_rows(np.asarray(compressed), pattern, colors)
+        (compressed,) = vmap(pull)(info.seeds.astype(dtype_of(out), copy=False))
+        return col.from_gather(compressed, info.take, pattern)
 
 
 def _check_rows(out, pattern, name):
@@ -195,14 +203,14 @@ class SparseHessian(_SparseDerivative):
         g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
         scalar = scalar_output(g, self.name)
         info = self._coloring(g, x, args, kwargs)
-        pattern, colors, k = info.pattern, info.colors, info.num_colors
+        pattern, k = info.pattern, info.num_colors
         if k == 0 or pattern.nnz == 0:
             scalar(x)   # still checks that the output is a scalar
             return _csr_zeros(pattern.shape, np.result_type(dtype_of(x), np.float64))
-        seeds = col.seed_matrix(colors, dtype_of(x)).T
         gradient = grad(scalar)
-        compressed = vmap(lambda s: jvp(gradient, (x,), (s,))[1])(seeds)
-        return col.decompress_star(np.asarray(compressed).T, pattern, colors)
+        compressed = vmap(lambda s: jvp(gradient, (x,), (s,))[1])(
+            info.seeds.astype(dtype_of(x), copy=False))
+        return col.from_gather(compressed, info.take, pattern)
 
 
 def _check_options(fun, argnums, sparsity, name):
