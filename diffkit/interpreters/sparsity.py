@@ -129,14 +129,35 @@ def _compose(per_arg, deps, out, n):
         if local is sr.IDENTITY:
             part = dep
         elif isinstance(local, np.ndarray):
-            part = dep[local] if local.size else sp.csr_array((0, n), dtype=bool)
+            part = gather_rows(dep, local)
         else:
             part = sp.csr_array(local @ dep)
-        total = part if total is None else total + part
+        if total is None:
+            total = part
+        elif part is not total:   # x * x: one dependence, nothing to add
+            total = total + part
     if total is not None and total.shape[0] != math.prod(shape_of(out)):  # a rule's bug
         raise AssertionError(f"sparsity rule gave {total.shape[0]} rows for an output of "
                              f"shape {shape_of(out)}")
     return total
+
+
+def gather_rows(deps, index):
+    """Rows ``index`` of the CSR array ``deps`` (an empty row where ``index`` is -1), built
+    directly from its index arrays: the hot path of indexing and broadcasting."""
+    index = np.asarray(index, np.intp)
+    missing = index < 0
+    safe = np.where(missing, 0, index) if missing.any() else index
+    starts = deps.indptr[safe]
+    lengths = deps.indptr[safe + 1] - starts
+    if missing.any():
+        lengths[missing] = 0
+    indptr = np.zeros(len(index) + 1, dtype=deps.indptr.dtype)
+    np.cumsum(lengths, out=indptr[1:])
+    total = int(indptr[-1])
+    positions = np.repeat(starts - indptr[:-1], lengths) + np.arange(total)
+    return sp.csr_array((np.ones(total, bool), deps.indices[positions], indptr),
+                        shape=(len(index), deps.shape[1]))
 
 
 # --- the entry point ---------------------------------------------------------------------

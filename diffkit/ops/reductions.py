@@ -88,8 +88,8 @@ cumsum_p = Primitive(
     lambda axis_size, values, batch_axes, axis, reverse: (
         cumsum_p(values[0], axis=axis + 1, reverse=reverse), 0),
     vjp_ignores=(0, "out"),
-    sparsity=sr.cumulative_sparsity,
 )
+cumsum_p.sparsity = sr.cumulative_sparsity
 
 
 def _shifted(x, axis, toward_end, fill):

@@ -11,7 +11,7 @@ answers, per argument, one of:
 - ``IDENTITY``: the argument has the output's shape and output entry ``r`` depends on its
   entry ``r`` alone;
 - a 1-D integer array ``g`` of the output's size (a *gather*): output entry ``r``
-  depends on argument entry ``g[r]`` alone;
+  depends on argument entry ``g[r]`` alone (on nothing where ``g[r]`` is -1);
 - a boolean SciPy sparse array of shape ``(out.size, arg.size)``: the general case.
 
 Entries are numbered in C order (``np.ravel``). A primitive of several outputs answers one
@@ -155,9 +155,15 @@ def scatter_sparsity(pairs):
 
     def rule(args, out, local, **params):
         values = args[0]
-        rows, cols = pairs(args, **params)
-        first = matrix(rows, cols, (math.prod(shape_of(out)), math.prod(shape_of(values)))) \
-            if differentiable(values) else None
+        first = None
+        if differentiable(values):
+            rows, cols = pairs(args, **params)
+            rows, cols = np.ravel(rows), np.ravel(cols)
+            out_size = math.prod(shape_of(out))
+            first = np.full(out_size, -1, np.intp)
+            first[rows] = cols
+            if np.count_nonzero(first >= 0) != rows.size:   # some entry gets several values
+                first = matrix(rows, cols, (out_size, math.prod(shape_of(values))))
         return (first,) + (None,) * (len(args) - 1)
 
     rule.reads_values = True
