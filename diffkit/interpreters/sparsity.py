@@ -24,8 +24,12 @@ there, unless ``local=True``. Functions with user-defined rules (``custom_jvp``,
 ``custom_vjp``, ``checkpoint``) are traced through their primal function.
 
 Representation (measured in ``benchmarks/sparsity_representation.py``): a SciPy CSR
-array per value; the alternative, one Python integer per entry used as a bit set, makes
-unions and gathers Python-level loops over the entries.
+array per value. Its operations cost a fixed ~20-80 us plus time proportional to the
+nonzeros. The alternative, one Python integer per entry used as a bit set, is 5 to 50
+times faster on small problems (a few hundred inputs) but costs time proportional to
+entries x inputs: on a 64 x 64 grid its unions are already twice as slow, and at 10**4
+inputs (a chained objective) hundreds of times. Sparse derivatives pay off on large
+problems, so the CSR array it is.
 """
 
 import math
