@@ -134,6 +134,8 @@ def _compose(per_arg, deps, out, n):
             part = dep
         elif isinstance(local, np.ndarray):
             part = gather_rows(dep, local)
+        elif local is sr.ALL:
+            part = union_of_rows(dep)
         else:
             part = sp.csr_array(local @ dep)
         if total is None:
@@ -144,6 +146,15 @@ def _compose(per_arg, deps, out, n):
         raise AssertionError(f"sparsity rule gave {total.shape[0]} rows for an output of "
                              f"shape {shape_of(out)}")
     return total
+
+
+def union_of_rows(deps):
+    """One row holding every column any row of the CSR array ``deps`` has."""
+    seen = np.zeros(deps.shape[1], bool)
+    seen[deps.indices[:deps.indptr[-1]]] = True
+    cols = np.flatnonzero(seen)
+    return sp.csr_array((np.ones(cols.size, bool), cols, np.array([0, cols.size])),
+                        shape=(1, deps.shape[1]))
 
 
 def gather_rows(deps, index):

@@ -12,6 +12,8 @@ answers, per argument, one of:
   entry ``r`` alone;
 - a 1-D integer array ``g`` of the output's size (a *gather*): output entry ``r``
   depends on argument entry ``g[r]`` alone (on nothing where ``g[r]`` is -1);
+- ``ALL``: the output has one entry and it depends on every entry of the argument (a
+  full reduction);
 - a boolean SciPy sparse array of shape ``(out.size, arg.size)``: the general case.
 
 Entries are numbered in C order (``np.ravel``). A primitive of several outputs answers one
@@ -37,6 +39,7 @@ from ..core.concrete import underlying
 from ..core.zeros import dtype_of, shape_of
 
 IDENTITY = "identity"
+ALL = "all"
 
 
 def numbered(shape):
@@ -179,14 +182,19 @@ def reduction_sparsity(local_select=None):
     def rule(args, out, local, axis, keepdims, **params):
         (x,) = args
         x_shape = shape_of(x)
+        size, out_size = math.prod(x_shape), math.prod(shape_of(out))
+        selecting = local and local_select is not None
+        if out_size == 1 and not selecting:
+            return (ALL,)
         kept = tuple(1 if (axis is None or i in _axes(axis, len(x_shape))) else d
                      for i, d in enumerate(x_shape))
         targets = np.broadcast_to(numbered(kept), x_shape).ravel()
-        cols = np.arange(targets.size)
-        if local and local_select is not None:
+        if selecting:
             mask = np.asarray(local_select(x, out, axis, keepdims), bool).ravel()
-            targets, cols = targets[mask], cols[mask]
-        return (matrix(targets, cols, (math.prod(shape_of(out)), math.prod(x_shape))),)
+            return (matrix(targets[mask], np.flatnonzero(mask), (out_size, size)),)
+        # one nonzero per column: built as CSC directly, no sorting of coordinates
+        return (sp.csc_array((np.ones(size, bool), targets, np.arange(size + 1)),
+                             shape=(out_size, size)).tocsr(),)
 
     return rule
 
