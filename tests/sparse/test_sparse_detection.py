@@ -230,3 +230,15 @@ def _flat(fun, args):
         return dnp.reshape(fun(*pieces), (-1,))
 
     return flat
+
+
+def test_jitted_functions_have_the_same_patterns_and_derivatives():
+    x = np.linspace(0.2, 1.4, 7)
+    jitted = dk.jit(banded)
+    np.testing.assert_array_equal(dk.jacobian_sparsity(jitted)(x).toarray(),
+                                  dk.jacobian_sparsity(banded)(x).toarray())
+    np.testing.assert_allclose(dk.sparse_jacobian(jitted)(x).toarray(),
+                               dense_jacobian(banded, x), rtol=RTOL, atol=0)
+    objective = dk.jit(chained_rosenbrock)
+    np.testing.assert_allclose(dk.sparse_hessian(objective)(x).toarray(),
+                               dk.hessian(chained_rosenbrock)(x), rtol=RTOL, atol=0)
