@@ -171,6 +171,8 @@ recurrence_p = Primitive(
      lambda ct, out, a, b, axis, reverse: _recurrence_adjoint(ct, a, axis, reverse)),
     _recurrence_batch, vjp_ignores=(1,), vjp_reads=(frozenset({0, "out"}), frozenset({0})),
 )
+# (each entry of a recurrence depends on its whole line: a bound, its past would be exact)
+recurrence_p.sparsity = sr.along_axes_sparsity(lambda params: params["axis"])
 
 # --- cumulative products ------------------------------------------------------------------
 # d out[k] / d x[j] = (product of x before j) * (product of x[j+1..k]) for j <= k: the

@@ -22,6 +22,7 @@ from . import complex as _complex  # noqa: F401 (registers real, imag, angle)
 from . import elementwise as _elementwise  # noqa: F401
 from . import sparsity_rules as sr
 from . import special as _special  # noqa: F401 (every special_*.py)
+from . import special_series as _special_series  # noqa: F401 (hyp1f1, hyp2f1, zeta)
 from . import ufuncs as _ufuncs  # noqa: F401
 
 # The elementwise primitives with a derivative (the nondiff ones need no rule), by name.

@@ -287,3 +287,132 @@ def matmul_sparsity(args, out, local, constant=(), **params):
 
 
 einsum_sparsity.reads_constants = matmul_sparsity.reads_constants = True
+
+
+# --- blocks: every output entry depends on every entry of its block -------------------------
+
+
+def _one_hot_rows(index, width):
+    """CSR ``(len(index), width)`` with a one in row ``r`` at column ``index[r]``."""
+    index = np.asarray(index, np.intp).ravel()
+    return sp.csr_array((np.ones(index.size, bool), index, np.arange(index.size + 1)),
+                        shape=(index.size, width))
+
+
+def _batch_numbers(shape, core, batch):
+    """For each entry of an array of ``shape`` (C order), the number of its batch index in
+    the (right-aligned, broadcast) batch shape ``batch``, when ``core`` are its core axes."""
+    own = tuple(d for i, d in enumerate(shape) if i not in core)
+    numbers = np.broadcast_to(numbered(own).reshape((1,) * (len(batch) - len(own)) + own),
+                              batch) if own != batch else numbered(batch)
+    placed = tuple(1 if i in core else d for i, d in enumerate(shape))
+    return numbers, own, placed
+
+
+def grouped_sparsity(core_axes):
+    """The rule of a primitive that works on blocks: ``core_axes(i, shape, params)`` gives
+    the core axes of argument ``i`` (``"out"`` for an output), or None for an argument the
+    output does not depend on (an index array). The other axes are batch axes,
+    right-aligned and broadcasting: each output entry depends on every entry of the same
+    batch index in each argument (a stack of matrices for ``inv`` or ``solve``, the lines
+    along the transformed axes of an FFT)."""
+
+    def rule(args, out, local, **params):
+        outs = out if isinstance(out, tuple) else (out,)
+        answers = []
+        for o in outs:
+            o_shape = shape_of(o)
+            o_core = {a % max(len(o_shape), 1) for a in core_axes("out", o_shape, params)}
+            batch = tuple(d for i, d in enumerate(o_shape) if i not in o_core)
+            out_numbers, _, placed = _batch_numbers(o_shape, o_core, batch)
+            group = np.broadcast_to(numbered(batch).reshape(placed), o_shape).ravel()
+            per_arg = []
+            for i, arg in enumerate(args):
+                axes = core_axes(i, shape_of(arg), params) if differentiable(arg) else None
+                if axes is None:
+                    per_arg.append(None)
+                    continue
+                shape = shape_of(arg)
+                core = {a % max(len(shape), 1) for a in axes}
+                of_group, own, placed = _batch_numbers(shape, core, batch)
+                entry = np.broadcast_to(numbered(own).reshape(placed), shape).ravel()
+                width = math.prod(own)
+                rows = _one_hot_rows(of_group.ravel()[group], width)
+                cols = sp.csc_array((np.ones(entry.size, bool), entry,
+                                     np.arange(entry.size + 1)), shape=(width, entry.size))
+                per_arg.append(sp.csr_array(rows @ cols.tocsr()))
+            answers.append(tuple(per_arg))
+        return tuple(answers) if isinstance(out, tuple) else answers[0]
+
+    return rule
+
+
+def trailing(counts, out_count=None):
+    """``core_axes`` for stacks of matrices: argument ``i`` has ``counts[i]`` trailing core
+    axes (None: no dependence); an output has ``out_count(shape, params)`` of them, by
+    default all but those of the first argument's stack."""
+
+    def core_axes(i, shape, params):
+        if i == "out":
+            return () if out_count is None else tuple(range(-out_count(shape, params), 0))
+        count = counts[i] if i < len(counts) else None
+        if count is None:
+            return None
+        return tuple(range(len(shape) - min(count, len(shape)), len(shape)))
+
+    return core_axes
+
+
+def matrix_stack_sparsity(counts=(2,), out_cores=None):
+    """A stack-of-matrices primitive (``inv``, ``det``, ``eigh``, ``solve`` ...): each
+    output block depends on the whole matrix (and right-hand side) of its stack index.
+    ``out_cores``: the number of core axes of each output (one per output; by default the
+    axes beyond the first argument's stack)."""
+
+    def rule(args, out, local, **params):
+        stack = len(shape_of(args[0])) - counts[0]
+        outs = out if isinstance(out, tuple) else (out,)
+        results = []
+        for k, o in enumerate(outs):
+            o_count = len(shape_of(o)) - stack if out_cores is None else out_cores[k]
+            sub = grouped_sparsity(trailing(counts, lambda shape, params, c=o_count: c))
+            results.append(sub(args, o, local, **params))
+        return tuple(results) if isinstance(out, tuple) else results[0]
+
+    return rule
+
+
+def along_axes_sparsity(axes_of):
+    """Each output entry depends on the entries of its line (or plane) along the axes
+    ``axes_of(params)`` of each differentiable argument (an FFT, an order statistic along
+    ``axis``, a linear recurrence)."""
+
+    def core_axes(i, shape, params):
+        axes = axes_of(params)
+        return tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
+
+    return grouped_sparsity(core_axes)
+
+
+def convolve_sparsity(args, out, local, mode, **params):
+    """The rule of ``convolve`` along the last axis (``'full'`` or ``'valid'``), leading
+    axes broadcasting: ``out[k]`` depends on ``a[i]`` and ``v[j]`` with ``i + j = k +
+    start``."""
+    a, v = args
+    a_shape, v_shape, o_shape = shape_of(a), shape_of(v), shape_of(out)
+    n, m, length = a_shape[-1], v_shape[-1], o_shape[-1]
+    start = 0 if mode == "full" else min(n, m) - 1
+    i, j = np.meshgrid(np.arange(n), np.arange(m), indexing="ij")
+    k = (i + j - start).ravel()
+    keep = (k >= 0) & (k < length)
+    i, j, k = i.ravel()[keep], j.ravel()[keep], k[keep]
+    lead = o_shape[:-1]
+    rows = numbered(o_shape)[..., k].ravel()
+    result = []
+    for arg, shape, index in ((a, a_shape, i), (v, v_shape, j)):
+        if not differentiable(arg):
+            result.append(None)
+            continue
+        cols = np.broadcast_to(numbered(shape), lead + shape[-1:])[..., index].ravel()
+        result.append(matrix(rows, cols, (math.prod(o_shape), math.prod(shape))))
+    return tuple(result)

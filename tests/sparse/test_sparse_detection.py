@@ -242,3 +242,21 @@ def test_jitted_functions_have_the_same_patterns_and_derivatives():
     objective = dk.jit(chained_rosenbrock)
     np.testing.assert_allclose(dk.sparse_hessian(objective)(x).toarray(),
                                dk.hessian(chained_rosenbrock)(x), rtol=RTOL, atol=0)
+
+
+def test_block_rules_of_linear_algebra_fft_and_convolution():
+    rng = np.random.default_rng(5)
+    # inverses of a stack of matrices: block diagonal
+    stack = rng.normal(size=(3, 2, 2)) + 3 * np.eye(2)
+    pattern = dk.jacobian_sparsity(dnp.linalg.inv)(stack).toarray()
+    np.testing.assert_array_equal(pattern, np.kron(np.eye(3), np.ones((4, 4))))
+    # an FFT along axis 1 mixes each row, not the rows
+    x = rng.normal(size=(3, 4))
+    pattern = dk.jacobian_sparsity(lambda x: dnp.real(dnp.fft.fft(x, axis=1)))(x).toarray()
+    np.testing.assert_array_equal(pattern, np.kron(np.eye(3), np.ones((4, 4))))
+    # a 1-D convolution with a short kernel is banded, exactly
+    a, v = rng.normal(size=8), rng.normal(size=3)
+    for mode in ("full", "valid", "same"):
+        f = lambda a, mode=mode: dnp.convolve(a, v, mode)   # noqa: E731
+        np.testing.assert_array_equal(dk.jacobian_sparsity(f)(a).toarray(),
+                                      dense_jacobian(f, a) != 0)
