@@ -27,6 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import diffkit as dk  # noqa: E402
 import diffkit.numpy as dnp  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sparsity_representation as representation  # noqa: E402
+
 START, END = "<!-- sparse:start -->", "<!-- sparse:end -->"
 
 
@@ -160,6 +163,15 @@ def report(rounds):
                        ("sparse", "`dk.sparse_hessian` (pattern and colouring cached)"),
                        ("detect", "`dk.hessian_sparsity`")):
         lines.append(f"| {label} | {fmt(times[key])} | {times[key] / times['primal']:.3g}x |")
+    lines.append("")
+    lines += ["### Dependence sets in detection: CSR against bit sets", "",
+              "(`benchmarks/sparsity_representation.py`; a 5-point stencil's sets)", "",
+              "| grid | operation | CSR | Python-integer bit sets | bit sets / CSR |",
+              "|---|---|---|---|---|"]
+    for n in (16, 32, 64):
+        for name, (with_csr, with_bits) in representation.cases(n).items():
+            a, b = representation.median_time(with_csr), representation.median_time(with_bits)
+            lines.append(f"| {n} x {n} | {name} | {fmt(a)} | {fmt(b)} | {b / a:.2g}x |")
     lines.append("")
     return lines
 
