@@ -134,6 +134,8 @@ def _compose(per_arg, deps, out, n):
             part = dep
         elif isinstance(local, np.ndarray):
             part = gather_rows(dep, local)
+        elif type(local) is sr.Lazy:
+            part = gather_rows(dep, local.make())
         elif local is sr.ALL:
             part = union_of_rows(dep)
         else:
@@ -162,10 +164,18 @@ def gather_rows(deps, index):
     directly from its index arrays: the hot path of indexing and broadcasting."""
     index = np.asarray(index, np.intp)
     missing = index < 0
-    safe = np.where(missing, 0, index) if missing.any() else index
+    some_missing = bool(missing.any())
+    if not some_missing and getattr(deps, "one_each", False):
+        # one input entry per row (a value moved from the inputs): one gather
+        out = sp.csr_array((np.ones(index.size, bool), deps.indices[index],
+                            np.arange(index.size + 1, dtype=deps.indptr.dtype)),
+                           shape=(index.size, deps.shape[1]))
+        out.one_each = True
+        return out
+    safe = np.where(missing, 0, index) if some_missing else index
     starts = deps.indptr[safe]
     lengths = deps.indptr[safe + 1] - starts
-    if missing.any():
+    if some_missing:
         lengths[missing] = 0
     indptr = np.zeros(len(index) + 1, dtype=deps.indptr.dtype)
     np.cumsum(lengths, out=indptr[1:])
@@ -185,6 +195,7 @@ def sparsity_flat(fun, x, *, local=False, name="jacobian_sparsity"):
     n = math.prod(shape_of(x))
     with new_trace(SparsityTrace, n, local) as trace:
         start = sp.csr_array(sp.eye_array(n, dtype=bool, format="csr"))
+        start.one_each = True   # (a flag for gather_rows' fast path)
         out = fun(SparsityTracer(trace, x, start))
         if type(out) is SparsityTracer and out._trace is trace:
             value, deps = out.primal, out.deps

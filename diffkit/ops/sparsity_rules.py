@@ -11,7 +11,8 @@ answers, per argument, one of:
 - ``IDENTITY``: the argument has the output's shape and output entry ``r`` depends on its
   entry ``r`` alone;
 - a 1-D integer array ``g`` of the output's size (a *gather*): output entry ``r``
-  depends on argument entry ``g[r]`` alone (on nothing where ``g[r]`` is -1);
+  depends on argument entry ``g[r]`` alone (on nothing where ``g[r]`` is -1), or a
+  ``Lazy`` that makes one when needed;
 - ``ALL``: the output has one entry and it depends on every entry of the argument (a
   full reduction);
 - a boolean SciPy sparse array of shape ``(out.size, arg.size)``: the general case.
@@ -40,6 +41,16 @@ from ..core.zeros import dtype_of, shape_of
 
 IDENTITY = "identity"
 ALL = "all"
+
+
+class Lazy:
+    """A gather computed only if the argument carries a dependence (a constant broadcast
+    against a large output needs none): ``make()`` returns the gather."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
 
 
 def numbered(shape):
@@ -73,6 +84,12 @@ def _broadcast_source(arg_shape, out_shape):
     return np.broadcast_to(numbered(arg_shape), out_shape).ravel()
 
 
+def _lazy_source(arg_shape, out_shape):
+    if tuple(arg_shape) == tuple(out_shape):
+        return IDENTITY
+    return Lazy(lambda: _broadcast_source(arg_shape, out_shape))
+
+
 def elementwise_sparsity(select=None, deciding=None):
     """The rule of an elementwise primitive of broadcasting arguments: output entry ``r``
     depends on the entry each differentiable argument broadcasts to ``r``.
@@ -94,11 +111,11 @@ def elementwise_sparsity(select=None, deciding=None):
             if not differentiable(arg):
                 result.append(None)
                 continue
-            source = _broadcast_source(shape_of(arg), out_shape)
             mask = True if masks is None else masks[i]
             if mask is True:
-                result.append(source)
+                result.append(_lazy_source(shape_of(arg), out_shape))
                 continue
+            source = _broadcast_source(shape_of(arg), out_shape)
             rows = np.flatnonzero(np.broadcast_to(mask, out_shape))
             cols = rows if source is IDENTITY else source[rows]
             result.append(matrix(rows, cols, (math.prod(out_shape), math.prod(shape_of(arg)))))
