@@ -165,13 +165,20 @@ def gather_rows(deps, index):
     index = np.asarray(index, np.intp)
     missing = index < 0
     some_missing = bool(missing.any())
-    if not some_missing and getattr(deps, "one_each", False):
+    if getattr(deps, "one_each", False):
         # one input entry per row (a value moved from the inputs): one gather
-        out = sp.csr_array((np.ones(index.size, bool), deps.indices[index],
-                            np.arange(index.size + 1, dtype=deps.indptr.dtype)),
-                           shape=(index.size, deps.shape[1]))
-        out.one_each = True
-        return out
+        if not some_missing:
+            out = sp.csr_array((np.ones(index.size, bool), deps.indices[index],
+                                np.arange(index.size + 1, dtype=deps.indptr.dtype)),
+                               shape=(index.size, deps.shape[1]))
+            out.one_each = True
+            return out
+        present = ~missing
+        indptr = np.zeros(index.size + 1, dtype=deps.indptr.dtype)
+        np.cumsum(present, out=indptr[1:])
+        cols = deps.indices[index[present]]
+        return sp.csr_array((np.ones(cols.size, bool), cols, indptr),
+                            shape=(index.size, deps.shape[1]))
     safe = np.where(missing, 0, index) if some_missing else index
     starts = deps.indptr[safe]
     lengths = deps.indptr[safe + 1] - starts
