@@ -143,11 +143,58 @@ def _compose(per_arg, deps, out, n):
         if total is None:
             total = part
         elif part is not total:   # x * x: one dependence, nothing to add
-            total = total + part
+            total = union(total, part)
     if total is not None and total.shape[0] != math.prod(shape_of(out)):  # a rule's bug
         raise AssertionError(f"sparsity rule gave {total.shape[0]} rows for an output of "
                              f"shape {shape_of(out)}")
     return total
+
+
+# Fast paths. Most values of a program read one input entry per entry, or none (a slice, a
+# scaled input, a scattered cotangent). Such a CSR array carries ``single = True`` and is
+# handled through its column per row (-1 for none), with NumPy alone: SciPy's operations
+# cost a fixed ~50 us each, which dominates detection on long vectors.
+
+
+def _from_columns(cols, width):
+    """The CSR array whose row ``r`` holds column ``cols[r]`` (nothing where it is -1)."""
+    present = cols >= 0
+    if present.all():
+        indptr = np.arange(cols.size + 1, dtype=np.int32 if width < 2**31 else np.int64)
+        out = sp.csr_array((np.ones(cols.size, bool), cols, indptr), shape=(cols.size, width))
+    else:
+        indptr = np.zeros(cols.size + 1, dtype=np.int32 if width < 2**31 else np.int64)
+        np.cumsum(present, out=indptr[1:])
+        kept = cols[present]
+        out = sp.csr_array((np.ones(kept.size, bool), kept, indptr), shape=(cols.size, width))
+    out.single = True
+    return out
+
+
+def _columns(deps):
+    """The column of each row of a ``single`` CSR array, -1 for an empty row."""
+    if deps.indptr[-1] == deps.shape[0]:
+        return deps.indices[:deps.shape[0]].astype(np.intp, copy=False)
+    cols = np.full(deps.shape[0], -1, np.intp)
+    cols[np.diff(deps.indptr) > 0] = deps.indices[:deps.indptr[-1]]
+    return cols
+
+
+def union(a, b):
+    """The row-wise union of two CSR arrays of one shape."""
+    if not (getattr(a, "single", False) and getattr(b, "single", False)):
+        return a + b
+    x, y = _columns(a), _columns(b)
+    first = np.where(x < 0, y, np.where(y < 0, x, np.minimum(x, y)))
+    second = np.where((x >= 0) & (y >= 0) & (x != y), np.maximum(x, y), -1)
+    if not (second >= 0).any():
+        return _from_columns(first, a.shape[1])
+    both = np.stack([first, second], axis=1)
+    kept = both >= 0
+    indptr = np.zeros(a.shape[0] + 1, dtype=a.indptr.dtype)
+    np.cumsum(kept.sum(axis=1), out=indptr[1:])
+    cols = both[kept]
+    return sp.csr_array((np.ones(cols.size, bool), cols, indptr), shape=a.shape)
 
 
 def union_of_rows(deps):
@@ -165,20 +212,11 @@ def gather_rows(deps, index):
     index = np.asarray(index, np.intp)
     missing = index < 0
     some_missing = bool(missing.any())
-    if getattr(deps, "one_each", False):
-        # one input entry per row (a value moved from the inputs): one gather
-        if not some_missing:
-            out = sp.csr_array((np.ones(index.size, bool), deps.indices[index],
-                                np.arange(index.size + 1, dtype=deps.indptr.dtype)),
-                               shape=(index.size, deps.shape[1]))
-            out.one_each = True
-            return out
-        present = ~missing
-        indptr = np.zeros(index.size + 1, dtype=deps.indptr.dtype)
-        np.cumsum(present, out=indptr[1:])
-        cols = deps.indices[index[present]]
-        return sp.csr_array((np.ones(cols.size, bool), cols, indptr),
-                            shape=(index.size, deps.shape[1]))
+    if getattr(deps, "single", False):
+        cols = _columns(deps)[index]
+        if some_missing:
+            cols[missing] = -1
+        return _from_columns(cols, deps.shape[1])
     safe = np.where(missing, 0, index) if some_missing else index
     starts = deps.indptr[safe]
     lengths = deps.indptr[safe + 1] - starts
@@ -201,8 +239,7 @@ def sparsity_flat(fun, x, *, local=False, name="jacobian_sparsity"):
     shape ``(out.size, x.size)``."""
     n = math.prod(shape_of(x))
     with new_trace(SparsityTrace, n, local) as trace:
-        start = sp.csr_array(sp.eye_array(n, dtype=bool, format="csr"))
-        start.one_each = True   # (a flag for gather_rows' fast path)
+        start = _from_columns(np.arange(n), n)
         out = fun(SparsityTracer(trace, x, start))
         if type(out) is SparsityTracer and out._trace is trace:
             value, deps = out.primal, out.deps
@@ -211,7 +248,6 @@ def sparsity_flat(fun, x, *, local=False, name="jacobian_sparsity"):
         if deps is None:   # no derivative
             deps = sp.csr_array((math.prod(shape_of(value)), n), dtype=bool)
     deps = sp.csr_array(deps, dtype=bool)
-    deps.sum_duplicates()
-    deps.eliminate_zeros()
-    deps.sort_indices()
+    if not deps.has_canonical_format:
+        deps.sum_duplicates()   # sorts the indices too
     return value, deps

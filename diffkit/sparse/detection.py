@@ -9,12 +9,13 @@ nonlinear functions do, exactly as the reverse pass writes them.
 
 import functools
 
+import scipy.sparse as sp
+
 from ..api import grad
 from ..api_checks import check_argnums, check_callable
 from ..core.zeros import shape_of
 from ..errors import ShapeMismatchError
 from ..interpreters.sparsity import sparsity_flat
-from . import coloring as col
 from .flat import flat_problem
 
 __all__ = ["jacobian_sparsity", "hessian_sparsity"]
@@ -22,7 +23,7 @@ __all__ = ["jacobian_sparsity", "hessian_sparsity"]
 
 def jacobian_pattern(g, x, local=False):
     """The ``(m, n)`` boolean CSR pattern of the vector function ``g`` at the vector ``x``."""
-    return col.as_pattern(sparsity_flat(g, x, local=local)[1])
+    return sparsity_flat(g, x, local=local)[1]
 
 
 def scalar_output(g, name):
@@ -43,7 +44,7 @@ def hessian_pattern(g, x, local=False, name="hessian_sparsity"):
     """The symmetric ``(n, n)`` pattern of the Hessian of the scalar ``g`` at ``x``."""
     gradient = grad(scalar_output(g, name))
     pattern = sparsity_flat(gradient, x, local=local, name=name)[1]
-    return col.as_pattern(pattern + pattern.T)
+    return sp.csr_array(pattern + pattern.T)   # canonical: sorted, no duplicates
 
 
 def jacobian_sparsity(fun, argnums=0, local=False):
