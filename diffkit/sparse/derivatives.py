@@ -123,7 +123,7 @@ class _SparseDerivative:
         functools.update_wrapper(self, fun, updated=())
 
     def _cached(self, args, kwargs, make):
-        key = signature(args, kwargs) if self.sparsity is None else None
+        key = signature(args, kwargs)   # (a given pattern is checked once per signature)
         try:
             found = self._cache.get(key)
         except TypeError:   # an unhashable static argument: no caching

@@ -116,6 +116,10 @@ def test_bad_sparsity_type_and_shape():
         dk.sparse_hessian(lambda x: dnp.sum(x ** 3), sparsity=np.ones((4, 3)))(x)
     with pytest.raises(ShapeMismatchError, match=r"sparsity has shape \(3, 3\)"):
         dk.sparse_hessian(lambda x: dnp.sum(x ** 3), sparsity=sp.eye_array(3))(x)
+    jac_fn = dk.sparse_jacobian(dnp.sin, sparsity=np.eye(4))
+    jac_fn(x)
+    with pytest.raises(ShapeMismatchError, match=r"sparsity has shape \(4, 4\)"):
+        jac_fn(np.ones(5))   # a known pattern is checked for each new input signature
     with pytest.raises(OptionError, match="mode"):
         dk.sparse_jacobian(dnp.sin, mode="sideways")
 
