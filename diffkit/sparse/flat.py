@@ -26,7 +26,10 @@ def flat_problem(fun, args, kwargs, argnums, name):
                 + (f" of dtype {dtype_of(leaf)}" if kind else "")
                 + "; sparse derivatives take real floating-point arrays (or pytrees of "
                   "them) as the inputs named by argnums.")
-    x, unravel = ravel_pytree(dyn)
+    if type(dyn) is np.ndarray and dyn.ndim == 1:   # already a vector: nothing to flatten
+        x, unravel = dyn, _same
+    else:
+        x, unravel = ravel_pytree(dyn)
 
     def g(vector):
         full = list(args)
@@ -36,6 +39,10 @@ def flat_problem(fun, args, kwargs, argnums, name):
         return _flat_output(fun(*full, **kwargs), name)
 
     return g, x
+
+
+def _same(vector):
+    return vector
 
 
 def array_like(x):
@@ -50,6 +57,8 @@ def _flat_output(out, name):
                 f"{name}: the function returned {describe(leaf)} among its outputs"
                 + (f" (dtype {dtype_of(leaf)})" if array_like(leaf) else "")
                 + "; it must return a real array, or a pytree of real arrays, of numbers.")
+    if len(leaves) == 1 and len(shape_of(leaves[0])) == 1 and leaves[0] is out:
+        return out   # one vector: already flat
     return ravel_pytree(out)[0]
 
 
