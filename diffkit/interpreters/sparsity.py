@@ -33,6 +33,8 @@ problems, so the CSR array it is.
 """
 
 import math
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -115,11 +117,23 @@ def _decided(rule, ours):
     return deciding is not None and not any(ours[i] for i in deciding)
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _outside_diffkit():
+    """The ``stacklevel`` of the innermost caller outside the diffkit package (the line of
+    the user's function that applied the primitive)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _dense_fallback(prim, args, outs, warn):
     if warn:
         warnings.warn(f"primitive {prim.name!r} has no sparsity rule: each of its output "
                       "entries is taken to depend on every entry of its inputs (a dense "
-                      "block)", DensePatternWarning, stacklevel=4)
+                      "block)", DensePatternWarning, stacklevel=_outside_diffkit())
     return tuple(tuple(sr.dense(math.prod(shape_of(o)), math.prod(shape_of(a)))
                        if sr.differentiable(a) else None for a in args) for o in outs)
 
