@@ -16,8 +16,12 @@ one compressed column, and the diagonal always is (direct decompression).
 Every colouring here is greedy: vertices are taken in an order and get the smallest colour
 their constraints allow. Orders: ``"natural"``, ``"largest_first"`` (highest degree first)
 and ``"smallest_last"`` (repeatedly set aside a vertex of smallest remaining degree; colour
-in the reverse order of removal). ``"best"`` tries each and keeps the fewest colours.
+in the reverse order of removal). Column and row colourings also take ``"dsatur"`` (Brélaz:
+next, the vertex whose neighbours already use the most colours). ``"best"`` tries each and
+keeps the fewest colours.
 """
+
+import heapq
 
 import numpy as np
 import scipy.sparse as sp
@@ -70,7 +74,8 @@ def _order(indptr, indices, order):
         return np.argsort(-degree, kind="stable")
     if order == "smallest_last":
         return _smallest_last(indptr, indices, degree)
-    raise OptionError(f"unknown vertex order {order!r}; use one of {', '.join(ORDERS)} or 'best'")
+    raise OptionError(f"unknown vertex order {order!r}; use one of {', '.join(ORDERS)}, "
+                      "'dsatur' (column and row colourings) or 'best'")
 
 
 def _smallest_last(indptr, indices, degree):
@@ -115,8 +120,34 @@ def _greedy_distance1(indptr, indices, order):
     return colors
 
 
-def _best(color_one, order):
-    orders = ORDERS if order == "best" else (order,)
+def _dsatur(indptr, indices):
+    """Brélaz's greedy colouring: always colour next the uncoloured vertex whose
+    neighbours use the most distinct colours (ties: the higher degree, then the lower
+    number). A heap with lazy deletion keeps it O((vertices + edges) log vertices)."""
+    n = len(indptr) - 1
+    ip, ix = indptr.tolist(), indices.tolist()
+    degree = [ip[v + 1] - ip[v] for v in range(n)]
+    colors = [-1] * n
+    seen = [set() for _ in range(n)]
+    heap = [(0, -degree[v], v) for v in range(n)]
+    heapq.heapify(heap)
+    while heap:
+        negsat, _, v = heapq.heappop(heap)
+        if colors[v] >= 0 or -negsat != len(seen[v]):
+            continue   # coloured already, or a stale entry
+        c = 0
+        while c in seen[v]:
+            c += 1
+        colors[v] = c
+        for w in ix[ip[v]:ip[v + 1]]:
+            if colors[w] < 0 and c not in seen[w]:
+                seen[w].add(c)
+                heapq.heappush(heap, (-len(seen[w]), -degree[w], w))
+    return np.array(colors, dtype=np.intp)
+
+
+def _best(color_one, order, extra=()):
+    orders = ORDERS + extra if order == "best" else (order,)
     best = None
     for name in orders:
         colors = color_one(name)
@@ -133,8 +164,13 @@ def column_coloring(pattern, order="best"):
     csc = sp.csc_array(pattern).astype(np.int32)
     intersection = (csc.T @ csc).tocsr()
     indptr, indices = _adjacency(intersection)
-    return _best(lambda name: _greedy_distance1(indptr, indices, _order(indptr, indices, name)),
-                 order)
+
+    def color_one(name):
+        if name == "dsatur":
+            return _dsatur(indptr, indices)
+        return _greedy_distance1(indptr, indices, _order(indptr, indices, name))
+
+    return _best(color_one, order, ("dsatur",))
 
 
 def row_coloring(pattern, order="best"):
