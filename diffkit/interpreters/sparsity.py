@@ -199,15 +199,25 @@ def union(a, b):
     if not (getattr(a, "single", False) and getattr(b, "single", False)):
         return a + b
     x, y = _columns(a), _columns(b)
-    first = np.where(x < 0, y, np.where(y < 0, x, np.minimum(x, y)))
-    second = np.where((x >= 0) & (y >= 0) & (x != y), np.maximum(x, y), -1)
-    if not (second >= 0).any():
-        return _from_columns(first, a.shape[1])
-    both = np.stack([first, second], axis=1)
-    kept = both >= 0
-    indptr = np.zeros(a.shape[0] + 1, dtype=a.indptr.dtype)
-    np.cumsum(kept.sum(axis=1), out=indptr[1:])
-    cols = both[kept]
+    width = a.shape[1]
+    if x.min(initial=0) < 0 or y.min(initial=0) < 0:   # empty rows: -1 sorts last
+        lo = np.minimum(np.where(x < 0, width, x), np.where(y < 0, width, y))
+    else:
+        lo = np.minimum(x, y)
+    hi = np.maximum(x, y)
+    present = lo < width
+    two = hi > lo
+    two &= present
+    if not two.any():
+        return _from_columns(np.where(present, lo, -1), width)
+    counts = present.astype(np.intp)
+    counts += two
+    indptr = np.zeros(a.shape[0] + 1, dtype=np.intp)
+    np.cumsum(counts, out=indptr[1:])
+    cols = np.empty(int(indptr[-1]), dtype=np.intp)
+    starts = indptr[:-1]
+    cols[starts[present]] = lo[present]
+    cols[starts[two] + 1] = hi[two]
     return sp.csr_array((np.ones(cols.size, bool), cols, indptr), shape=a.shape)
 
 
