@@ -8,7 +8,9 @@
 Transformations: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, ``jacfwd``,
 ``jacrev``, ``jacobian``, ``hessian``, ``hvp``, ``vmap``, and ``stop_gradient``; user-defined
 derivatives with ``custom_jvp`` and ``custom_vjp``; ``checkpoint`` to trade time for memory;
-``jit`` to record a function once and replay it (``make_graph`` shows the recording).
+``jit`` to record a function once and replay it (``make_graph`` shows the recording);
+``jacobian_sparsity``, ``hessian_sparsity``, ``sparse_jacobian`` and ``sparse_hessian`` for
+sparse derivatives in a few batched passes.
 """
 
 # numpy registers the primitives; numpy_protocol then gives traced values NumPy's operators,
@@ -30,5 +32,11 @@ from .api import (  # noqa: F401
 )
 from .custom import checkpoint, custom_jvp, custom_vjp  # noqa: F401
 from .jit import jit, make_graph  # noqa: F401
+from .sparse import (  # noqa: F401
+    hessian_sparsity,
+    jacobian_sparsity,
+    sparse_hessian,
+    sparse_jacobian,
+)
 
 __version__ = "0.1.0"

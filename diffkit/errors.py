@@ -54,3 +54,8 @@ class UnsupportedKeywordError(NoRuleError, TypeError):
 
 class PerformanceWarning(UserWarning):
     """Something works but takes a slow path (for example a batching loop)."""
+
+
+class DensePatternWarning(UserWarning):
+    """Sparsity detection met a primitive without a structural rule and took each of its
+    outputs to depend on every entry of its inputs (a correct but dense pattern)."""

@@ -58,6 +58,9 @@ def test_docs_build_strict_without_warnings(site):
     ("reference/scipy", ["diffkit.scipy.linalg.expm", "diffkit.scipy.signal.convolve",
                          "diffkit.scipy.integrate.simpson", "diffkit.scipy.optimize.minimize"]),
     ("reference/flatten_util", ["diffkit.flatten_util.ravel_pytree"]),
+    ("reference/sparse", ["diffkit.jacobian_sparsity", "diffkit.hessian_sparsity",
+                          "diffkit.sparse_jacobian", "diffkit.sparse_hessian",
+                          "diffkit.sparse.star_coloring"]),
 ])
 def test_reference_pages_hold_the_docstrings(site, page, objects):
     # A misspelt identifier or a member filtered away leaves a page without its entry

@@ -16,6 +16,11 @@ A primitive holds, in one place:
   (not mapped), and the rule answers 0 or ``None`` too.
 - or ``nondiff=True`` (argmax, comparisons): the output never carries a derivative, only a
   batching rule is needed.
+- ``sparsity(args, out, local, **params)``: the structure of the primitive's Jacobian, for
+  sparsity detection (``diffkit.interpreters.sparsity``, which describes the answer). It
+  reads the arguments' shapes, and their values only for integer index arrays or, with
+  ``local``, to decide a branch. Optional: without it detection takes every output to
+  depend on every input entry (a dense block), with a warning.
 
 ``vjp_ignores`` names the values the VJP rule reads only for their shape and dtype: argument
 indices (``"args"`` for all of them), and ``"out"`` for the output. The reverse engine then
@@ -70,10 +75,11 @@ class Primitive:
     """One operation and its rules. Calling it binds it: ``sin_p(x)``."""
 
     __slots__ = ("name", "impl", "jvp", "vjp", "batch", "nondiff", "multiple_results",
-                 "vjp_ignores", "vjp_reads")
+                 "vjp_ignores", "vjp_reads", "sparsity")
 
     def __init__(self, name, impl, jvp=None, vjp=None, batch=None, *, nondiff=False,
-                 multiple_results=False, vjp_ignores=(), vjp_reads=None, register=True):
+                 multiple_results=False, vjp_ignores=(), vjp_reads=None, sparsity=None,
+                 register=True):
         if register and name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} is already registered")
         self.name = name
@@ -85,6 +91,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.vjp_ignores = frozenset(vjp_ignores)
         self.vjp_reads = vjp_reads
+        self.sparsity = sparsity
         if register:
             PRIMITIVES[name] = self
 

@@ -1,5 +1,6 @@
 """The engines that give primitives a meaning beyond plain NumPy: forward mode (dual numbers,
-``forward.py``), reverse mode (a tape, ``reverse.py``) and batching (``batching.py``).
+``forward.py``), reverse mode (a tape, ``reverse.py``) and batching (``batching.py``); also
+staging for ``jit`` (``staging.py``) and sparsity detection (``sparsity.py``).
 
 Every engine has the same three parts, and a new transformation (a staging interpreter, say)
 follows the same shape:

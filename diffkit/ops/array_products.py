@@ -17,6 +17,7 @@ from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
+from . import sparsity_rules as sr
 from .array_helpers import _NUMPY2, _axis, _ndim
 from .indexing import getitem
 
@@ -221,3 +222,5 @@ def polyval(p, x):
     for i in range(shape_of(p)[0] if shape_of(p) else 0):
         y = ew.add_p(ew.multiply_p(y, x), getitem(p, i)) if i else ew.add_p(y, getitem(p, 0))
     return y
+
+convolve_p.sparsity = sr.convolve_sparsity

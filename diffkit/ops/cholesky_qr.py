@@ -18,6 +18,7 @@ from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
+from . import sparsity_rules as sr
 from .indexing import getitem
 from .matrix_helpers import (
     _H,
@@ -203,3 +204,6 @@ def qr(a, mode="reduced"):
     if mode == "r":
         return r
     return QRResult(q, r)
+
+# Sparsity detection: each factor of a matrix depends on the whole matrix (per stack index).
+cholesky_p.sparsity = qr_p.sparsity = sr.matrix_stack_sparsity()

@@ -37,6 +37,7 @@ from ..core.zeros import add_tangents, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
+from . import sparsity_rules as sr
 from .linalg import einsum, matmul_p
 
 __all__ = ["det_p", "cofactor_p", "det_hessian_p", "well_conditioned_p"]
@@ -313,3 +314,7 @@ def _det_hessian_batch(axis_size, values, batch_axes):
 
 det_hessian_p = Primitive("det_hessian", _det_hessian_impl, _det_hessian_jvp,
                           (_det_hessian_vjp_a, _det_hessian_vjp_e), _det_hessian_batch)
+
+# Sparsity detection: the determinant (and its cofactors) of each matrix of a stack depends
+# on that whole matrix.
+det_p.sparsity = cofactor_p.sparsity = sr.matrix_stack_sparsity()

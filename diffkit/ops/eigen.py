@@ -21,6 +21,7 @@ from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
+from . import sparsity_rules as sr
 from . import spectral_ties as ties
 from .matrix_helpers import (
     _H,
@@ -303,3 +304,7 @@ def eigvals(a):
     if not holds_tracer(a):
         return np.linalg.eigvals(a)
     return eig_p(a)[0]
+
+# Sparsity detection: eigenvalues and eigenvectors depend on the whole matrix (per stack
+# index).
+eigh_p.sparsity = eig_p.sparsity = sr.matrix_stack_sparsity()

@@ -35,6 +35,7 @@ from ..core.primitive import Primitive
 from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions
+from . import sparsity_rules as sr
 from .complex import real_p, real_part
 from .families import real_cotangent
 from .indexing import getitem
@@ -396,3 +397,7 @@ def ifftshift(x, axes=None):
     """The inverse of ``fftshift``, as ``np.fft.ifftshift``."""
     return _shift_axes(x, axes, -1)
 
+# Sparsity detection: each output entry depends on the input's line (plane) along the
+# transformed axes.
+fft_p.sparsity = rfft_p.sparsity = irfft_p.sparsity = \
+    sr.along_axes_sparsity(lambda params: params["axes"])

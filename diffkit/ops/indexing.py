@@ -51,6 +51,7 @@ from ..errors import TracerConversionError
 from . import elementwise as ew
 from . import reductions
 from . import shape as _shape
+from . import sparsity_rules as sr
 
 
 class _ArraySlot:
@@ -398,6 +399,18 @@ getitem_p = Primitive("getitem", _getitem_impl, _getitem_jvp, (_getitem_vjp,), _
                       vjp_ignores=(0, "out"))
 scatter_add_p = Primitive("scatter_add", _scatter_add_impl, _scatter_add_jvp,
                           (_scatter_add_vjp,), _scatter_add_batch, vjp_ignores=(0, "out"))
+
+
+def _scatter_pairs(args, shape, spec):
+    """(output entry, entry of the values) for each value added into the output."""
+    values, *arrays = args
+    landing = sr.numbered(shape)[_build(spec, [concrete_value(a) if isinstance(a, Tracer)
+                                                else a for a in arrays])]
+    return landing, np.broadcast_to(sr.numbered(shape_of(values)), shape_of(landing))
+
+
+getitem_p.sparsity = sr.index_map_sparsity(_getitem_impl)
+scatter_add_p.sparsity = sr.scatter_sparsity(_scatter_pairs)
 
 
 # --- the public entry ---------------------------------------------------------------------

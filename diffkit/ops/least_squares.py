@@ -16,6 +16,7 @@ from ..core.zeros import as_array, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
+from . import sparsity_rules as sr
 from .linalg import matmul
 from .matrix_helpers import (
     _H,
@@ -192,3 +193,6 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     if rtol is not None:
         return matrix_rank_p(A, as_array(rtol), mode="rtol", hermitian=bool(hermitian))
     return matrix_rank_p(A, mode="default", hermitian=bool(hermitian))
+
+# Sparsity detection: the pseudo-inverse depends on the whole matrix (per stack index).
+pinv_p.sparsity = sr.matrix_stack_sparsity()

@@ -27,6 +27,7 @@ from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import families
 from . import shape as sh
+from . import sparsity_rules as sr
 from .reductions import sum_p, unbroadcast
 
 __all__ = ["matmul", "dot", "outer", "inner", "vdot", "tensordot", "einsum"]
@@ -160,7 +161,7 @@ def _matmul_batch(axis_size, values, batch_axes):
 
 
 matmul_p = Primitive("matmul", np.matmul, _matmul_jvp, (_matmul_vjp_a, _matmul_vjp_b),
-                     _matmul_batch, vjp_ignores=("out",))
+                     _matmul_batch, vjp_ignores=("out",), sparsity=sr.matmul_sparsity)
 
 
 def _matmul_shape(sa, sb):
@@ -291,7 +292,7 @@ def _einsum_batch(axis_size, values, batch_axes, subscripts):
 _MAX_OPERANDS = 64
 einsum_p = Primitive("einsum", _einsum_impl, _einsum_jvp,
                      tuple(functools.partial(_einsum_vjp, i) for i in range(_MAX_OPERANDS)),
-                     _einsum_batch, vjp_ignores=("out",))
+                     _einsum_batch, vjp_ignores=("out",), sparsity=sr.einsum_sparsity)
 
 
 def _contract(terms, out, operands):

@@ -29,6 +29,7 @@ from ..core.zeros import Zero, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions as rd
 from . import shape as sh
+from . import sparsity_rules as sr
 from .indexing import getitem
 from .statistics_helpers import _along, _count, _flag, _keep, _no_out, _valid_count
 
@@ -278,3 +279,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median ignoring NaN entries, as ``np.nanmedian``; NaN entries get derivative 0."""
     return _quantile("nanmedian", a, 0.5, axis, out, "linear", keepdims)
+
+# Sparsity detection: which entry lands at a rank depends on the values, so globally each
+# order statistic depends on its whole line along ``axis``.
+order_statistics_p.sparsity = sr.along_axes_sparsity(lambda params: params["axis"])

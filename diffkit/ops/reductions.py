@@ -16,11 +16,13 @@ import warnings
 
 import numpy as np
 
+from ..core.concrete import underlying
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
 from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape
+from . import sparsity_rules as sr
 from .indexing import getitem
 
 
@@ -65,6 +67,7 @@ sum_p = Primitive(
     lambda axis_size, values, batch_axes, axis, keepdims: (
         sum_p(values[0], axis=_shift(axis), keepdims=keepdims), 0),
     vjp_ignores=(0, "out"),
+    sparsity=sr.reduction_sparsity(),
 )
 
 # --- cumulative sums: linear, the adjoint runs the other way ---------------------------------
@@ -86,6 +89,7 @@ cumsum_p = Primitive(
         cumsum_p(values[0], axis=axis + 1, reverse=reverse), 0),
     vjp_ignores=(0, "out"),
 )
+cumsum_p.sparsity = sr.cumulative_sparsity
 
 
 def _shifted(x, axis, toward_end, fill):
@@ -167,6 +171,8 @@ recurrence_p = Primitive(
      lambda ct, out, a, b, axis, reverse: _recurrence_adjoint(ct, a, axis, reverse)),
     _recurrence_batch, vjp_ignores=(1,), vjp_reads=(frozenset({0, "out"}), frozenset({0})),
 )
+# (each entry of a recurrence depends on its whole line: a bound, its past would be exact)
+recurrence_p.sparsity = sr.along_axes_sparsity(lambda params: params["axis"])
 
 # --- cumulative products ------------------------------------------------------------------
 # d out[k] / d x[j] = (product of x before j) * (product of x[j+1..k]) for j <= k: the
@@ -195,6 +201,7 @@ cumprod_p = Primitive(
     "cumprod", _cumprod_impl, _cumprod_jvp, (_cumprod_vjp,),
     lambda axis_size, values, batch_axes, axis, reverse: (
         cumprod_p(values[0], axis=axis + 1, reverse=reverse), 0),
+    sparsity=sr.cumulative_sparsity,
 )
 
 # --- prod ------------------------------------------------------------------------------
@@ -251,6 +258,7 @@ prod_p = Primitive(
     lambda axis_size, values, batch_axes, axis, keepdims: (
         prod_p(values[0], axis=_shift(axis), keepdims=keepdims), 0),
     vjp_ignores=("out",),
+    sparsity=sr.reduction_sparsity(),
 )
 
 # --- max and min: the derivative is shared equally among tied maxima ----------------------
@@ -276,8 +284,13 @@ def _extremum(name, impl):
     def batch(axis_size, values, batch_axes, axis, keepdims):
         return prim(values[0], axis=_shift(axis), keepdims=keepdims), 0
 
+    def maxima(x, out, axis, keepdims):   # local structure: the entries that reach out
+        x, out = np.asarray(underlying(x)), np.asarray(underlying(out))
+        return x == (out if keepdims else np.expand_dims(out, axis if axis is not None
+                                                          else tuple(range(x.ndim))))
+
     prim = Primitive(name, lambda x, axis, keepdims: impl(x, axis=axis, keepdims=keepdims),
-                     jvp, (vjp,), batch)
+                     jvp, (vjp,), batch, sparsity=sr.reduction_sparsity(maxima))
     return prim
 
 
@@ -320,6 +333,7 @@ logsumexp_p = Primitive(
      * _softmax_weights(x, out, axis, keepdims),),
     lambda axis_size, values, batch_axes, axis, keepdims: (
         logsumexp_p(values[0], axis=_shift(axis), keepdims=keepdims), 0),
+    sparsity=sr.reduction_sparsity(),
 )
 
 # --- argmax and argmin: integer results, no derivative ------------------------------------

@@ -35,6 +35,7 @@ from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
+from . import sparsity_rules as sr
 from .indexing import getitem
 from .linalg import matmul_p
 from .matrix_helpers import _H, _T, _conj
@@ -346,3 +347,16 @@ def _lu_batch(axis_size, values, batch_axes):
 
 
 lu_p = Primitive("scipy_lu", _lu_impl, _lu_jvp, (_lu_vjp,), _lu_batch)
+
+# Sparsity detection: per stack index, the result depends on the whole matrices.
+expm_p.sparsity = logm_p.sparsity = sqrtm_p.sparsity = lu_p.sparsity = \
+    sr.matrix_stack_sparsity()
+solve_sylvester_p.sparsity = sr.matrix_stack_sparsity((2, 2, 2))
+
+
+def _solve_triangular_sparsity(args, out, local, **params):
+    counts = (2, 1 if len(shape_of(args[1])) == 1 else 2)
+    return sr.matrix_stack_sparsity(counts)(args, out, local)
+
+
+solve_triangular_p.sparsity = _solve_triangular_sparsity

@@ -12,6 +12,7 @@ import numpy as np
 from ..core.primitive import EachArgument, Primitive
 from ..core.zeros import Zero, as_array, dtype_of, shape_of
 from . import indexing, reductions
+from . import sparsity_rules as sr
 
 
 def _normalize_axis(axis, ndim, what="axis"):
@@ -33,6 +34,7 @@ reshape_p = Primitive(
         reshape_p(values[0], shape=(axis_size,) + shape), 0),
     vjp_ignores=(0, "out"),
 )
+reshape_p.sparsity = sr.index_map_sparsity(reshape_p.impl)
 
 
 def reshape(x, shape):
@@ -105,6 +107,7 @@ broadcast_to_p = Primitive(
     _broadcast_batch,
     vjp_ignores=(0, "out"),
 )
+broadcast_to_p.sparsity = sr.index_map_sparsity(broadcast_to_p.impl)
 
 
 def broadcast_to(x, shape):
@@ -128,6 +131,7 @@ transpose_p = Primitive(
         transpose_p(values[0], axes=(0,) + tuple(a + 1 for a in axes)), 0),
     vjp_ignores=(0, "out"),
 )
+transpose_p.sparsity = sr.index_map_sparsity(transpose_p.impl)
 
 
 def transpose(x, axes=None):
@@ -193,6 +197,14 @@ def _concatenate_batch(axis_size, values, batch_axes, axis):
 concatenate_p = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
                           _concatenate_jvp, EachArgument(_concatenate_vjp), _concatenate_batch,
                           vjp_ignores=("args", "out"))
+
+
+def _concatenate_sparsity(args, out, local, axis):
+    return sr.index_map_sparsity(concatenate_p.impl, tuple(range(len(args))))(
+        args, out, local, axis=axis)
+
+
+concatenate_p.sparsity = _concatenate_sparsity
 
 
 def concatenate(arrays, axis=0):

@@ -19,6 +19,7 @@ from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
+from . import sparsity_rules as sr
 from .determinant import det_p
 from .families import times
 from .linalg import einsum
@@ -248,3 +249,14 @@ def slogdet(a):
     ``inv(a).T``; at an exactly singular matrix (``logabsdet = -inf``) the derivatives are
     NaN, in both engines and at every order."""
     return SlogdetResult(*slogdet_p(_square_stack(a)))
+
+# Sparsity detection: per stack index, the solution depends on the whole matrix and the
+# whole right-hand side (a vector when b is 1-D, else a matrix); inverses and determinants
+# on the whole matrix.
+def _solve_sparsity(args, out, local):
+    counts = (2, 1 if len(shape_of(args[1])) == 1 else 2)
+    return sr.matrix_stack_sparsity(counts)(args, out, local)
+
+
+solve_p.sparsity = _solve_sparsity
+inv_p.sparsity = slogdet_p.sparsity = sr.matrix_stack_sparsity()

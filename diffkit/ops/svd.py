@@ -21,6 +21,7 @@ from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
+from . import sparsity_rules as sr
 from . import spectral_ties as ties
 from .indexing import getitem
 from .matrix_helpers import (
@@ -306,3 +307,6 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 def svdvals(x, /):
     """The singular values (descending), as ``np.linalg.svdvals``."""
     return svd(x, compute_uv=False)
+
+# Sparsity detection: the factors depend on the whole matrix (per stack index).
+svd_p.sparsity = sr.matrix_stack_sparsity()

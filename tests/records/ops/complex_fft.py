@@ -73,7 +73,9 @@ R += complex_unary("complex_negative_operators", lambda z: -z * 2.0 + 1.5j - z /
 R += complex_unary("complex_power_int", lambda z: z ** 3)
 R += complex_unary("complex_power_float", lambda z: dnp.power(z, 2.5), POSITIVE,
                    shapes=FEW_SHAPES)
-R += complex_unary("complex_power_negative", lambda z: z ** -1.5, POSITIVE, shapes=FEW_SHAPES)
+# the base kept at Re z >= 0.5 (BASE): near |z| = 0.25 the third derivative of z ** -1.5 is
+# ~5000 and the order-2 finite differences (step 1e-4) miss their 1e-5 tolerance
+R += complex_unary("complex_power_negative", lambda z: z ** -1.5, BASE, shapes=FEW_SHAPES)
 R += complex_unary("complex_reciprocal", lambda z: 1.0 / z, AWAY, shapes=FEW_SHAPES)
 R += complex_binary("complex_add", dnp.add)
 R += complex_binary("complex_subtract", dnp.subtract)
