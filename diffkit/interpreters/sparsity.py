@@ -43,7 +43,6 @@ import scipy.sparse as sp
 from ..core.trace import PrimalTracer, Trace, check_not_escaped, new_trace
 from ..core.zeros import dtype_of, shape_of
 from ..errors import DensePatternWarning
-from ..ops import sparsity_elementwise  # noqa: F401 (sets the elementwise rules)
 from ..ops import sparsity_rules as sr
 
 

@@ -90,7 +90,7 @@ def _lazy_source(arg_shape, out_shape):
     return Lazy(lambda: _broadcast_source(arg_shape, out_shape))
 
 
-def elementwise_sparsity(select=None, deciding=None):
+def elementwise_sparsity(select=None, deciding=None, dropped=()):
     """The rule of an elementwise primitive of broadcasting arguments: output entry ``r``
     depends on the entry each differentiable argument broadcasts to ``r``.
 
@@ -101,14 +101,17 @@ def elementwise_sparsity(select=None, deciding=None):
     ``deciding``: the positions of the arguments ``select`` reads, when it reads no other
     (``where``'s condition), set as the rule's attribute: where none of them depends on
     the inputs, the selection holds for every input, and detection asks for the local
-    rule even for a global pattern."""
+    rule even for a global pattern. ``dropped``: the positions of the arguments whose
+    partial derivative is zero everywhere (``copysign``'s sign source): the output depends
+    on none of their entries."""
+    dropped = frozenset(dropped)
 
     def rule(args, out, local, **params):
         out_shape = shape_of(out)
         masks = select(args, out, **params) if (local and select is not None) else None
         result = []
         for i, arg in enumerate(args):
-            if not differentiable(arg):
+            if i in dropped or not differentiable(arg):
                 result.append(None)
                 continue
             mask = True if masks is None else masks[i]
@@ -123,6 +126,21 @@ def elementwise_sparsity(select=None, deciding=None):
 
     rule.deciding = deciding
     return rule
+
+
+def selection_values(args):
+    """The plain arrays under ``args``, for a ``select`` function that reads them."""
+    return [np.asarray(underlying(a)) for a in args]
+
+
+def per_output(rule):
+    """The rule of a primitive of several outputs, each of which ``rule`` describes alone
+    (``sici``: each output elementwise in the input)."""
+
+    def several(args, outs, local, **params):
+        return tuple(rule(args, out, local, **params) for out in outs)
+
+    return several
 
 
 def index_map_sparsity(impl, moved=(0,)):
