@@ -135,6 +135,9 @@ def test_the_unary_example_defines_sindg_and_cosdg_with_exact_derivatives(regist
     sindg, cosdg, degree = ns["sindg"], ns["cosdg"], ns["DEGREE"]
     assert degree == np.pi / 180
     assert ns["sindg_p"].name == "sindg" and ns["sindg_p"].missing_rules() == []
+    for name in ("sindg", "cosdg"):   # the builder made their sparsity rules: diagonal
+        assert ns[f"{name}_p"].sparsity is not None
+        assert_array_equal(dk.jacobian_sparsity(ns[name])(np.ones(3)).toarray(), np.eye(3))
     assert sindg.__module__ == "diffkit.scipy.special" and "degrees" in sindg.__doc__
     x = np.array([0.0, 30.0, 90.0, 135.0, -400.0])
     assert_array_equal(sindg(x), sc.sindg(x))

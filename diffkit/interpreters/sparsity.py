@@ -38,12 +38,10 @@ import sys
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..core.trace import PrimalTracer, Trace, check_not_escaped, new_trace
 from ..core.zeros import dtype_of, shape_of
 from ..errors import DensePatternWarning
-from ..ops import sparsity_elementwise  # noqa: F401 (sets the elementwise rules)
 from ..ops import sparsity_rules as sr
 
 
@@ -140,6 +138,7 @@ def _dense_fallback(prim, args, outs, warn):
 
 def _compose(per_arg, deps, out, n):
     """The dependence of ``out`` from each argument's local structure and dependence."""
+    sp = sr.scipy_sparse()
     total = None
     for local, dep in zip(per_arg, deps):
         if dep is None or local is None:
@@ -172,6 +171,7 @@ def _compose(per_arg, deps, out, n):
 
 def _from_columns(cols, width):
     """The CSR array whose row ``r`` holds column ``cols[r]`` (nothing where it is -1)."""
+    sp = sr.scipy_sparse()
     present = cols >= 0
     if present.all():
         indptr = np.arange(cols.size + 1, dtype=np.int32 if width < 2**31 else np.int64)
@@ -198,6 +198,7 @@ def union(a, b):
     """The row-wise union of two CSR arrays of one shape."""
     if not (getattr(a, "single", False) and getattr(b, "single", False)):
         return a + b
+    sp = sr.scipy_sparse()
     x, y = _columns(a), _columns(b)
     width = a.shape[1]
     if x.min(initial=0) < 0 or y.min(initial=0) < 0:   # empty rows: -1 sorts last
@@ -223,6 +224,7 @@ def union(a, b):
 
 def union_of_rows(deps):
     """One row holding every column any row of the CSR array ``deps`` has."""
+    sp = sr.scipy_sparse()
     seen = np.zeros(deps.shape[1], bool)
     seen[deps.indices[:deps.indptr[-1]]] = True
     cols = np.flatnonzero(seen)
@@ -233,6 +235,7 @@ def union_of_rows(deps):
 def gather_rows(deps, index):
     """Rows ``index`` of the CSR array ``deps`` (an empty row where ``index`` is -1), built
     directly from its index arrays: the hot path of indexing and broadcasting."""
+    sp = sr.scipy_sparse()
     index = np.asarray(index, np.intp)
     missing = index < 0
     some_missing = bool(missing.any())
@@ -261,6 +264,7 @@ def sparsity_flat(fun, x, *, local=False, name="jacobian_sparsity"):
     """Run ``fun`` (a function of one vector returning one array) on the vector ``x`` while
     tracking dependences; returns ``(out, pattern)``, ``pattern`` a boolean CSR array of
     shape ``(out.size, x.size)``."""
+    sp = sr.scipy_sparse()
     n = math.prod(shape_of(x))
     with new_trace(SparsityTrace, n, local) as trace:
         start = _from_columns(np.arange(n), n)

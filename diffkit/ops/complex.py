@@ -25,6 +25,7 @@ from numpy import complex64, complex128
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, sequence_as_array, shape_of
 from . import elementwise as ew
+from . import sparsity_rules as sr
 
 __all__ = ["real", "imag", "angle", "iscomplexobj", "isrealobj", "iscomplex", "isreal",
            "complex64", "complex128"]
@@ -54,6 +55,7 @@ real_p = Primitive(
     (lambda ct, out, x: ew.astype(real_part(ct), dtype_of(x)),),
     vjp_ignores=(0, "out"))
 real_p.batch = _elementwise_batch(real_p)
+real_p.sparsity = sr.elementwise_sparsity()
 
 imag_p = Primitive(
     "imag", lambda x: np.imag(x),
@@ -61,6 +63,7 @@ imag_p = Primitive(
     (lambda ct, out, x: ew.multiply_p(ew.astype(real_part(ct), dtype_of(x)), -1j),),
     vjp_ignores=(0, "out"))
 imag_p.batch = _elementwise_batch(imag_p)
+imag_p.sparsity = sr.elementwise_sparsity()
 
 
 def real(val):
@@ -112,6 +115,7 @@ def _angle_vjp(ct, out, z, deg):
 angle_p = Primitive("angle", lambda z, deg: np.angle(z, deg=deg), _angle_jvp, (_angle_vjp,),
                     vjp_ignores=("out",))
 angle_p.batch = _elementwise_batch(angle_p)
+angle_p.sparsity = sr.elementwise_sparsity()
 
 
 def angle(z, deg=False):

@@ -19,6 +19,7 @@ from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import complex as cx
 from . import reductions, shape
+from . import sparsity_rules as sr
 from .control import stop_gradient
 from .families import (
     broadcasting_batch,
@@ -48,9 +49,10 @@ def _real_part(ct):
 _NUMPY = "diffkit.numpy"
 
 
-def _numpy(name, fn, partials, doc):
-    """A differentiable NumPy ufunc: its primitive and its function."""
-    return elementwise(name, fn, partials, doc=doc, module=_NUMPY)
+def _numpy(name, fn, partials, doc, **options):
+    """A differentiable NumPy ufunc: its primitive and its function (``options``: the
+    builder's ``select`` and ``deciding``)."""
+    return elementwise(name, fn, partials, doc=doc, module=_NUMPY, **options)
 
 
 def _nondiff(name, fn, argnames, doc):
@@ -163,6 +165,7 @@ scalar_power_p = Primitive(
     lambda axis_size, values, batch_axes, exponent: (
         scalar_power_p(values[0], exponent=exponent), 0),
     vjp_ignores=("out",))
+scalar_power_p.sparsity = sr.elementwise_sparsity()
 
 
 def power(x, y):
@@ -270,16 +273,29 @@ def _share(t, wins, ties):
     return where_p(wins, t, where_p(ties, 0.5 * t, 0.0))
 
 
+def larger_select(args, out, **params):
+    """Sparsity at given values of ``maximum`` and ``fmax``: the output depends on the
+    winner, on both at a tie (and, for ``fmax``, on both where one is NaN)."""
+    x, y = sr.selection_values(args)
+    return [~(x < y), ~(y < x)]
+
+
+def smaller_select(args, out, **params):
+    """The same for ``minimum`` and ``fmin``."""
+    x, y = sr.selection_values(args)
+    return [~(x > y), ~(y > x)]
+
+
 maximum_p, maximum = _numpy(
     "maximum", np.maximum,
     {"x": tangent_rule(lambda t, x, y: _share(t, greater_p(x, y), equal_p(x, y))),
      "y": tangent_rule(lambda t, x, y: _share(t, less_p(x, y), equal_p(x, y)))},
-    "The larger of ``x`` and ``y``, elementwise.")
+    "The larger of ``x`` and ``y``, elementwise.", select=larger_select)
 minimum_p, minimum = _numpy(
     "minimum", np.minimum,
     {"x": tangent_rule(lambda t, x, y: _share(t, less_p(x, y), equal_p(x, y))),
      "y": tangent_rule(lambda t, x, y: _share(t, greater_p(x, y), equal_p(x, y)))},
-    "The smaller of ``x`` and ``y``, elementwise.")
+    "The smaller of ``x`` and ``y``, elementwise.", select=smaller_select)
 
 
 def _where_jvp(primals, tangents):
@@ -301,6 +317,15 @@ where_p = Primitive(
          real_cotangent(where_p(c, 0.0, ct), y), shape_of(y))),
     vjp_ignores=(1, 2, "out"))
 where_p.batch = broadcasting_batch(where_p)
+
+
+def _where_select(args, out, **params):
+    condition = sr.selection_values(args[:1])[0].astype(bool)
+    return [True, condition, ~condition]
+
+
+# the condition alone decides the branch: a constant one holds for every input
+where_p.sparsity = sr.elementwise_sparsity(_where_select, deciding=(0,))
 
 
 def where(condition, x, y):
@@ -347,6 +372,16 @@ clip_p = Primitive("clip", _clip_impl, _clip_jvp, tuple(_clip_vjp(i) for i in ra
 clip_p.batch = broadcasting_batch(clip_p)
 
 
+def _clip_select(args, out, **params):   # the argument the output is at these values
+    x, low, high = sr.selection_values(args)
+    above = np.maximum(x, low) > high
+    inside = x >= low
+    return [inside & ~above, ~inside & ~above, above]
+
+
+clip_p.sparsity = sr.elementwise_sparsity(_clip_select)
+
+
 def clip(x, low, high):
     """``x`` limited to ``[low, high]``; at a bound the derivative goes to ``x``."""
     return clip_p(x, low, high)
@@ -384,6 +419,7 @@ astype_p = Primitive(
     "astype", _astype_impl, _astype_jvp, (_astype_vjp,),
     lambda axis_size, values, batch_axes, dtype: (astype_p(values[0], dtype=dtype), 0),
     vjp_ignores=(0, "out"))
+astype_p.sparsity = sr.elementwise_sparsity()
 
 
 def astype(x, dtype):

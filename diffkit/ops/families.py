@@ -19,6 +19,10 @@ axes (``unbroadcast``). Every product follows the 0 x inf rule (``times``: a zer
 gives 0, in both engines). Which values each partial reads is worked out once, when the
 primitive is built: the rules call the partials positionally, and the reverse engine keeps
 on its tape only what some partial reads (``vjp_reads``, ``vjp_ignores``).
+The builder also sets the primitive's sparsity rule (``sparsity_rules.elementwise_sparsity``):
+each output entry depends on the entry each argument broadcasts to it, not at all on an
+argument whose partial is ``ZERO``; a piecewise primitive gives ``select=`` and
+``deciding=`` for the local structure (the branch taken at given values).
 ``nondiff_elementwise`` makes comparisons and other piecewise-constant maps.
 
 Complex numbers follow JAX's convention: a cotangent ``w`` stands for the real-linear
@@ -43,6 +47,7 @@ from ..errors import NoRuleError
 from . import complex as cx
 from . import elementwise as ew
 from . import reductions, shape
+from . import sparsity_rules as sr
 
 
 def real_cotangent(ct, x):
@@ -407,7 +412,8 @@ def _cotangent_of(c, x):
     return c if shape_of(c) == x_shape else reductions.unbroadcast(c, x_shape)
 
 
-def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepare=None):
+def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepare=None,
+                select=None, deciding=None):
     """An elementwise, broadcasting primitive and its public function:
     ``(name_p, name) = elementwise(name, fn, {"x": partial, ...}, doc=..., module=...)``.
 
@@ -427,6 +433,13 @@ def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepar
     ``params``: names of static keyword parameters (``order=``), passed to the
     implementation. ``prepare(args)``: how the public function converts its arguments
     before binding (``special_helpers`` uses it for SciPy's scalar dtypes).
+
+    The primitive's sparsity rule is made here too (``sparsity_rules.elementwise_sparsity``):
+    each output entry depends on the entry each argument broadcasts to it, except for an
+    argument whose partial is ``ZERO``. A piecewise primitive gives ``select(args, out,
+    **params)``, the mask per argument of where its branch is taken at these values (the
+    winner of a ``maximum``), and ``deciding``, the positions of the arguments that mask
+    reads when it reads no other (``heaviside``'s ``x``).
     """
     names = list(partials)
     n = len(names)
@@ -437,8 +450,11 @@ def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepar
     reads = tuple(frozenset("out" if k == n else k for k in positions if k <= n)
                   for _, _, positions in made)
     ignores = (frozenset(range(n)) | {"out"}) - frozenset().union(*reads)
+    dropped = tuple(i for i, (forward, backward, _) in enumerate(made)
+                    if forward is None and backward is None)   # ZERO partials
     prim = Primitive(name, fn if impl is None else impl, vjp_ignores=ignores,
-                     vjp_reads=reads)
+                     vjp_reads=reads,
+                     sparsity=sr.elementwise_sparsity(select, deciding, dropped))
     forward = [jvp_part for jvp_part, _, _ in made]
     prim.vjp = tuple(None if backward is None else _vjp_rule(i, backward, params, n == 1)
                      for i, (_, backward, _) in enumerate(made))

@@ -34,13 +34,21 @@ out says where each output entry comes from.
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..core.concrete import underlying
 from ..core.zeros import dtype_of, shape_of
 
 IDENTITY = "identity"
 ALL = "all"
+
+
+def scipy_sparse():
+    """``scipy.sparse``, imported on first use. ``import diffkit`` does not load it (it
+    costs about 10 ms); sparsity detection and the sparse derivatives, which build its
+    arrays, call this (here, in ``interpreters.sparsity`` and in ``diffkit.sparse``)."""
+    import scipy.sparse
+
+    return scipy.sparse
 
 
 class Lazy:
@@ -60,6 +68,7 @@ def numbered(shape):
 
 def matrix(rows, cols, shape):
     """The boolean CSR array of ``shape`` with ones at ``(rows, cols)`` (repeats merged)."""
+    sp = scipy_sparse()
     rows = np.asarray(rows, np.intp).ravel()
     cols = np.asarray(cols, np.intp).ravel()
     out = sp.csr_array((np.ones(rows.size, bool), (rows, cols)), shape=shape)
@@ -69,6 +78,7 @@ def matrix(rows, cols, shape):
 
 def dense(out_size, arg_size):
     """Every output entry depends on every argument entry."""
+    sp = scipy_sparse()
     return sp.csr_array(np.ones((out_size, arg_size), bool))
 
 
@@ -90,7 +100,7 @@ def _lazy_source(arg_shape, out_shape):
     return Lazy(lambda: _broadcast_source(arg_shape, out_shape))
 
 
-def elementwise_sparsity(select=None, deciding=None):
+def elementwise_sparsity(select=None, deciding=None, dropped=()):
     """The rule of an elementwise primitive of broadcasting arguments: output entry ``r``
     depends on the entry each differentiable argument broadcasts to ``r``.
 
@@ -101,14 +111,17 @@ def elementwise_sparsity(select=None, deciding=None):
     ``deciding``: the positions of the arguments ``select`` reads, when it reads no other
     (``where``'s condition), set as the rule's attribute: where none of them depends on
     the inputs, the selection holds for every input, and detection asks for the local
-    rule even for a global pattern."""
+    rule even for a global pattern. ``dropped``: the positions of the arguments whose
+    partial derivative is zero everywhere (``copysign``'s sign source): the output depends
+    on none of their entries."""
+    dropped = frozenset(dropped)
 
     def rule(args, out, local, **params):
         out_shape = shape_of(out)
         masks = select(args, out, **params) if (local and select is not None) else None
         result = []
         for i, arg in enumerate(args):
-            if not differentiable(arg):
+            if i in dropped or not differentiable(arg):
                 result.append(None)
                 continue
             mask = True if masks is None else masks[i]
@@ -123,6 +136,21 @@ def elementwise_sparsity(select=None, deciding=None):
 
     rule.deciding = deciding
     return rule
+
+
+def selection_values(args):
+    """The plain arrays under ``args``, for a ``select`` function that reads them."""
+    return [np.asarray(underlying(a)) for a in args]
+
+
+def per_output(rule):
+    """The rule of a primitive of several outputs, each of which ``rule`` describes alone
+    (``sici``: each output elementwise in the input)."""
+
+    def several(args, outs, local, **params):
+        return tuple(rule(args, out, local, **params) for out in outs)
+
+    return several
 
 
 def index_map_sparsity(impl, moved=(0,)):
@@ -197,6 +225,7 @@ def reduction_sparsity(local_select=None):
     these values (the maxima of ``max``)."""
 
     def rule(args, out, local, axis, keepdims, **params):
+        sp = scipy_sparse()
         (x,) = args
         x_shape = shape_of(x)
         size, out_size = math.prod(x_shape), math.prod(shape_of(out))
@@ -268,6 +297,7 @@ def einsum_sparsity(args, out, local, subscripts, constant=(), **params):
     operand entry that appears with it in one product of the sum. Products with a zero
     factor from a constant operand (``constant[i]``: operand ``i`` does not depend on the
     inputs) are left out: ``A @ x`` with a constant sparse ``A`` keeps ``A``'s pattern."""
+    sp = scipy_sparse()
     inputs, out_term = subscripts.split("->")
     terms = inputs.split(",")
     if "." in subscripts:
@@ -311,6 +341,7 @@ einsum_sparsity.reads_constants = matmul_sparsity.reads_constants = True
 
 def _one_hot_rows(index, width):
     """CSR ``(len(index), width)`` with a one in row ``r`` at column ``index[r]``."""
+    sp = scipy_sparse()
     index = np.asarray(index, np.intp).ravel()
     return sp.csr_array((np.ones(index.size, bool), index, np.arange(index.size + 1)),
                         shape=(index.size, width))
@@ -335,6 +366,7 @@ def grouped_sparsity(core_axes):
     along the transformed axes of an FFT)."""
 
     def rule(args, out, local, **params):
+        sp = scipy_sparse()
         outs = out if isinstance(out, tuple) else (out,)
         answers = []
         for o in outs:

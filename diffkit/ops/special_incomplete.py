@@ -32,6 +32,7 @@ from ..core.zeros import Zero, shape_of
 from ..errors import NoRuleError
 from . import elementwise as ew
 from . import reductions, shape
+from . import sparsity_rules as sr
 from .families import broadcasting_batch, sum_tangents, zero_safe
 from .jets import Jets
 from .special_gamma import betaln_p, digamma_p, gammaln_p, polygamma_p
@@ -279,6 +280,7 @@ def _gammainc_da_partial_a(t, out, a, x, order):
 
 gammainc_da_p = Primitive("gammainc_da", _typed(_gammainc_da_impl),
                           vjp_ignores=("out",), vjp_reads=(frozenset({0, 1}),) * 2)
+gammainc_da_p.sparsity = sr.elementwise_sparsity()
 
 
 def _gammainc_da_jvp(primals, tangents, order):
@@ -452,6 +454,7 @@ betainc_partial_p = Primitive("betainc_partial", _typed(_betainc_partial_impl),
                               tuple(_betainc_partial_vjp(i) for i in range(3)),
                               vjp_ignores=("out",))
 betainc_partial_p.batch = broadcasting_batch(betainc_partial_p)
+betainc_partial_p.sparsity = sr.elementwise_sparsity()
 
 
 def _betainc_a(a, b, x):

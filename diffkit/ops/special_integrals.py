@@ -31,6 +31,7 @@ import scipy.special as sc
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of
 from . import elementwise as ew
+from . import sparsity_rules as sr
 from .families import times, zero_safe
 from .special_helpers import (
     INTEGER_ORDER,
@@ -73,6 +74,7 @@ def _exprel_derivative_impl(x, order):
 
 exprel_derivative_p = Primitive("exprel_derivative", _typed(_exprel_derivative_impl),
                                 vjp_ignores=("out",))
+exprel_derivative_p.sparsity = sr.elementwise_sparsity()
 _exprel_next = zero_safe(lambda t, x, order: t * exprel_derivative_p(x, order=order + 1))
 exprel_derivative_p.jvp = lambda primals, tangents, order: (
     exprel_derivative_p(primals[0], order=order), _exprel_next(tangents[0], primals[0], order))
@@ -132,10 +134,12 @@ def _shichi_derivatives(x):
 
 
 sici_p = Primitive("sici", _typed(sc.sici), vjp_ignores=("out",), multiple_results=True)
+sici_p.sparsity = sr.per_output(sr.elementwise_sparsity())   # each output elementwise
 sici_p.jvp = _pair_jvp(sici_p, _sici_derivatives)
 sici_p.vjp = (_pair_vjp(_sici_derivatives),)
 sici_p.batch = lambda axis_size, values, batch_axes: (sici_p(values[0]), (0, 0))
 shichi_p = Primitive("shichi", _typed(sc.shichi), vjp_ignores=("out",), multiple_results=True)
+shichi_p.sparsity = sr.per_output(sr.elementwise_sparsity())
 shichi_p.jvp = _pair_jvp(shichi_p, _shichi_derivatives)
 shichi_p.vjp = (_pair_vjp(_shichi_derivatives),)
 shichi_p.batch = lambda axis_size, values, batch_axes: (shichi_p(values[0]), (0, 0))
@@ -283,6 +287,7 @@ lambertw_p = Primitive("lambertw", _typed(_lambertw_impl), _lambertw_jvp,
                        (lambda ct, out, x, tol: _lambertw_times_slope(ct, out, x),),
                        lambda axis_size, values, batch_axes, tol: (
                            lambertw_p(values[0], tol=tol), batch_axes[0]))
+lambertw_p.sparsity = sr.elementwise_sparsity()
 wrightomega_p, wrightomega = special_function(
     "wrightomega", sc.wrightomega,
     {"z": lambda out: out / (1 + out)},

@@ -40,6 +40,7 @@ from ..core.zeros import Zero, shape_of
 from ..errors import NoRuleError
 from . import elementwise as ew
 from . import reductions
+from . import sparsity_rules as sr
 from .families import broadcasting_batch, sum_tangents
 from .jets import Jets
 from .special_gamma import digamma_p, gamma_p
@@ -66,7 +67,8 @@ def _partial_primitive(name, impl, fname, argnames):
     function ``fname`` of the given orders in each argument (the last argument is the
     variable; the others are parameters, differentiable to ``PARAMETER_ORDER`` in total).
     Its derivative in argument i is the same primitive with ``orders[i]`` raised by one."""
-    prim = Primitive(name, _typed(impl), vjp_ignores=("out",))
+    prim = Primitive(name, _typed(impl), vjp_ignores=("out",),
+                     sparsity=sr.elementwise_sparsity())
 
     def rule(i, t, args, orders):
         if i < len(args) - 1 and sum(orders[:-1]) >= PARAMETER_ORDER:

@@ -49,6 +49,7 @@ from ..core.primitive import Primitive
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from . import linalg, reductions, shape
+from . import sparsity_rules as sr
 from .elementwise import (
     arctan,
     astype,
@@ -60,6 +61,7 @@ from .elementwise import (
     isfinite_p,
     isinf_p,
     isnan_p,
+    larger_select,
     less_p,
     logical_and_p,
     logical_not_p,
@@ -68,6 +70,7 @@ from .elementwise import (
     negative_p,
     power,
     sign,
+    smaller_select,
     sqrt_p,
     square_p,
     where_p,
@@ -115,9 +118,10 @@ _NUMPY = "diffkit.numpy"
 _NO_DERIVATIVE = "NumPy's function of this name; no derivative (integer or boolean results)."
 
 
-def _numpy(name, fn, partials, doc):
-    """A differentiable NumPy ufunc: its primitive and its function."""
-    return elementwise(name, fn, partials, doc=doc, module=_NUMPY)
+def _numpy(name, fn, partials, doc, **options):
+    """A differentiable NumPy ufunc: its primitive and its function (``options``: the
+    builder's ``select`` and ``deciding``)."""
+    return elementwise(name, fn, partials, doc=doc, module=_NUMPY, **options)
 
 
 def _nondiff(name, fn, argnames, doc):
@@ -313,6 +317,7 @@ _sinc_p = Primitive(
     lambda axis_size, values, batch_axes, order: (_sinc_p(values[0], order=order),
                                                   batch_axes[0]),
     vjp_ignores=("out",))
+_sinc_p.sparsity = sr.elementwise_sparsity()
 
 
 def sinc(x):
@@ -368,10 +373,18 @@ fabs_p, fabs = _numpy("fabs", np.fabs, {"x": lambda x: sign(x)},
 nextafter_p, nextafter = _numpy("nextafter", np.nextafter, {"x": 1, "y": ZERO},
                                 "The next float after ``x`` towards ``y``.")
 # heaviside(x1, x2) is 0 for x1 < 0, x2 at x1 == 0, 1 for x1 > 0.
+
+
+def _heaviside_select(args, out, **params):   # the value at 0 matters only at 0
+    x, _ = sr.selection_values(args)
+    return [False, x == 0]
+
+
 heaviside_p, heaviside = _numpy(
     "heaviside", np.heaviside,
     {"x": ZERO, "y": tangent_rule(lambda t, x: where_p(equal_p(x, 0), t, 0.0))},
-    "The step function: 0 for ``x < 0``, ``y`` at ``x == 0``, 1 for ``x > 0``.")
+    "The step function: 0 for ``x < 0``, ``y`` at ``x == 0``, 1 for ``x > 0``.",
+    select=_heaviside_select, deciding=(0,))
 
 
 def positive(x):
@@ -399,12 +412,12 @@ fmax_p, fmax = _numpy(
     "fmax", np.fmax,
     {"x": tangent_rule(lambda t, x, y: _nan_aware_share(t, x, y, greater_p)),
      "y": tangent_rule(lambda t, x, y: _nan_aware_other(t, x, y, greater_p))},
-    "The larger of ``x`` and ``y``, ignoring a NaN.")
+    "The larger of ``x`` and ``y``, ignoring a NaN.", select=larger_select)
 fmin_p, fmin = _numpy(
     "fmin", np.fmin,
     {"x": tangent_rule(lambda t, x, y: _nan_aware_share(t, x, y, less_p)),
      "y": tangent_rule(lambda t, x, y: _nan_aware_other(t, x, y, less_p))},
-    "The smaller of ``x`` and ``y``, ignoring a NaN.")
+    "The smaller of ``x`` and ``y``, ignoring a NaN.", select=smaller_select)
 
 
 def _nan_to_num_rule(t, x):
@@ -423,6 +436,7 @@ _nan_to_num_p = Primitive(
     lambda axis_size, values, batch_axes, **params: (_nan_to_num_p(values[0], **params),
                                                      batch_axes[0]),
     vjp_ignores=("out",))
+_nan_to_num_p.sparsity = sr.elementwise_sparsity()
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):

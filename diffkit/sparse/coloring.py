@@ -24,9 +24,9 @@ keeps the fewest colours.
 import heapq
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import OptionError, ShapeMismatchError
+from ..ops.sparsity_rules import scipy_sparse
 
 __all__ = ["column_coloring", "row_coloring", "star_coloring", "ORDERS",
            "seed_matrix", "decompress_columns", "decompress_rows", "decompress_star",
@@ -38,6 +38,7 @@ ORDERS = ("natural", "largest_first", "smallest_last")
 def as_pattern(pattern, name="pattern", square=False):
     """``pattern`` (a SciPy sparse array or matrix, or a 2-D NumPy array of booleans or
     numbers) as a boolean CSR array with sorted indices and no explicit zeros."""
+    sp = scipy_sparse()
     if sp.issparse(pattern):
         csr = sp.csr_array(pattern, copy=True)
     elif isinstance(pattern, np.ndarray) and pattern.ndim == 2:
@@ -58,6 +59,7 @@ def as_pattern(pattern, name="pattern", square=False):
 
 def _adjacency(graph):
     """``(indptr, indices)`` of a symmetric boolean CSR graph without its diagonal."""
+    sp = scipy_sparse()
     graph = sp.csr_array(graph, dtype=bool)
     graph.setdiag(False)
     graph.eliminate_zeros()
@@ -160,6 +162,7 @@ def column_coloring(pattern, order="best"):
     """A colour (an int from 0) for every column of the ``(m, n)`` pattern, such that no two
     columns of one colour have a nonzero in the same row. The number of colours is
     ``colors.max() + 1`` (0 for a pattern without columns)."""
+    sp = scipy_sparse()
     pattern = as_pattern(pattern)
     csc = sp.csc_array(pattern).astype(np.int32)
     intersection = (csc.T @ csc).tocsr()
@@ -285,6 +288,7 @@ def gather_rows(pattern, colors):
 
 def gather_star(pattern, colors):
     """For ``B.T`` (``(k, n)``), ``B = H @ S``, a star colouring (see ``decompress_star``)."""
+    sp = scipy_sparse()
     rows, cols = _coordinates(pattern)
     if not len(rows):
         return np.zeros(0, np.intp)
@@ -306,5 +310,6 @@ def _coordinates(pattern):
 
 
 def _csr(values, pattern):
+    sp = scipy_sparse()
     return sp.csr_array((values, pattern.indices.copy(), pattern.indptr.copy()),
                         shape=pattern.shape)

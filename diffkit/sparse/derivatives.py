@@ -28,12 +28,12 @@ import functools
 from typing import NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..api import grad, jvp, vjp, vmap
 from ..api_checks import check_argnums, check_callable, describe
 from ..core.zeros import dtype_of, shape_of
 from ..errors import OptionError, ShapeMismatchError
+from ..ops.sparsity_rules import scipy_sparse
 from . import coloring as col
 from .detection import hessian_pattern, jacobian_pattern, scalar_output
 from .flat import flat_problem, signature
@@ -78,8 +78,8 @@ def _check_pattern(sparsity, shape, name, square=False):
 
 
 def _check_sparsity_type(sparsity, name):
-    if sparsity is None or sp.issparse(sparsity) or (
-            isinstance(sparsity, np.ndarray) and sparsity.ndim == 2):
+    if sparsity is None or (isinstance(sparsity, np.ndarray) and sparsity.ndim == 2) \
+            or scipy_sparse().issparse(sparsity):
         return
     raise ShapeMismatchError(
         f"{name}: sparsity must be None (detect it) or a 2-D SciPy sparse array (or a 2-D "
@@ -87,6 +87,7 @@ def _check_sparsity_type(sparsity, name):
 
 
 def _csr_zeros(shape, dtype):
+    sp = scipy_sparse()
     return sp.csr_array(shape, dtype=dtype)
 
 

@@ -9,13 +9,12 @@ nonlinear functions do, exactly as the reverse pass writes them.
 
 import functools
 
-import scipy.sparse as sp
-
 from ..api import grad
 from ..api_checks import check_argnums, check_callable
 from ..core.zeros import shape_of
 from ..errors import ShapeMismatchError
 from ..interpreters.sparsity import sparsity_flat
+from ..ops.sparsity_rules import scipy_sparse
 from .flat import flat_problem
 
 __all__ = ["jacobian_sparsity", "hessian_sparsity"]
@@ -42,6 +41,7 @@ def scalar_output(g, name):
 
 def hessian_pattern(g, x, local=False, name="hessian_sparsity"):
     """The symmetric ``(n, n)`` pattern of the Hessian of the scalar ``g`` at ``x``."""
+    sp = scipy_sparse()
     gradient = grad(scalar_output(g, name))
     pattern = sparsity_flat(gradient, x, local=local, name=name)[1]
     return sp.csr_array(pattern + pattern.T)   # canonical: sorted, no duplicates

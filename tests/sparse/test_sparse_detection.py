@@ -2,7 +2,11 @@
 local patterns, pytrees, caching, and random programs (sparse derivatives equal the dense
 ones, patterns hold every nonzero)."""
 
+import subprocess
+import sys
+import textwrap
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -260,3 +264,24 @@ def test_block_rules_of_linear_algebra_fft_and_convolution():
         f = lambda a, mode=mode: dnp.convolve(a, v, mode)   # noqa: E731
         np.testing.assert_array_equal(dk.jacobian_sparsity(f)(a).toarray(),
                                       dense_jacobian(f, a) != 0)
+
+
+def test_import_diffkit_does_not_load_scipy_sparse():
+    """scipy.sparse is imported on first use (``sparsity_rules.scipy_sparse``): in a fresh
+    interpreter ``import diffkit`` leaves it out, and the first detection loads it."""
+    root = Path(__file__).resolve().parents[2]
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import diffkit as dk
+        assert dk.__file__.startswith(sys.argv[1]), dk.__file__   # this checkout
+        assert "scipy.sparse" not in sys.modules, "import diffkit loaded scipy.sparse"
+        pattern = dk.jacobian_sparsity(lambda x: x[1:] * x[:-1])(np.ones(4))
+        import scipy.sparse
+        assert isinstance(pattern, scipy.sparse.csr_array)
+        expected = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]], bool)
+        assert (pattern.toarray() == expected).all(), pattern.toarray()
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True,
+                          text=True, cwd=root, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
