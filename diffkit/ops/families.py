@@ -266,11 +266,22 @@ class tangent_rule:
 
 
 _FLOATS = (float, np.float64)
+_VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _parameter_names(fn):
+    """The parameter names of ``fn``: read off a plain function's code object (builders
+    run at import, for every primitive; ``inspect.signature`` costs ~30x more), else by
+    ``inspect.signature``."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not hasattr(fn, "__defaults__") or code.co_flags & _VARIADIC:
+        return list(inspect.signature(fn).parameters)
+    return list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
 
 
 def _reads(fn, names, skip=0):
     """The positions (in ``names``) of the values ``fn``'s parameters name, in order."""
-    params = list(inspect.signature(fn).parameters)[skip:]
+    params = _parameter_names(fn)[skip:]
     unknown = [p for p in params if p not in names]
     if unknown:
         raise TypeError(f"a partial reads {unknown}, which is not among {list(names)}")
