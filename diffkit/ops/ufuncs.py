@@ -50,7 +50,10 @@ from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from . import linalg, reductions, shape
 from . import sparsity_rules as sr
-from .elementwise import (
+from .elementwise import (  # _numpy and _nondiff: the same builders of NumPy's ufuncs
+    _NUMPY,
+    _nondiff,
+    _numpy,
     arctan,
     astype,
     conj,
@@ -80,7 +83,6 @@ from .families import (
     elementwise,
     no_derivative,
     nondiff_elementwise,
-    public_function,
     tangent_rule,
     times,
 )
@@ -114,20 +116,7 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
-_NUMPY = "diffkit.numpy"
 _NO_DERIVATIVE = "NumPy's function of this name; no derivative (integer or boolean results)."
-
-
-def _numpy(name, fn, partials, doc, **options):
-    """A differentiable NumPy ufunc: its primitive and its function (``options``: the
-    builder's ``select`` and ``deciding``)."""
-    return elementwise(name, fn, partials, doc=doc, module=_NUMPY, **options)
-
-
-def _nondiff(name, fn, argnames, doc):
-    """A NumPy ufunc without derivative: its primitive and its function."""
-    prim = nondiff_elementwise(name, fn)
-    return prim, public_function(prim, name, argnames, doc, _NUMPY)
 
 
 # --- inverse trigonometric and hyperbolic ----------------------------------------------------
