@@ -135,16 +135,17 @@ class _SparseDerivative:
             found = self._cache[key] = make()
         return found
 
+    def coloring(self, *args, **kwargs):
+        """The ``Coloring`` used at these arguments: the pattern, the mode (``"forward"``,
+        ``"reverse"``, or ``"star"`` for a Hessian) and the colours."""
+        g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
+        return self._coloring(g, x, args, kwargs)
+
 
 class SparseJacobian(_SparseDerivative):
     def __init__(self, fun, argnums, sparsity, mode):
         super().__init__(fun, argnums, sparsity, "sparse_jacobian")
         self.mode = mode
-
-    def coloring(self, *args, **kwargs):
-        """The ``Coloring`` used at these arguments (pattern, mode, colours)."""
-        g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
-        return self._coloring(g, x, args, kwargs)
 
     def _coloring(self, g, x, args, kwargs):
         def make():
@@ -183,11 +184,6 @@ def _check_rows(out, pattern, name):
 class SparseHessian(_SparseDerivative):
     def __init__(self, fun, argnums, sparsity):
         super().__init__(fun, argnums, sparsity, "sparse_hessian")
-
-    def coloring(self, *args, **kwargs):
-        """The ``Coloring`` used at these arguments (pattern, ``"star"``, colours)."""
-        g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
-        return self._coloring(g, x, args, kwargs)
 
     def _coloring(self, g, x, args, kwargs):
         def make():
