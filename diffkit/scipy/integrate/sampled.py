@@ -13,11 +13,11 @@ interval plus Cartwright's correction for the last one; two samples give the tra
 import numpy as np
 import scipy.integrate as _si
 
-from .. import numpy as dnp
-from ..core.concrete import holds_tracer
-from ..core.trace import Tracer
-from ..core.zeros import dtype_of, shape_of
-from ..ops.indexing import getitem
+from ... import numpy as dnp
+from ...core.concrete import holds_tracer
+from ...core.trace import Tracer
+from ...core.zeros import dtype_of, shape_of
+from ...ops.indexing import getitem
 
 __all__ = ["trapezoid", "simpson", "cumulative_trapezoid"]
 

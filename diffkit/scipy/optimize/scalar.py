@@ -1,0 +1,82 @@
+"""``minimize``: a scalar objective over a pytree of parameters, with exact derivatives."""
+
+import scipy.optimize as _so
+
+from ...api_checks import check_callable
+from .constraints import _constraint_list, _flat_bounds, _flat_constraints
+from .flat import _as_trees, _Params, _tree_callback
+from .objective import _default_method, _derivatives, _Objective
+
+
+def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
+             constraints=(), tol=None, callback=None, options=None, jit=True):
+    """Minimize the scalar ``fun(params, *args)`` over a pytree of parameters with
+    ``scipy.optimize.minimize``, with exact derivatives from diffkit.
+
+    ``x0`` is a pytree of float arrays (integers become float64); ``fun`` takes a pytree of
+    the same structure and returns a real scalar (a non-scalar output is an error: use
+    ``least_squares`` for residual vectors). ``method`` is SciPy's (default as SciPy's:
+    BFGS, L-BFGS-B with bounds, SLSQP with constraints). diffkit supplies:
+
+    - ``jac``: the exact gradient, for every method that uses one; value and gradient come
+      from one reverse pass and are cached, so SciPy's ``fun(x)`` and ``jac(x)`` at the same
+      point evaluate ``fun`` once. Derivative-free methods (Nelder-Mead, Powell, COBYLA,
+      COBYQA) get only the value.
+    - ``hessp``: exact Hessian-vector products for Newton-CG, trust-ncg and trust-krylov
+      (forward over reverse; the linearised gradient is recorded once per point and
+      replayed for each product, so an inner CG loop does not re-run ``fun``).
+    - ``hess``: the exact Hessian, shape ``(n, n)``, for trust-exact, dogleg and trust-constr.
+
+    ``jac``, ``hess`` and ``hessp`` given here replace the automatic ones: a callable takes
+    the pytree (and ``args``; ``hessp`` also the direction as a pytree) and returns a
+    gradient pytree (or flat vector), an ``(n, n)`` array, or a product pytree; ``jac=True``
+    means ``fun`` returns ``(value, gradient)``; strings and ``HessianUpdateStrategy``
+    objects go to SciPy as they are.
+
+    ``constraints``: SciPy dicts ``{'type': 'eq' | 'ineq', 'fun': f, 'args': ...}`` (``'eq'``
+    means ``f == 0``, ``'ineq'`` means ``f >= 0``), ``NonlinearConstraint(f, lb, ub)`` and
+    ``LinearConstraint``. ``f`` takes the parameter pytree and returns any pytree of values,
+    flattened to a vector of ``m`` entries (``lb``/``ub`` refer to that vector). Their
+    Jacobians (``(m, n)``) are exact, and for trust-constr so are their Hessians, in SciPy's
+    ``hess(x, v)`` form (dicts are converted to ``NonlinearConstraint`` for that). A
+    ``NonlinearConstraint``'s own callable ``jac``/``hess`` (taking the pytree) or
+    finite-difference string is kept; its default ``'2-point'`` Jacobian and its default
+    (``BFGS()``, also when given explicitly) Hessian are replaced by exact ones. A
+    ``LinearConstraint``'s matrix acts on the flat vector (``ravel_pytree`` order).
+
+    ``bounds``: ``scipy.optimize.Bounds`` or a sequence of ``n`` ``(min, max)`` pairs on the
+    flat vector (``ravel_pytree`` order), or a pytree with ``x0``'s structure holding a
+    ``(lo, hi)`` pair at each leaf (numbers or arrays broadcastable to the leaf; ``None``
+    means unbounded), or ``None`` at a leaf to leave it free.
+
+    ``callback`` receives the pytree instead of the flat vector (with SciPy's
+    ``callback(intermediate_result)`` form, ``intermediate_result.x`` is the pytree).
+    ``tol`` and ``options`` go to SciPy unchanged.
+
+    ``jit`` (default True): the value, gradient, Hessian products and Hessian are staged
+    with ``diffkit.jit``: recorded at the first point, replayed at the next ones, so the
+    Python of ``fun`` runs once (again only where a value it reads changes: see the jit
+    guide). Side effects in ``fun`` (counting calls, printing) then happen only while it is
+    recorded; pass ``jit=False`` to run ``fun`` at every point. A ``fun`` that draws random
+    numbers is evaluated eagerly.
+
+    Returns SciPy's ``OptimizeResult``; ``x`` (and ``jac``, the gradient, when SciPy reports
+    it; ``grad`` and ``lagrangian_grad`` for trust-constr) are pytrees like ``x0``, each leaf
+    with its shape and dtype. ``hess_inv`` and the other fields are as SciPy gives them, on
+    the flat vector.
+    """
+    check_callable(fun, "minimize")
+    params = _Params(x0, "minimize")
+    method = _default_method(method, _constraint_list(constraints), bounds)
+    args = args if isinstance(args, tuple) else (args,)
+    # with jac=True, fun returns (value, gradient); the automatic Hessians need the value
+    value_fun = (lambda *a: fun(*a)[0]) if jac is True else fun
+    objective = _Objective(value_fun, params, args, stage=jit)
+    scipy_fun, scipy_jac, scipy_hess, scipy_hessp = _derivatives(
+        objective, method, jac, hess, hessp, fun, params, args)
+    result = _so.minimize(
+        scipy_fun, params.x0, method=method, jac=scipy_jac, hess=scipy_hess,
+        hessp=scipy_hessp, bounds=_flat_bounds(bounds, params),
+        constraints=_flat_constraints(constraints, params, method), tol=tol,
+        callback=_tree_callback(callback, params), options=options)
+    return _as_trees(result, params, ("x", "jac", "grad", "lagrangian_grad"))
