@@ -18,6 +18,7 @@ from . import integrate, linalg, optimize, signal, special, stats  # noqa: F401
 for _module, _reference in ((special, _special), (linalg, _linalg), (signal, _signal),
                             (integrate, _integrate)):
     _wrap_namespace(vars(_module), _reference, _module.__name__,
-                    getattr(_module, "__all__", None)
-                    or [n for n in dir(_module) if not n.startswith("_")],
+                    [n for n in getattr(_module, "__all__", None)
+                     or [n for n in dir(_module) if not n.startswith("_")]
+                     if n not in getattr(_module, "OWN_SIGNATURES", ())],
                     name_inputs=_module is special)
