@@ -120,17 +120,20 @@ class TracedArgs:
         return self.treedef.unflatten(leaves)
 
 
-def check_plain(value, name):
-    """``value``, a result of the user's function evaluated on plain arrays; raise if it
-    holds a traced value: the function closes over a value an enclosing transformation
-    traces, which the solver cannot see."""
+def check_plain(value, name, level=0):
+    """``value``, a result of the user's function evaluated while the transformations up to
+    ``level`` wait for a solver working on plain arrays; raise if it holds a value traced
+    by one of them: the function closes over it, and the solver cannot see it."""
     for leaf in tree_leaves(value):
-        if isinstance(leaf, Tracer):
-            raise EscapedTracerError(
-                f"{name}: the function uses a value traced by an enclosing {leaf._trace.name} "
-                "transformation that it did not receive through args (a closure or a global). "
-                f"Pass that value through {name}'s args=(...), so that the solution's "
-                "derivative with respect to it is computed.")
+        while isinstance(leaf, Tracer):
+            if leaf._trace.level <= level:
+                raise EscapedTracerError(
+                    f"{name}: the function uses a value traced by an enclosing "
+                    f"{leaf._trace.name} transformation that it did not receive through args "
+                    "(a closure or a global). Pass that value through "
+                    f"{name}'s args=(...), so that the solution's derivative with respect to "
+                    "it is computed.")
+            leaf = getattr(leaf, "primal", None) if hasattr(leaf, "primal") else leaf.value
     return value
 
 

@@ -23,7 +23,7 @@ import scipy.integrate as _si
 
 from ... import numpy as dnp
 from ...api_checks import check_callable
-from ...core.trace import Tracer
+from ...core.trace import Tracer, current_level
 from ...core.zeros import dtype_of, instantiate, is_zero, shape_of
 from ...errors import NoRuleError
 from ...interpreters.forward import jvp_flat
@@ -117,13 +117,14 @@ class _Integral:
 
     def scipy(self, a, b, params):
         """SciPy's integral at plain limits and parameters (its whole result)."""
+        level = current_level()
         if self.kind == "quad":
             def plain_f(x):
-                return float(np.asarray(check_plain(self.f(x, params), "quad")))
+                return float(np.asarray(check_plain(self.f(x, params), "quad", level)))
             return _si.quad(plain_f, float(a), float(b), **self.options)
 
         def plain_f(x):
-            return np.asarray(check_plain(self.f(x, params), "quad_vec"), np.float64)
+            return np.asarray(check_plain(self.f(x, params), "quad_vec", level), np.float64)
         options = dict(self.options)
         options["full_output"] = True   # the info is kept for the user
         res, err, info = _si.quad_vec(plain_f, float(a), float(b), **options)

@@ -27,7 +27,14 @@ passed through unchanged.
 
 import scipy.optimize as _so  # noqa: F401  (tests replace SciPy's solvers through it)
 
+from .implicit import (
+    NonConvergenceError,
+    SingularJacobianError,
+    fixed_point,
+    linear_solve_options,
+)
 from .residuals import least_squares, root
 from .scalar import minimize
 
-__all__ = ["minimize", "least_squares", "root"]
+__all__ = ["minimize", "least_squares", "root", "fixed_point", "linear_solve_options",
+           "NonConvergenceError", "SingularJacobianError"]

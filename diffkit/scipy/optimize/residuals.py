@@ -8,6 +8,7 @@ from ... import api
 from ...api_checks import check_callable
 from ...core.zeros import shape_of
 from ...errors import ShapeMismatchError
+from . import implicit as _implicit
 from .constraints import _limit
 from .flat import _as_trees, _Cache, _flat_output, _Params, _tree_callback
 
@@ -111,6 +112,9 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
     Returns SciPy's ``OptimizeResult`` with ``x`` and ``grad`` as pytrees like ``x0``;
     ``fun`` (residuals, ``(m,)``), ``jac`` (``(m, n)``) and ``active_mask`` are flat.
     """
+    if _implicit.wanted((args, kwargs)):   # traced args: differentiable solution
+        return _implicit.least_squares(least_squares, fun, x0, jac, bounds, args, kwargs,
+                                       callback, **options)
     check_callable(fun, "least_squares")
     params = _Params(x0, "least_squares")
     args = args if isinstance(args, tuple) else (args,)
@@ -142,6 +146,8 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     Returns SciPy's ``OptimizeResult`` with ``x`` as a pytree like ``x0``; ``fun`` and the
     Jacobian fields are flat, as SciPy gives them.
     """
+    if _implicit.wanted(args):   # traced args: the solution differentiates (implicit.py)
+        return _implicit.root(root, **locals())
     check_callable(fun, "root")
     params = _Params(x0, "root")
     args = args if isinstance(args, tuple) else (args,)

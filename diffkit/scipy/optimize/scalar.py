@@ -3,6 +3,7 @@
 import scipy.optimize as _so
 
 from ...api_checks import check_callable
+from . import implicit as _implicit
 from .constraints import _constraint_list, _flat_bounds, _flat_constraints
 from .flat import _as_trees, _Params, _tree_callback
 from .objective import _default_method, _derivatives, _Objective
@@ -65,6 +66,8 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     with its shape and dtype. ``hess_inv`` and the other fields are as SciPy gives them, on
     the flat vector.
     """
+    if _implicit.wanted(args):   # traced args: the solution differentiates (implicit.py)
+        return _implicit.minimize(minimize, **locals())
     check_callable(fun, "minimize")
     params = _Params(x0, "minimize")
     method = _default_method(method, _constraint_list(constraints), bounds)

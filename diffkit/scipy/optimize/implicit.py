@@ -1,0 +1,449 @@
+"""Derivatives of solutions by the implicit function theorem: ``root``, ``minimize``,
+``least_squares`` and ``fixed_point`` whose solutions differentiate in the parameters passed
+through ``args``.
+
+A solution ``x*(p)`` satisfies an optimality condition ``F(x*, p) = 0``:
+
+- ``root``: ``F = fun(x, *args)``;
+- ``minimize`` (unconstrained): ``F = grad f(x, *args)``;
+- ``least_squares`` (linear loss, no bounds): ``F = J_r(x)^T r(x)``, the gradient of
+  ``0.5 |r|^2``;
+- ``fixed_point``: ``F = g(x, *args) - x``.
+
+Where ``A = dF/dx`` at the solution is invertible, ``x*`` is differentiable and
+``dx* = -A^{-1} (dF/dp) dp`` (forward mode); reverse mode solves ``A^T l = g`` for a
+cotangent ``g`` and gives ``-(dF/dp)^T l``. SciPy finds ``x*``; diffkit supplies ``dF/dp``
+and the products with ``A`` (JVPs and VJPs of ``F``). The linear system is solved densely
+(``A`` formed by ``n`` JVPs) when ``n`` is at most ``dense_max``, else by conjugate gradients
+(``minimize``, ``least_squares``: ``A`` is symmetric) or GMRES on a
+``scipy.sparse.linalg.LinearOperator`` built from JVPs (``A``) and VJPs (``A^T``). The linear
+solves are differentiable calls themselves, so second derivatives, ``vmap``, ``hessian``
+and ``jit`` compose.
+
+When the derivative does not exist it is an error, never a number: a solver that did not
+converge raises ``NonConvergenceError``, and a singular ``A`` at the solution (a root of
+multiplicity above one, a flat direction of the objective, a minimiser that is not strict)
+raises ``SingularJacobianError``. The derivative is as accurate as the solution: tighten the
+solver's tolerances (``tol``, ``options``, ``xtol``, ``ftol``/``gtol``) and, for the
+iterative linear solve, ``linear_solve_options(rtol=...)``.
+"""
+
+import contextlib
+import threading
+
+import numpy as np
+import scipy.optimize as _so
+import scipy.sparse.linalg as _spla
+
+from ... import api
+from ... import numpy as dnp
+from ...core.concrete import holds_tracer
+from ...core.trace import Tracer, current_level, innermost_trace
+from ...core.zeros import dtype_of, is_zero, shape_of
+from ...errors import DiffkitError, NoRuleError
+from ...flatten_util import ravel_pytree
+from ...interpreters.forward import jvp_flat
+from ...interpreters.reverse import vjp_flat
+from ...tree_util import tree_flatten, tree_map
+from ..solver_call import SolverCall, TracedArgs, call, check_plain
+from .flat import _flat_output, _Params
+
+__all__ = ["fixed_point", "linear_solve_options", "NonConvergenceError",
+           "SingularJacobianError"]
+
+
+class NonConvergenceError(DiffkitError, RuntimeError):
+    """The solver did not converge, so its solution has no derivative to give."""
+
+
+class SingularJacobianError(DiffkitError, np.linalg.LinAlgError):
+    """The optimality condition's Jacobian is singular at the solution: the solution is not
+    a differentiable function of the parameters there."""
+
+
+# --- settings of the linear solves ------------------------------------------------------------
+
+_SETTINGS = {"dense_max": 200, "rtol": 1e-10, "maxiter": None, "cond_max": 1e12}
+
+
+@contextlib.contextmanager
+def linear_solve_options(dense_max=None, rtol=None, maxiter=None, cond_max=None):
+    """Within the block, the linear systems of implicit derivatives use these settings:
+    ``dense_max`` (default 200), the largest size solved densely; ``rtol`` (1e-10) and
+    ``maxiter`` (SciPy's default) of CG/GMRES above it; ``cond_max`` (1e12), the largest
+    condition number of a dense system accepted before ``SingularJacobianError``."""
+    saved = dict(_SETTINGS)
+    for key, value in (("dense_max", dense_max), ("rtol", rtol), ("maxiter", maxiter),
+                       ("cond_max", cond_max)):
+        if value is not None:
+            _SETTINGS[key] = value
+    try:
+        yield
+    finally:
+        _SETTINGS.clear()
+        _SETTINGS.update(saved)
+
+
+class _Solving(threading.local):
+    depth = 0
+
+
+_solving = _Solving()
+
+
+def wanted(args):
+    """Whether a solver called with ``args`` goes the implicit way: ``args`` hold traced
+    values, or a transformation is running (the user's function may close over one of its
+    values, which is reported) outside the implicit way's own solve."""
+    return _solving.depth == 0 and (holds_tracer(args) or innermost_trace() is not None)
+
+
+@contextlib.contextmanager
+def _plain_solve():
+    _solving.depth += 1
+    try:
+        yield
+    finally:
+        _solving.depth -= 1
+
+
+# --- the linear system of a derivative ---------------------------------------------------------
+
+
+class _Condition:
+    """The optimality condition ``F(x, params)`` (a flat vector of ``n`` entries) of one
+    problem, its products with ``A = dF/dx`` and the differentiable solves with ``A`` and
+    ``A^T``."""
+
+    def __init__(self, residual, symmetric, name):
+        self.residual, self.symmetric, self.name = residual, symmetric, name
+
+    def product(self, v, x, params, transpose):
+        """``A v`` (``A^T v`` with ``transpose``) at ``(x, params)``, diffkit operations."""
+        if transpose and not self.symmetric:
+            _, pull = vjp_flat(lambda y: [self.residual(y, params)], [x], retain=False)
+            (out,) = pull([v])
+        else:
+            _, (out,) = jvp_flat(lambda y: [self.residual(y, params)], [x], [v])
+        return dnp.zeros(shape_of(x)) if is_zero(out) else out
+
+    def solve(self, b, x, params, transpose=False):
+        """The solution ``y`` of ``A y = b`` (``A^T y = b``), a differentiable call."""
+        transpose = transpose and not self.symmetric
+        solver = SolverCall(lambda *p: (self._plain_solve(p[0], p[1], p[2:], transpose),),
+                            lambda p, t: self._solve_rule(p, t, transpose),
+                            lambda s, p, c: self._solve_back(s, p, c, transpose),
+                            f"{self.name} (linear solve)")
+        return call(solver, [b, x, *params])[0]
+
+    def _plain_solve(self, b, x, params, transpose):
+        n = x.size
+        b = np.asarray(b, np.float64)
+        if n <= _SETTINGS["dense_max"]:
+            a = np.asarray(api.jacfwd(lambda y: self.residual(y, list(params)))(x),
+                           np.float64).reshape(n, n)
+            a = a.T if transpose else a
+            cond = np.linalg.cond(a) if n else 1.0
+            if not np.isfinite(cond) or cond > _SETTINGS["cond_max"]:
+                raise self._singular(f"its condition number is {cond:.3g}")
+            return np.linalg.solve(a, b)
+        operator = _spla.LinearOperator(
+            (n, n), dtype=np.float64,
+            matvec=lambda v: np.asarray(self.product(np.asarray(v, np.float64).ravel(), x,
+                                                     list(params), transpose), np.float64))
+        method = _spla.cg if self.symmetric else _spla.gmres
+        y, info = method(operator, b, rtol=_SETTINGS["rtol"], atol=0.0,
+                         maxiter=_SETTINGS["maxiter"])
+        residual = np.linalg.norm(operator.matvec(y) - b)
+        if info != 0 or not np.isfinite(residual) \
+                or residual > 10 * _SETTINGS["rtol"] * max(np.linalg.norm(b), 1e-300):
+            raise self._singular(f"{method.__name__.upper()} stopped with info {info} and a "
+                                 f"relative residual {residual / np.linalg.norm(b):.3g}",
+                                 iterative=True)
+        return y
+
+    def _singular(self, why, iterative=False):
+        more = (" (or the iterative solve needs more iterations: raise maxiter or loosen rtol "
+                "with diffkit.scipy.optimize.linear_solve_options)") if iterative else ""
+        return SingularJacobianError(
+            f"{self.name}: the Jacobian of the optimality condition at the solution is "
+            f"singular or nearly so ({why}){more}. The solution is then not a differentiable "
+            "function of the parameters (a multiple root, a flat direction of the objective, "
+            "a minimiser that is not strict), so it has no derivative.")
+
+    def _solve_rule(self, primals, tangents, transpose):
+        b, x, params = primals[0], primals[1], list(primals[2:])
+        y = self.solve(b, x, params, transpose)
+        _, (change,) = jvp_flat(lambda z, *q: [self.product(y, z, list(q), transpose)],
+                                [x, *params], list(tangents[1:]))
+        rhs = tangents[0] if is_zero(change) else tangents[0] - change
+        return (y,), (self.solve(rhs, x, params, transpose),)
+
+    def _solve_back(self, saved, primals, cotangents, transpose):
+        (y,), (ct,) = saved, cotangents
+        x, params = primals[1], list(primals[2:])
+        lam = self.solve(ct, x, params, not transpose)
+        _, pull = vjp_flat(lambda z, *q: [self.product(y, z, list(q), transpose)],
+                           [x, *params], retain=False)
+        pulled = pull([lam])
+        return [lam, *[None if is_zero(c) else -c for c in pulled]]
+
+
+# --- a solution as a differentiable call -------------------------------------------------------
+
+
+class _Problem:
+    """One solve: ``solve(x0, params) -> (x, result)`` on plain arrays (SciPy),
+    ``condition`` its optimality condition, ``converged(result, x, params)``."""
+
+    def __init__(self, name, solve, condition, converged, x_size):
+        self.name, self.plain, self.condition = name, solve, condition
+        self.converged, self.x_size = converged, x_size
+        self.state = []
+
+    def solution(self, x0, params):
+        """The differentiable flat solution for the start ``x0`` and the traced params."""
+        return call(SolverCall(self._fun, self._rule, self._back, self.name, self.state),
+                    [x0, *params])[0]
+
+    def _fun(self, x0, *params):
+        with _plain_solve():
+            x, result = self.plain(np.asarray(x0, np.float64), list(params))
+        self.state.append((result, self.converged(result, x, list(params))))
+        return (np.asarray(x, np.float64),)
+
+    def _check(self):
+        for result, ok in self.state:
+            if not ok:
+                message = getattr(result, "message", result)
+                raise NonConvergenceError(
+                    f"{self.name} did not converge ({message}), so its solution has no "
+                    "derivative to give. Raise the iteration limit, improve x0 or adjust "
+                    "the tolerances, and check that a solution exists.")
+
+    def _rule(self, primals, tangents):
+        x = self.solution(primals[0], primals[1:])
+        self._check()
+        params = list(primals[1:])
+        _, (rhs,) = jvp_flat(lambda *q: [self.condition.residual(x, list(q))], params,
+                             list(tangents[1:]))
+        if is_zero(rhs):
+            return (x,), (dnp.zeros(shape_of(x)),)
+        return (x,), (-self.condition.solve(rhs, x, params),)
+
+    def _back(self, saved, primals, cotangents):
+        self._check()
+        (x,), (ct,) = saved, cotangents
+        params = list(primals[1:])
+        lam = self.condition.solve(ct, x, params, transpose=True)
+        _, pull = vjp_flat(lambda *q: [self.condition.residual(x, list(q))], params,
+                           retain=False)
+        return [None, *[None if is_zero(c) else -c for c in pull([lam])]]
+
+    def result(self, x):
+        """SciPy's result of the (last) solve, with ``success`` over a batch."""
+        result = _so.OptimizeResult(self.state[-1][0])
+        result.success = bool(all(getattr(r, "success", True) for r, _ in self.state))
+        result.x = x
+        return result
+
+
+def _start(x0, name):
+    """``x0`` as a ``_Params`` (from its structure, shapes and dtypes; it may be traced) and
+    its flat vector (traced if ``x0`` is: the solution does not depend on it)."""
+    leaves, treedef = tree_flatten(x0)
+    template = treedef.unflatten([np.zeros(shape_of(v), _float(dtype_of(v))) if
+                                  isinstance(v, Tracer) else v for v in leaves])
+    params = _Params(template, name)
+    flat = ravel_pytree(tree_map(lambda v: dnp.astype(v, _float(dtype_of(v)))
+                                 if isinstance(v, Tracer) else v,
+                                 treedef.unflatten(leaves)))[0]
+    if not isinstance(flat, Tracer):
+        flat = np.asarray(flat, np.float64)
+    return params, flat
+
+
+def _float(dtype):
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def _checked(fun, name, level):
+    def checked(*a, **k):
+        return check_plain(fun(*a, **k), name, level)
+    return checked
+
+
+def _refuse(name, what):
+    raise NoRuleError(f"{name}: the derivative of a solution with {what} is not computed "
+                      "(the optimality condition then has active constraints). Solve the "
+                      "unconstrained problem, or reparametrise the parameters (x = exp(z) "
+                      "for x > 0) to differentiate it.")
+
+
+# --- the solvers ---------------------------------------------------------------------------------
+
+
+def minimize(plain_minimize, fun, x0, args=(), method=None, jac=None, hess=None, hessp=None,
+             bounds=None, constraints=(), tol=None, callback=None, options=None, jit=True):
+    """``diffkit.scipy.optimize.minimize`` (``plain_minimize``) whose solution
+    differentiates in the traced values of ``args``: optimality ``grad f = 0``."""
+    args = args if isinstance(args, tuple) else (args,)
+    traced = TracedArgs(args)
+    if traced.params and bounds is not None:
+        _refuse("minimize", "bounds")
+    if traced.params and constraints:
+        _refuse("minimize", "constraints")
+    params, x0_flat = _start(x0, "minimize")
+    value = (lambda *a: fun(*a)[0]) if jac is True else fun
+    level = current_level()
+
+    def solve(start, theta):
+        result = plain_minimize(_checked(fun, "minimize", level), params.tree(start),
+                                args=traced.rebuild(theta), method=method, jac=jac, hess=hess,
+                                hessp=hessp, bounds=bounds, constraints=constraints, tol=tol,
+                                callback=callback, options=options, jit=jit)
+        return params.flat(result.x, "the solution"), result
+
+    def objective(y, theta):
+        return value(params.tree(y), *traced.rebuild(theta))
+
+    def residual(y, theta):
+        return api.grad(objective)(y, theta)
+
+    def converged(result, x, theta):
+        if result.success:
+            return True
+        # BFGS and others report a loss of precision at a minimiser they cannot improve
+        gradient = np.asarray(residual(x, theta))
+        return bool(np.max(np.abs(gradient), initial=0.0)
+                    <= 1e-6 * (1.0 + abs(float(objective(x, theta)))))
+
+    problem = _Problem("minimize", solve, _Condition(residual, True, "minimize"), converged,
+                       params.n)
+    x = problem.solution(x0_flat, traced.params)
+    result = problem.result(params.tree(x))
+    result.fun = value(result.x, *args)
+    return result
+
+
+def root(plain_root, fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None,
+         options=None):
+    """``diffkit.scipy.optimize.root`` (``plain_root``) whose solution differentiates in the
+    traced values of ``args``: ``fun(x, *args) = 0``."""
+    args = args if isinstance(args, tuple) else (args,)
+    traced = TracedArgs(args)
+    params, x0_flat = _start(x0, "root")
+    level = current_level()
+
+    def solve(start, theta):
+        result = plain_root(_checked(fun, "root", level), params.tree(start),
+                            args=traced.rebuild(theta), method=method, jac=jac, tol=tol,
+                            callback=callback, options=options)
+        return params.flat(result.x, "the solution"), result
+
+    def residual(y, theta):
+        return _flat_output(fun(params.tree(y), *traced.rebuild(theta)), "root")
+
+    problem = _Problem("root", solve, _Condition(residual, False, "root"),
+                       lambda result, x, theta: bool(result.success), params.n)
+    x = problem.solution(x0_flat, traced.params)
+    result = problem.result(params.tree(x))
+    result.fun = _flat_output(fun(result.x, *args), "root")
+    return result
+
+
+def least_squares(plain_least_squares, fun, x0, jac=None, bounds=None, args=(), kwargs=None,
+                  callback=None, **options):
+    """``diffkit.scipy.optimize.least_squares`` (``plain_least_squares``) whose solution
+    differentiates in the traced values of ``args``: ``J_r^T r = 0``."""
+    args = args if isinstance(args, tuple) else (args,)
+    kwargs = kwargs or {}
+    traced = TracedArgs((args, kwargs))
+    if traced.params and options.get("loss", "linear") != "linear":
+        raise NoRuleError(f"least_squares: the derivative of a solution with loss="
+                          f"{options['loss']!r} is not computed; use the linear loss")
+    if traced.params and bounds is not None and not _unbounded(bounds):
+        _refuse("least_squares", "bounds")
+    params, x0_flat = _start(x0, "least_squares")
+    level = current_level()
+
+    def solve(start, theta):
+        a, k = traced.rebuild(theta)
+        result = plain_least_squares(_checked(fun, "least_squares", level),
+                                     params.tree(start), jac=jac, bounds=bounds, args=a,
+                                     kwargs=k, callback=callback, **options)
+        return params.flat(result.x, "the solution"), result
+
+    def residuals(y, theta):
+        a, k = traced.rebuild(theta)
+        return _flat_output(fun(params.tree(y), *a, **k), "least_squares")
+
+    def residual(y, theta):
+        return api.grad(lambda z: 0.5 * dnp.sum(residuals(z, theta) ** 2))(y)
+
+    problem = _Problem("least_squares", solve,
+                       _Condition(residual, True, "least_squares"),
+                       lambda result, x, theta: bool(result.success), params.n)
+    x = problem.solution(x0_flat, traced.params)
+    result = problem.result(params.tree(x))
+    result.fun = _flat_output(fun(result.x, *args, **kwargs), "least_squares")
+    result.cost = 0.5 * dnp.sum(result.fun ** 2)
+    return result
+
+
+def _unbounded(bounds):
+    if isinstance(bounds, _so.Bounds):
+        lb, ub = bounds.lb, bounds.ub
+    else:
+        lb, ub = bounds
+    try:
+        return bool(np.all(np.asarray(lb, float) == -np.inf)
+                    and np.all(np.asarray(ub, float) == np.inf))
+    except (TypeError, ValueError):
+        return False
+
+
+def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
+    """A fixed point ``x = func(x, *args)``, as ``scipy.optimize.fixed_point``, whose value
+    differentiates in the traced values of ``args`` (and in nothing else: not in ``x0``).
+
+    Same arguments and return value as SciPy's: the fixed point, an array of ``x0``'s shape
+    (``method`` is ``'del2'``, Steffensen's acceleration, or ``'iteration'``). SciPy raises
+    ``RuntimeError`` when it does not converge within ``maxiter`` iterations; here that is a
+    ``NonConvergenceError`` (a ``RuntimeError`` too). The derivative is
+    ``(I - dg/dx)^{-1} dg/dp`` at the fixed point; it exists when 1 is not an eigenvalue of
+    ``dg/dx`` there (always, for a contraction), else ``SingularJacobianError``.
+    """
+    args = args if isinstance(args, tuple) else (args,)
+    level = current_level()
+
+    def plain(start, plain_args):
+        try:
+            with _plain_solve():
+                return np.asarray(_so.fixed_point(_checked(func, "fixed_point", level), start,
+                                                  args=plain_args, xtol=xtol,
+                                                  maxiter=maxiter, method=method))
+        except RuntimeError as error:
+            if isinstance(error, DiffkitError):
+                raise
+            raise NonConvergenceError(f"fixed_point did not converge: {error}. Raise maxiter, "
+                                      "loosen xtol or start nearer the fixed point.") from None
+
+    if not (holds_tracer(args) or isinstance(x0, Tracer) or innermost_trace() is not None):
+        return plain(x0, args)
+    traced = TracedArgs(args)
+    shape = shape_of(x0) if isinstance(x0, Tracer) else np.shape(x0)
+    start = dnp.ravel(dnp.astype(x0, np.float64)) if isinstance(x0, Tracer) \
+        else np.ravel(np.asarray(x0, np.float64))
+
+    def solve(start_flat, theta):
+        x = plain(start_flat.reshape(shape), traced.rebuild(theta))
+        return np.ravel(x), "converged"
+
+    def residual(y, theta):
+        out = func(dnp.reshape(y, shape), *traced.rebuild(theta))
+        return dnp.ravel(out) - y
+
+    problem = _Problem("fixed_point", solve, _Condition(residual, False, "fixed_point"),
+                       lambda result, x, theta: True, int(np.prod(shape)))
+    return dnp.reshape(problem.solution(start, traced.params), shape)
