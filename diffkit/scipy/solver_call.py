@@ -131,8 +131,8 @@ def check_plain(value, name, level=0):
                     f"{name}: the function uses a value traced by an enclosing "
                     f"{leaf._trace.name} transformation that it did not receive through args "
                     "(a closure or a global). Pass that value through "
-                    f"{name}'s args=(...), so that the solution's derivative with respect to "
-                    "it is computed.")
+                    f"{name}'s args=(...), so that the derivative of the result with "
+                    "respect to it is computed.")
             leaf = getattr(leaf, "primal", None) if hasattr(leaf, "primal") else leaf.value
     return value
 

@@ -38,7 +38,7 @@ import scipy.sparse.linalg as _spla
 from ... import api
 from ... import numpy as dnp
 from ...core.concrete import holds_tracer
-from ...core.trace import Tracer, current_level, innermost_trace
+from ...core.trace import Tracer, current_level
 from ...core.zeros import dtype_of, is_zero, shape_of
 from ...errors import DiffkitError, NoRuleError
 from ...flatten_util import ravel_pytree
@@ -85,7 +85,8 @@ def linear_solve_options(dense_max=None, rtol=None, maxiter=None, cond_max=None)
 
 
 class _Solving(threading.local):
-    depth = 0
+    def __init__(self):
+        self.levels = []   # the levels of the transformations waiting for each plain solve
 
 
 _solving = _Solving()
@@ -94,17 +95,21 @@ _solving = _Solving()
 def wanted(args):
     """Whether a solver called with ``args`` goes the implicit way: ``args`` hold traced
     values, or a transformation is running (the user's function may close over one of its
-    values, which is reported) outside the implicit way's own solve."""
-    return _solving.depth == 0 and (holds_tracer(args) or innermost_trace() is not None)
+    values, which is reported) that is not the one waiting for a plain solve of this
+    module (whose solver, given plain arrays, takes the plain way)."""
+    base = _solving.levels[-1] if _solving.levels else 0
+    return holds_tracer(args) or current_level() > base
 
 
 @contextlib.contextmanager
 def _plain_solve():
-    _solving.depth += 1
+    """SciPy solves on plain arrays in the block; a value traced by a transformation
+    running now (up to its level) met there is a closure (``_checked``)."""
+    _solving.levels.append(current_level())
     try:
         yield
     finally:
-        _solving.depth -= 1
+        _solving.levels.pop()
 
 
 # --- the linear system of a derivative ---------------------------------------------------------
@@ -152,9 +157,10 @@ class _Condition:
             matvec=lambda v: np.asarray(self.product(np.asarray(v, np.float64).ravel(), x,
                                                      list(params), transpose), np.float64))
         method = _spla.cg if self.symmetric else _spla.gmres
-        y, info = method(operator, b, rtol=_SETTINGS["rtol"], atol=0.0,
-                         maxiter=_SETTINGS["maxiter"])
-        residual = np.linalg.norm(operator.matvec(y) - b)
+        with np.errstate(all="ignore"):   # a singular system is reported below
+            y, info = method(operator, b, rtol=_SETTINGS["rtol"], atol=0.0,
+                             maxiter=_SETTINGS["maxiter"])
+            residual = np.linalg.norm(operator.matvec(y) - b)
         if info != 0 or not np.isfinite(residual) \
                 or residual > 10 * _SETTINGS["rtol"] * max(np.linalg.norm(b), 1e-300):
             raise self._singular(f"{method.__name__.upper()} stopped with info {info} and a "
@@ -267,9 +273,9 @@ def _float(dtype):
     return dtype if dtype.kind == "f" else np.dtype(np.float64)
 
 
-def _checked(fun, name, level):
+def _checked(fun, name):
     def checked(*a, **k):
-        return check_plain(fun(*a, **k), name, level)
+        return check_plain(fun(*a, **k), name, _solving.levels[-1] if _solving.levels else 0)
     return checked
 
 
@@ -295,10 +301,9 @@ def minimize(plain_minimize, fun, x0, args=(), method=None, jac=None, hess=None,
         _refuse("minimize", "constraints")
     params, x0_flat = _start(x0, "minimize")
     value = (lambda *a: fun(*a)[0]) if jac is True else fun
-    level = current_level()
 
     def solve(start, theta):
-        result = plain_minimize(_checked(fun, "minimize", level), params.tree(start),
+        result = plain_minimize(_checked(fun, "minimize"), params.tree(start),
                                 args=traced.rebuild(theta), method=method, jac=jac, hess=hess,
                                 hessp=hessp, bounds=bounds, constraints=constraints, tol=tol,
                                 callback=callback, options=options, jit=jit)
@@ -333,10 +338,9 @@ def root(plain_root, fun, x0, args=(), method="hybr", jac=None, tol=None, callba
     args = args if isinstance(args, tuple) else (args,)
     traced = TracedArgs(args)
     params, x0_flat = _start(x0, "root")
-    level = current_level()
 
     def solve(start, theta):
-        result = plain_root(_checked(fun, "root", level), params.tree(start),
+        result = plain_root(_checked(fun, "root"), params.tree(start),
                             args=traced.rebuild(theta), method=method, jac=jac, tol=tol,
                             callback=callback, options=options)
         return params.flat(result.x, "the solution"), result
@@ -365,11 +369,10 @@ def least_squares(plain_least_squares, fun, x0, jac=None, bounds=None, args=(), 
     if traced.params and bounds is not None and not _unbounded(bounds):
         _refuse("least_squares", "bounds")
     params, x0_flat = _start(x0, "least_squares")
-    level = current_level()
 
     def solve(start, theta):
         a, k = traced.rebuild(theta)
-        result = plain_least_squares(_checked(fun, "least_squares", level),
+        result = plain_least_squares(_checked(fun, "least_squares"),
                                      params.tree(start), jac=jac, bounds=bounds, args=a,
                                      kwargs=k, callback=callback, **options)
         return params.flat(result.x, "the solution"), result
@@ -415,12 +418,11 @@ def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
     ``dg/dx`` there (always, for a contraction), else ``SingularJacobianError``.
     """
     args = args if isinstance(args, tuple) else (args,)
-    level = current_level()
 
     def plain(start, plain_args):
         try:
             with _plain_solve():
-                return np.asarray(_so.fixed_point(_checked(func, "fixed_point", level), start,
+                return np.asarray(_so.fixed_point(_checked(func, "fixed_point"), start,
                                                   args=plain_args, xtol=xtol,
                                                   maxiter=maxiter, method=method))
         except RuntimeError as error:
@@ -429,7 +431,7 @@ def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
             raise NonConvergenceError(f"fixed_point did not converge: {error}. Raise maxiter, "
                                       "loosen xtol or start nearer the fixed point.") from None
 
-    if not (holds_tracer(args) or isinstance(x0, Tracer) or innermost_trace() is not None):
+    if not (wanted(args) or isinstance(x0, Tracer)):
         return plain(x0, args)
     traced = TracedArgs(args)
     shape = shape_of(x0) if isinstance(x0, Tracer) else np.shape(x0)
