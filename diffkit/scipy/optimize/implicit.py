@@ -348,8 +348,14 @@ def root(plain_root, fun, x0, args=(), method="hybr", jac=None, tol=None, callba
     def residual(y, theta):
         return _flat_output(fun(params.tree(y), *traced.rebuild(theta)), "root")
 
-    problem = _Problem("root", solve, _Condition(residual, False, "root"),
-                       lambda result, x, theta: bool(result.success), params.n)
+    def converged(result, x, theta):
+        # a tolerance tighter than the arithmetic allows ends with "no progress" at a root
+        return bool(result.success) or bool(
+            np.max(np.abs(np.asarray(residual(x, theta))), initial=0.0)
+            <= 1e-10 * (1.0 + np.max(np.abs(x), initial=0.0)))
+
+    problem = _Problem("root", solve, _Condition(residual, False, "root"), converged,
+                       params.n)
     x = problem.solution(x0_flat, traced.params)
     result = problem.result(params.tree(x))
     result.fun = _flat_output(fun(result.x, *args), "root")
