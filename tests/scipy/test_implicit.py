@@ -219,6 +219,14 @@ def test_jit_replays_the_solve():
     staged_slope = dk.jit(dk.jacrev(quadratic_minimiser))
     for p in (0.2, 0.9):
         np.testing.assert_allclose(staged_slope(p), quadratic_slope(p), rtol=1e-7)
+    staged_root = dk.jit(dk.jacfwd(linear_root))
+    for params in (np.array([0.4, -1.0]), np.array([0.1, 2.0])):
+        np.testing.assert_allclose(staged_root(params), dk.jacrev(linear_root)(params),
+                                   rtol=1e-10)
+    staged_fixed = dk.jit(dk.grad(contraction_fixed_point))
+    for p in (0.3, 0.6):
+        np.testing.assert_allclose(staged_fixed(p), dk.grad(contraction_fixed_point)(p),
+                                   rtol=1e-12)
 
 
 def test_iterative_linear_solves_match_the_dense_ones():

@@ -1,5 +1,5 @@
-"""``diffkit.scipy.optimize``: ``scipy.optimize.minimize``, ``least_squares`` and ``root`` on
-pytrees of parameters, with exact derivatives supplied by diffkit.
+"""``diffkit.scipy.optimize``: ``scipy.optimize.minimize``, ``least_squares``, ``root`` and
+``fixed_point`` on pytrees of parameters, with exact derivatives supplied by diffkit.
 
 Each function takes SciPy's arguments, but ``x0`` may be any pytree of arrays (a dict of
 weights, a tuple of a matrix and a vector...) and the user's functions receive that pytree.
@@ -16,6 +16,15 @@ trust-krylov; the linearisation of the gradient is recorded once per point and r
 every product) or exact Hessians (``hess``: trust-exact, dogleg, trust-constr). Constraints
 get exact Jacobians and, for trust-constr, exact Hessians. ``least_squares`` and ``root`` get
 exact Jacobians, forward mode when the parameters are fewer than the residuals, else reverse.
+
+Solutions differentiate too: when ``args`` hold traced values (``grad``, ``jvp``, ``vmap``,
+``hessian``, ``jit`` of a function that calls the solver), ``minimize`` (unconstrained),
+``least_squares`` (linear loss, no bounds), ``root`` and ``fixed_point`` return solutions
+whose derivatives in those values come from the implicit function theorem (``implicit.py``):
+a linear solve with the Jacobian of the optimality condition at the solution, dense or by
+CG/GMRES (``linear_solve_options``). A solver that did not converge raises
+``NonConvergenceError`` and a singular Jacobian ``SingularJacobianError`` instead of a
+derivative.
 
 Anything you pass yourself (``jac=``, ``hess=``, ``hessp=``, a constraint's ``jac``) is used
 instead of the automatic derivative. A callable receives the pytree (and ``args``) like
