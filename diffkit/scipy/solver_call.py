@@ -19,9 +19,13 @@ problem at a time) and its rules are the vmapped rules. A solver's concrete resu
 its outputs (SciPy's ``OptimizeResult``, the error estimate of an integral) are collected in
 ``state``, shared by the call and its batched copies.
 
-Values the user's function closes over are not seen by the call: the solver runs on plain
-arrays, and a traced value met there is reported (``check_plain``), asking to pass it
-through ``args``.
+Values the user's function closes over are found by ``Closure``: it records the function
+once (``diffkit.interpreters.staging``) and takes the traced values of enclosing
+transformations that the recording uses as constants; the solvers pass them to the call as
+parameters and evaluate the recording with the call's values in their place (closure
+conversion). A traced value met by a solver working on plain arrays anyway (a function
+that could not be recorded) is reported by ``check_plain``, asking to pass it through
+``args``.
 """
 
 import numpy as np
@@ -31,6 +35,7 @@ from .. import numpy as dnp
 from ..core.trace import Tracer, bind_custom
 from ..core.zeros import dtype_of, instantiate, is_zero, shape_of, tangent_dtype
 from ..errors import EscapedTracerError
+from ..interpreters.staging import Const, custom_call_p, stage_flat
 from ..tree_util import tree_flatten, tree_leaves
 
 
@@ -142,3 +147,71 @@ def plain(value):
     while isinstance(value, Tracer):
         value = getattr(value, "primal", None) if hasattr(value, "primal") else value.value
     return np.asarray(value)
+
+
+# --- closure conversion ------------------------------------------------------------------------
+
+
+class Closure:
+    """The traced values ``fun`` closes over, found by recording ``fun(*inputs)`` once, and
+    ``fun`` evaluated with other values in their place.
+
+    ``found`` tells whether the recording uses traced values of enclosing transformations as
+    constants; then ``values`` lists them and ``closure(inputs, values)`` evaluates the
+    recording on new ``inputs`` with ``values`` in their place (diffkit operations: it
+    differentiates, batches and stages like ``fun``). A function whose recording reads its
+    inputs' values (Python control flow on them) cannot be replayed at other inputs: with
+    captured values that is an error asking for ``args``. A function that cannot be recorded
+    at all is left alone (``found`` False)."""
+
+    def __init__(self, fun, inputs, name):
+        self.found, self.values = False, []
+        self.name = name
+
+        def flat(*staged):
+            leaves, self.out_tree = tree_flatten(fun(*staged))
+            return leaves
+
+        try:
+            _, recording = stage_flat(flat, list(inputs), name=name)
+        except Exception:   # noqa: BLE001 (not recordable: the plain solve reports closures)
+            return
+        captured = {}
+        refs = [r for eqn in recording.equations for r in eqn.inputs] + recording.outputs
+        for ref in refs:
+            if type(ref) is Const and isinstance(ref.value, Tracer):
+                captured.setdefault(id(ref.value), ref.value)
+        if not captured:
+            return
+        values = list(captured.values())
+        if recording.guards or any(dtype_of(v).kind not in "fc" for v in values):
+            what = "reads the values of its inputs (Python control flow on them)" \
+                if recording.guards else "closes over a traced integer or boolean value"
+            raise EscapedTracerError(
+                f"{name}: the function closes over values traced by an enclosing "
+                f"{values[0]._trace.name} transformation and {what}, so it cannot be "
+                f"replayed with them as parameters. Pass those values through {name}'s "
+                "args=(...) instead.")
+        self.found, self.values, self.recording = True, values, recording
+
+    def __call__(self, inputs, values):
+        recording = self.recording
+        swap = {id(old): new for old, new in zip(self.values, values)}
+
+        def value(ref):
+            if type(ref) is int:
+                return env[ref]
+            return swap.get(id(ref.value), ref.value)
+
+        env = list(inputs) + [None] * (len(recording.avals) - len(inputs))
+        for eqn in recording.equations:
+            args = [value(r) for r in eqn.inputs]
+            if eqn.prim is custom_call_p:
+                outs = custom_call_p.bind(args, eqn.params)
+            else:
+                with np.errstate(**(eqn.errstate or np.geterr())):
+                    out = eqn.prim(*args, **eqn.params)
+                outs = out if eqn.prim.multiple_results else (out,)
+            for var, out in zip(eqn.outs, outs):
+                env[var] = out
+        return self.out_tree.unflatten([value(r) for r in recording.outputs])

@@ -288,17 +288,67 @@ def test_a_singular_jacobian_raises(dense_max):
                                            np.array([0.3, 0.1]), args=(p,)).x[0])(1.0)
 
 
-def test_refusals_and_closures():
+def test_refusals():
     with pytest.raises(NoRuleError, match="bounds"):
         dk.grad(lambda p: dko.minimize(lambda x, p: dnp.sum((x - p) ** 2), np.zeros(1),
                                        args=(p,), bounds=[(0, 1)]).x[0])(0.5)
     with pytest.raises(NoRuleError, match="loss"):
         dk.grad(lambda p: dko.least_squares(lambda x, p: x - p, np.zeros(1), args=(p,),
                                             loss="soft_l1").x[0])(0.5)
+    # a closure over a traced value whose function branches on x cannot be replayed
+    def branches(p):
+        return dko.minimize(lambda x: dnp.sum((x - p) ** 2) if x[0] > -1 else 0.0,
+                            np.zeros(1)).x[0]
+
     with pytest.raises(EscapedTracerError, match="args"):
-        dk.grad(lambda p: dko.minimize(lambda x: dnp.sum((x - p) ** 2), np.zeros(1)).x[0])(1.)
-    with pytest.raises(EscapedTracerError, match="args"):
-        dk.grad(lambda p: dko.fixed_point(lambda x: 0.5 * x + p, 0.0))(1.0)
+        dk.grad(branches)(1.0)
+
+
+def closed_over_minimiser(p):
+    """quadratic_minimiser with the parameter closed over (and a value computed from it)."""
+    matrix = A0 + p * np.eye(3)
+    return dko.minimize(lambda x: 0.5 * x @ matrix @ x - B @ x, np.zeros(3),
+                        options={"gtol": 1e-12}).x
+
+
+def test_closures_differentiate_like_args():
+    p, ps = 0.3, np.array([0.1, 0.5])
+    for transform in (dk.jacfwd, dk.jacrev):
+        np.testing.assert_allclose(transform(closed_over_minimiser)(p),
+                                   transform(quadratic_minimiser)(p), rtol=1e-12)
+    np.testing.assert_allclose(dk.jacrev(dk.jacrev(closed_over_minimiser))(p),
+                               dk.jacfwd(dk.jacrev(quadratic_minimiser))(p), rtol=1e-10)
+    np.testing.assert_allclose(dk.vmap(dk.jacrev(closed_over_minimiser))(ps),
+                               [quadratic_slope(q) for q in ps], rtol=1e-7)
+    staged = dk.jit(dk.jacrev(closed_over_minimiser))
+    for q in (0.2, 0.9):
+        np.testing.assert_allclose(staged(q), quadratic_slope(q), rtol=1e-7)
+    # root, least_squares and fixed_point, closing over p and args together
+    e = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+
+    def root_closed(params):
+        p0 = params[0]
+        return dko.root(lambda x, p1: (A0 + p0 * e) @ x - dnp.stack([1.0, p1, 2.0]),
+                        np.zeros(3), args=(params[1],), tol=1e-14).x
+
+    params = np.array([0.4, -1.0])
+    np.testing.assert_allclose(dk.jacrev(root_closed)(params), dk.jacrev(linear_root)(params),
+                               rtol=1e-10)
+    xs, ys = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]), np.array([0.1, 0.9, 2.2])
+
+    def fit(w):
+        return dko.least_squares(lambda k: w * (xs @ k - ys), np.zeros(2),
+                                 xtol=1e-15, ftol=1e-15, gtol=1e-15).x
+
+    def closed(w):
+        return dnp.linalg.solve(xs.T @ (xs * (w ** 2)[:, None]), xs.T @ (w ** 2 * ys))
+
+    w = np.array([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(dk.jacfwd(fit)(w), dk.jacfwd(closed)(w), rtol=1e-7)
+    fixed = lambda p: dko.fixed_point(lambda x: 0.5 * dnp.cos(x) + p, 0.0,  # noqa: E731
+                                      xtol=1e-14)
+    np.testing.assert_allclose(dk.grad(fixed)(0.3), dk.grad(contraction_fixed_point)(0.3),
+                               rtol=1e-12)
 
 
 def test_the_start_does_not_change_the_derivative():

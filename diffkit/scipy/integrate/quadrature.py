@@ -1,5 +1,5 @@
 """``quad`` and ``quad_vec``: SciPy's adaptive integrals, differentiable in their limits and in
-the parameters passed through ``args``.
+the parameters passed through ``args`` or closed over by the integrand.
 
 The integral ``I(a, b, p) = int_a^b f(x, p) dx`` is computed by SciPy. Its derivatives:
 
@@ -28,7 +28,7 @@ from ...core.zeros import dtype_of, instantiate, is_zero, shape_of
 from ...errors import NoRuleError
 from ...interpreters.forward import jvp_flat
 from ...interpreters.reverse import vjp_flat
-from ..solver_call import SolverCall, TracedArgs, call, check_plain, plain
+from ..solver_call import Closure, SolverCall, TracedArgs, call, check_plain, plain
 
 __all__ = ["quad", "quad_vec"]
 
@@ -42,8 +42,10 @@ def quad(func, a, b, args=(), full_output=0, epsabs=1.49e-8, epsrel=1.49e-8, lim
 
     Same arguments and return values as SciPy's: ``(y, abserr)``, with ``full_output`` also
     ``infodict`` (and a message when SciPy gives one). ``y`` carries the derivative;
-    ``abserr`` and the rest are SciPy's, for the value. A traced value must come through
-    ``args``, not a closure (that is an error). ``func`` is called with plain floats by
+    ``abserr`` and the rest are SciPy's, for the value. Traced values that ``func`` closes
+    over are differentiated too (closure conversion: ``func`` is recorded once and replayed
+    with them as parameters), unless ``func`` branches on ``x`` in Python, which is an error
+    asking to pass them through ``args``. ``func`` is called with plain floats by
     SciPy and with traced values by the derivative rules, so write it with NumPy or
     ``diffkit.numpy`` functions. Derivatives are integrals of the integrand's derivatives
     computed to the same ``epsabs``/``epsrel``; see the module docstring and the guide.
@@ -76,22 +78,32 @@ def quad_vec(f, a, b, epsabs=1e-200, epsrel=1e-8, norm="2", cache_size=100e6, li
 def _integrate(kind, func, a, b, args, options):
     traced = TracedArgs(args)
     name = kind
+    closure = None
+    if current_level() > 0:   # a transformation runs: func may close over its values
+        closure = Closure(lambda x, *q: func(x, *traced.rebuild(list(q))),
+                          [_inside(a, b), *traced.params], name)
+        closure = closure if closure.found else None
+    params = traced.params + (closure.values if closure else [])
     limits = [x for x in (a, b) if isinstance(x, Tracer)]
-    if options.get("weight") is not None and (limits or traced.params):
+    if options.get("weight") is not None and (limits or params):
         raise NoRuleError(f"{name}: an integral with a weight function (weight="
                           f"{options['weight']!r}) is not differentiated; integrate "
                           "f(x) * w(x) without weight= to differentiate it")
-    if options.get("complex_func") and (limits or traced.params):
+    if options.get("complex_func") and (limits or params):
         raise NoRuleError(f"{name}: complex_func=True is not differentiated; integrate the "
                           "real and imaginary parts separately")
     state = []
 
+    k = len(traced.params)
+
     def integrand(x, params):
+        if closure is not None:
+            return closure([x, *params[:k]], params[k:])
         return func(x, *traced.rebuild(params))
 
     integral = _Integral(kind, integrand, options, state, a_traced=isinstance(a, Tracer),
                          b_traced=isinstance(b, Tracer))
-    primals = [x for x in (a, b) if isinstance(x, Tracer)] + traced.params
+    primals = limits + params
     if not primals:   # nothing to differentiate: SciPy's own result
         return integral.scipy(a, b, [])
     integral.a, integral.b = a, b
@@ -210,6 +222,17 @@ class _Integral:
                            else piece)
                 start += size
         return [instantiate(c) for c in cts]
+
+
+def _inside(a, b):
+    """A point of the interval from ``a`` to ``b`` (plain or traced limits) at which to
+    record the integrand."""
+    lo, hi = (float(np.ravel(plain(x))[0]) for x in (a, b))
+    if np.isfinite(lo) and np.isfinite(hi):
+        return np.float64(0.5 * (lo + hi))
+    if np.isfinite(lo) or np.isfinite(hi):
+        return np.float64(lo + 1.0 if np.isfinite(lo) else hi - 1.0)
+    return np.float64(0.0)
 
 
 def _finite(limit, which, name):

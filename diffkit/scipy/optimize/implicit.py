@@ -1,13 +1,14 @@
 """Derivatives of solutions by the implicit function theorem: ``root``, ``minimize``,
 ``least_squares`` and ``fixed_point`` whose solutions differentiate in the parameters passed
-through ``args``.
+through ``args`` and in the traced values the user's function closes over (found by
+recording the function once and replayed with them as parameters: ``_UserFunction``).
 
 A solution ``x*(p)`` satisfies an optimality condition ``F(x*, p) = 0``:
 
 - ``root``: ``F = fun(x, *args)``;
 - ``minimize`` (unconstrained): ``F = grad f(x, *args)``;
 - ``least_squares`` (linear loss, no bounds): ``F = J_r(x)^T r(x)``, the gradient of
-  ``0.5 |r|^2``;
+  ``0.5 * sum(r ** 2)``;
 - ``fixed_point``: ``F = g(x, *args) - x``.
 
 Where ``A = dF/dx`` at the solution is invertible, ``x*`` is differentiable and
@@ -45,7 +46,7 @@ from ...flatten_util import ravel_pytree
 from ...interpreters.forward import jvp_flat
 from ...interpreters.reverse import vjp_flat
 from ...tree_util import tree_flatten, tree_map
-from ..solver_call import SolverCall, TracedArgs, call, check_plain
+from ..solver_call import Closure, SolverCall, TracedArgs, call, check_plain
 from .flat import _flat_output, _Params
 
 __all__ = ["fixed_point", "linear_solve_options", "NonConvergenceError",
@@ -286,31 +287,73 @@ def _refuse(name, what):
                       "for x > 0) to differentiate it.")
 
 
+class _UserFunction:
+    """The user's ``fun(tree, *args, **kwargs)`` as ``f(y, theta)``, a function of the flat
+    point ``y`` and the parameters ``theta``: the traced leaves of ``args`` and ``kwargs``,
+    then the traced values ``fun`` closes over (closure conversion, ``Closure``).
+    ``to_tree`` turns a flat point into ``fun``'s first argument, ``example`` is a plain
+    flat point to record ``fun`` at."""
+
+    def __init__(self, fun, to_tree, args, kwargs, example, name):
+        self.fun, self.to_tree, self.name = fun, to_tree, name
+        self.traced = TracedArgs((args, kwargs))
+        self.closure = None
+        if current_level() > 0:   # a transformation runs: fun may close over its values
+            closure = Closure(lambda y, *q: self._direct(y, list(q)),
+                              [example, *self.traced.params], name)
+            self.closure = closure if closure.found else None
+        self.params = self.traced.params + (self.closure.values if self.closure else [])
+
+    def _direct(self, y, theta):
+        args, kwargs = self.traced.rebuild(theta)
+        return self.fun(self.to_tree(y), *args, **kwargs)
+
+    def __call__(self, y, theta):
+        if self.closure is None:
+            return self._direct(y, theta)
+        k = len(self.traced.params)
+        return self.closure([y, *theta[:k]], theta[k:])
+
+    def for_scipy(self, theta, flatten):
+        """``(fun, args, kwargs)`` for the plain solver at the plain parameters ``theta``;
+        ``flatten`` turns the solver's point back into a flat vector."""
+        if self.closure is None:
+            args, kwargs = self.traced.rebuild(theta)
+            return _checked(self.fun, self.name), args, kwargs
+        return (lambda point, *_, **__: self(flatten(point), theta)), (), {}
+
+
+def _flatten_tree(tree):
+    return dnp.astype(ravel_pytree(tree)[0], np.float64)
+
+
 # --- the solvers ---------------------------------------------------------------------------------
 
 
 def minimize(plain_minimize, fun, x0, args=(), method=None, jac=None, hess=None, hessp=None,
              bounds=None, constraints=(), tol=None, callback=None, options=None, jit=True):
     """``diffkit.scipy.optimize.minimize`` (``plain_minimize``) whose solution
-    differentiates in the traced values of ``args``: optimality ``grad f = 0``."""
+    differentiates in the traced values of ``args`` (and those ``fun`` closes over):
+    optimality ``grad f = 0``."""
     args = args if isinstance(args, tuple) else (args,)
-    traced = TracedArgs(args)
-    if traced.params and bounds is not None:
-        _refuse("minimize", "bounds")
-    if traced.params and constraints:
-        _refuse("minimize", "constraints")
     params, x0_flat = _start(x0, "minimize")
-    value = (lambda *a: fun(*a)[0]) if jac is True else fun
+    user = _UserFunction(fun, params.tree, args, {}, params.x0, "minimize")
+    if user.params and bounds is not None:
+        _refuse("minimize", "bounds")
+    if user.params and constraints:
+        _refuse("minimize", "constraints")
 
     def solve(start, theta):
-        result = plain_minimize(_checked(fun, "minimize"), params.tree(start),
-                                args=traced.rebuild(theta), method=method, jac=jac, hess=hess,
-                                hessp=hessp, bounds=bounds, constraints=constraints, tol=tol,
-                                callback=callback, options=options, jit=jit)
+        scipy_fun, scipy_args, _ = user.for_scipy(theta, _flatten_tree)
+        result = plain_minimize(scipy_fun, params.tree(start), args=scipy_args, method=method,
+                                jac=jac, hess=hess, hessp=hessp, bounds=bounds,
+                                constraints=constraints, tol=tol, callback=callback,
+                                options=options, jit=jit)
         return params.flat(result.x, "the solution"), result
 
     def objective(y, theta):
-        return value(params.tree(y), *traced.rebuild(theta))
+        out = user(y, theta)
+        return out[0] if jac is True else out
 
     def residual(y, theta):
         return api.grad(objective)(y, theta)
@@ -325,28 +368,28 @@ def minimize(plain_minimize, fun, x0, args=(), method=None, jac=None, hess=None,
 
     problem = _Problem("minimize", solve, _Condition(residual, True, "minimize"), converged,
                        params.n)
-    x = problem.solution(x0_flat, traced.params)
+    x = problem.solution(x0_flat, user.params)
     result = problem.result(params.tree(x))
-    result.fun = value(result.x, *args)
+    result.fun = objective(x, user.params)
     return result
 
 
 def root(plain_root, fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None,
          options=None):
     """``diffkit.scipy.optimize.root`` (``plain_root``) whose solution differentiates in the
-    traced values of ``args``: ``fun(x, *args) = 0``."""
+    traced values of ``args`` (and those ``fun`` closes over): ``fun(x, *args) = 0``."""
     args = args if isinstance(args, tuple) else (args,)
-    traced = TracedArgs(args)
     params, x0_flat = _start(x0, "root")
+    user = _UserFunction(fun, params.tree, args, {}, params.x0, "root")
 
     def solve(start, theta):
-        result = plain_root(_checked(fun, "root"), params.tree(start),
-                            args=traced.rebuild(theta), method=method, jac=jac, tol=tol,
-                            callback=callback, options=options)
+        scipy_fun, scipy_args, _ = user.for_scipy(theta, _flatten_tree)
+        result = plain_root(scipy_fun, params.tree(start), args=scipy_args, method=method,
+                            jac=jac, tol=tol, callback=callback, options=options)
         return params.flat(result.x, "the solution"), result
 
     def residual(y, theta):
-        return _flat_output(fun(params.tree(y), *traced.rebuild(theta)), "root")
+        return _flat_output(user(y, theta), "root")
 
     def converged(result, x, theta):
         # a tolerance tighter than the arithmetic allows ends with "no progress" at a root
@@ -356,36 +399,35 @@ def root(plain_root, fun, x0, args=(), method="hybr", jac=None, tol=None, callba
 
     problem = _Problem("root", solve, _Condition(residual, False, "root"), converged,
                        params.n)
-    x = problem.solution(x0_flat, traced.params)
+    x = problem.solution(x0_flat, user.params)
     result = problem.result(params.tree(x))
-    result.fun = _flat_output(fun(result.x, *args), "root")
+    result.fun = residual(x, user.params)
     return result
 
 
 def least_squares(plain_least_squares, fun, x0, jac=None, bounds=None, args=(), kwargs=None,
                   callback=None, **options):
     """``diffkit.scipy.optimize.least_squares`` (``plain_least_squares``) whose solution
-    differentiates in the traced values of ``args``: ``J_r^T r = 0``."""
+    differentiates in the traced values of ``args`` and ``kwargs`` (and those ``fun``
+    closes over): ``J_r^T r = 0``."""
     args = args if isinstance(args, tuple) else (args,)
-    kwargs = kwargs or {}
-    traced = TracedArgs((args, kwargs))
-    if traced.params and options.get("loss", "linear") != "linear":
+    params, x0_flat = _start(x0, "least_squares")
+    user = _UserFunction(fun, params.tree, args, kwargs or {}, params.x0, "least_squares")
+    if user.params and options.get("loss", "linear") != "linear":
         raise NoRuleError(f"least_squares: the derivative of a solution with loss="
                           f"{options['loss']!r} is not computed; use the linear loss")
-    if traced.params and bounds is not None and not _unbounded(bounds):
+    if user.params and bounds is not None and not _unbounded(bounds):
         _refuse("least_squares", "bounds")
-    params, x0_flat = _start(x0, "least_squares")
 
     def solve(start, theta):
-        a, k = traced.rebuild(theta)
-        result = plain_least_squares(_checked(fun, "least_squares"),
-                                     params.tree(start), jac=jac, bounds=bounds, args=a,
-                                     kwargs=k, callback=callback, **options)
+        scipy_fun, scipy_args, scipy_kwargs = user.for_scipy(theta, _flatten_tree)
+        result = plain_least_squares(scipy_fun, params.tree(start), jac=jac, bounds=bounds,
+                                     args=scipy_args, kwargs=scipy_kwargs, callback=callback,
+                                     **options)
         return params.flat(result.x, "the solution"), result
 
     def residuals(y, theta):
-        a, k = traced.rebuild(theta)
-        return _flat_output(fun(params.tree(y), *a, **k), "least_squares")
+        return _flat_output(user(y, theta), "least_squares")
 
     def residual(y, theta):
         return api.grad(lambda z: 0.5 * dnp.sum(residuals(z, theta) ** 2))(y)
@@ -393,9 +435,9 @@ def least_squares(plain_least_squares, fun, x0, jac=None, bounds=None, args=(), 
     problem = _Problem("least_squares", solve,
                        _Condition(residual, True, "least_squares"),
                        lambda result, x, theta: bool(result.success), params.n)
-    x = problem.solution(x0_flat, traced.params)
+    x = problem.solution(x0_flat, user.params)
     result = problem.result(params.tree(x))
-    result.fun = _flat_output(fun(result.x, *args, **kwargs), "least_squares")
+    result.fun = residuals(x, user.params)
     result.cost = 0.5 * dnp.sum(result.fun ** 2)
     return result
 
@@ -425,11 +467,10 @@ def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
     """
     args = args if isinstance(args, tuple) else (args,)
 
-    def plain(start, plain_args):
+    def plain(function, start, plain_args):
         try:
             with _plain_solve():
-                return np.asarray(_so.fixed_point(_checked(func, "fixed_point"), start,
-                                                  args=plain_args, xtol=xtol,
+                return np.asarray(_so.fixed_point(function, start, args=plain_args, xtol=xtol,
                                                   maxiter=maxiter, method=method))
         except RuntimeError as error:
             if isinstance(error, DiffkitError):
@@ -438,20 +479,22 @@ def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
                                       "loosen xtol or start nearer the fixed point.") from None
 
     if not (wanted(args) or isinstance(x0, Tracer)):
-        return plain(x0, args)
-    traced = TracedArgs(args)
+        return plain(_checked(func, "fixed_point"), x0, args)
     shape = shape_of(x0) if isinstance(x0, Tracer) else np.shape(x0)
     start = dnp.ravel(dnp.astype(x0, np.float64)) if isinstance(x0, Tracer) \
         else np.ravel(np.asarray(x0, np.float64))
+    example = np.zeros(shape).ravel() if isinstance(x0, Tracer) else start
+    user = _UserFunction(func, lambda y: dnp.reshape(y, shape), args, {}, example,
+                         "fixed_point")
 
     def solve(start_flat, theta):
-        x = plain(start_flat.reshape(shape), traced.rebuild(theta))
-        return np.ravel(x), "converged"
+        scipy_fun, scipy_args, _ = user.for_scipy(theta, dnp.ravel)
+        x = plain(scipy_fun, start_flat.reshape(shape), scipy_args)
+        return np.ravel(np.asarray(x, np.float64)), "converged"
 
     def residual(y, theta):
-        out = func(dnp.reshape(y, shape), *traced.rebuild(theta))
-        return dnp.ravel(out) - y
+        return dnp.ravel(user(y, theta)) - y
 
     problem = _Problem("fixed_point", solve, _Condition(residual, False, "fixed_point"),
                        lambda result, x, theta: True, int(np.prod(shape)))
-    return dnp.reshape(problem.solution(start, traced.params), shape)
+    return dnp.reshape(problem.solution(start, user.params), shape)
