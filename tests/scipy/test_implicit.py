@@ -274,6 +274,19 @@ def test_nonconvergence_raises():
                (np.array(1.0),), (np.array(1.0),))
 
 
+def test_nonconvergence_raises_in_a_staged_derivative_too():
+    # the staged gradient replays the solve and the linear solve, not the rules
+    def solve(p):
+        return dko.minimize(lambda x, p: dnp.sum(dnp.cosh(x - p)), np.zeros(1), args=(p,),
+                            options={"maxiter": 2}).x[0]
+
+    staged = dk.jit(dk.grad(solve))
+    np.testing.assert_allclose(staged(0.0), 1.0, rtol=1e-12)   # converged where it starts
+    with pytest.raises(NonConvergenceError, match="did not converge"):
+        staged(5.0)
+    np.testing.assert_allclose(staged(0.0), 1.0, rtol=1e-12)   # and again afterwards
+
+
 @pytest.mark.parametrize("dense_max", [200, 0])
 def test_a_singular_jacobian_raises(dense_max):
     def solve(p):   # a line of roots: x0 + x1 = p

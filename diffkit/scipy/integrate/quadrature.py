@@ -108,6 +108,7 @@ def _integrate(kind, func, a, b, args, options):
         return integral.scipy(a, b, [])
     integral.a, integral.b = a, b
     (value,) = call(integral.solver(), primals)
+    integral.keep = False   # the rules' and jit's later solves need no record
     result = state[-1]
     return (value, *result[1:])
 
@@ -120,6 +121,7 @@ class _Integral:
         self.kind, self.f, self.options, self.state = kind, f, options, state
         self.a_traced, self.b_traced = a_traced, b_traced
         self.a = self.b = None
+        self.keep = True   # record SciPy's results in state
 
     def limits(self, primals):
         primals = list(primals)
@@ -146,7 +148,8 @@ class _Integral:
         def fun(*primals):
             a, b, params = self.limits(primals)
             result = self.scipy(a, b, params)
-            self.state.append(result)
+            if self.keep:
+                self.state.append(result)
             return (np.asarray(result[0], np.float64),)
         return SolverCall(fun, self.rule, self.back, self.kind, self.state)
 
@@ -160,7 +163,7 @@ class _Integral:
         else:
             options = dict(self.options, full_output=0 if kind == "quad" else False)
         sub = _Integral(kind, f, options, [], isinstance(a, Tracer), isinstance(b, Tracer))
-        sub.a, sub.b = a, b
+        sub.a, sub.b, sub.keep = a, b, False
         primals = [x for x in (a, b) if isinstance(x, Tracer)] + list(params)
         if not any(isinstance(p, Tracer) for p in primals):
             a_, b_ = (plain(a), plain(b))

@@ -46,7 +46,7 @@ from ...flatten_util import ravel_pytree
 from ...interpreters.forward import jvp_flat
 from ...interpreters.reverse import vjp_flat
 from ...tree_util import tree_flatten, tree_map
-from ..solver_call import Closure, SolverCall, TracedArgs, call, check_plain
+from ..solver_call import Closure, SolverCall, TracedArgs, call, check_plain, plain
 from .flat import _flat_output, _Params
 
 __all__ = ["fixed_point", "linear_solve_options", "NonConvergenceError",
@@ -123,6 +123,7 @@ class _Condition:
 
     def __init__(self, residual, symmetric, name):
         self.residual, self.symmetric, self.name = residual, symmetric, name
+        self.failure = None   # why the last solve that did not converge stopped
 
     def product(self, v, x, params, transpose):
         """``A v`` (``A^T v`` with ``transpose``) at ``(x, params)``, diffkit operations."""
@@ -133,16 +134,29 @@ class _Condition:
             _, (out,) = jvp_flat(lambda y: [self.residual(y, params)], [x], [v])
         return dnp.zeros(shape_of(x)) if is_zero(out) else out
 
-    def solve(self, b, x, params, transpose=False):
-        """The solution ``y`` of ``A y = b`` (``A^T y = b``), a differentiable call."""
+    def solve(self, b, ok, x, params, transpose=False):
+        """The solution ``y`` of ``A y = b`` (``A^T y = b``), a differentiable call. ``ok``
+        (1 or 0, per example of a batch) says whether the solve of ``x`` converged: a
+        derivative is refused where it did not, also when a staged (``jit``) derivative is
+        replayed, which runs this call but not the rules."""
         transpose = transpose and not self.symmetric
-        solver = SolverCall(lambda *p: (self._plain_solve(p[0], p[1], p[2:], transpose),),
-                            lambda p, t: self._solve_rule(p, t, transpose),
-                            lambda s, p, c: self._solve_back(s, p, c, transpose),
-                            f"{self.name} (linear solve)")
-        return call(solver, [b, x, *params])[0]
+        solver = SolverCall(
+            lambda *p: (self._plain_solve(p[0], p[1], p[2], p[3:], transpose),),
+            lambda p, t: self._solve_rule(p, t, transpose),
+            lambda s, p, c: self._solve_back(s, p, c, transpose),
+            f"{self.name} (linear solve)")
+        return call(solver, [b, ok, x, *params])[0]
 
-    def _plain_solve(self, b, x, params, transpose):
+    def check(self, ok):
+        """Raise ``NonConvergenceError`` unless ``ok`` (plain) is 1 everywhere."""
+        if not np.all(np.asarray(ok) == 1.0):
+            raise NonConvergenceError(
+                f"{self.name} did not converge ({self.failure}), so its solution has no "
+                "derivative to give. Raise the iteration limit, improve x0 or adjust the "
+                "tolerances, and check that a solution exists.")
+
+    def _plain_solve(self, b, ok, x, params, transpose):
+        self.check(ok)
         n = x.size
         b = np.asarray(b, np.float64)
         if n <= _SETTINGS["dense_max"]:
@@ -179,21 +193,21 @@ class _Condition:
             "a minimiser that is not strict), so it has no derivative.")
 
     def _solve_rule(self, primals, tangents, transpose):
-        b, x, params = primals[0], primals[1], list(primals[2:])
-        y = self.solve(b, x, params, transpose)
+        b, ok, x, params = primals[0], primals[1], primals[2], list(primals[3:])
+        y = self.solve(b, ok, x, params, transpose)
         _, (change,) = jvp_flat(lambda z, *q: [self.product(y, z, list(q), transpose)],
-                                [x, *params], list(tangents[1:]))
+                                [x, *params], list(tangents[2:]))
         rhs = tangents[0] if is_zero(change) else tangents[0] - change
-        return (y,), (self.solve(rhs, x, params, transpose),)
+        return (y,), (self.solve(rhs, ok, x, params, transpose),)
 
     def _solve_back(self, saved, primals, cotangents, transpose):
         (y,), (ct,) = saved, cotangents
-        x, params = primals[1], list(primals[2:])
-        lam = self.solve(ct, x, params, not transpose)
+        ok, x, params = primals[1], primals[2], list(primals[3:])
+        lam = self.solve(ct, ok, x, params, not transpose)
         _, pull = vjp_flat(lambda z, *q: [self.product(y, z, list(q), transpose)],
                            [x, *params], retain=False)
         pulled = pull([lam])
-        return [lam, *[None if is_zero(c) else -c for c in pulled]]
+        return [lam, None, *[None if is_zero(c) else -c for c in pulled]]
 
 
 # --- a solution as a differentiable call -------------------------------------------------------
@@ -206,51 +220,49 @@ class _Problem:
     def __init__(self, name, solve, condition, converged, x_size):
         self.name, self.plain, self.condition = name, solve, condition
         self.converged, self.x_size = converged, x_size
-        self.state = []
+        self.state = []       # SciPy's results of the solves of the user's call
+        self.keep = True      # (not of later ones: the rules' and jit's replays)
 
     def solution(self, x0, params):
-        """The differentiable flat solution for the start ``x0`` and the traced params."""
-        return call(SolverCall(self._fun, self._rule, self._back, self.name, self.state),
-                    [x0, *params])[0]
+        """The differentiable flat solution for the start ``x0`` and the traced params, and
+        whether its solve converged (1.0 or 0.0; a batch under ``vmap``)."""
+        return call(SolverCall(self._fun, self._rule, self._back, self.name), [x0, *params])
 
     def _fun(self, x0, *params):
         with _plain_solve():
             x, result = self.plain(np.asarray(x0, np.float64), list(params))
-        self.state.append((result, self.converged(result, x, list(params))))
-        return (np.asarray(x, np.float64),)
-
-    def _check(self):
-        for result, ok in self.state:
-            if not ok:
-                message = getattr(result, "message", result)
-                raise NonConvergenceError(
-                    f"{self.name} did not converge ({message}), so its solution has no "
-                    "derivative to give. Raise the iteration limit, improve x0 or adjust "
-                    "the tolerances, and check that a solution exists.")
+        ok = self.converged(result, x, list(params))
+        if not ok:
+            self.condition.failure = getattr(result, "message", result)
+        if self.keep:
+            self.state.append(result)
+        return np.asarray(x, np.float64), np.float64(ok)
 
     def _rule(self, primals, tangents):
-        x = self.solution(primals[0], primals[1:])
-        self._check()
+        x, ok = self.solution(primals[0], primals[1:])
+        self.condition.check(plain(ok))
         params = list(primals[1:])
         _, (rhs,) = jvp_flat(lambda *q: [self.condition.residual(x, list(q))], params,
                              list(tangents[1:]))
+        no_change = dnp.zeros(shape_of(ok))
         if is_zero(rhs):
-            return (x,), (dnp.zeros(shape_of(x)),)
-        return (x,), (-self.condition.solve(rhs, x, params),)
+            return (x, ok), (dnp.zeros(shape_of(x)), no_change)
+        return (x, ok), (-self.condition.solve(rhs, ok, x, params), no_change)
 
     def _back(self, saved, primals, cotangents):
-        self._check()
-        (x,), (ct,) = saved, cotangents
+        (x, ok), ct = saved, cotangents[0]
+        self.condition.check(plain(ok))
         params = list(primals[1:])
-        lam = self.condition.solve(ct, x, params, transpose=True)
+        lam = self.condition.solve(ct, ok, x, params, transpose=True)
         _, pull = vjp_flat(lambda *q: [self.condition.residual(x, list(q))], params,
                            retain=False)
         return [None, *[None if is_zero(c) else -c for c in pull([lam])]]
 
     def result(self, x):
-        """SciPy's result of the (last) solve, with ``success`` over a batch."""
-        result = _so.OptimizeResult(self.state[-1][0])
-        result.success = bool(all(getattr(r, "success", True) for r, _ in self.state))
+        """SciPy's result of the user's (last) solve, with ``success`` over a batch."""
+        self.keep = False
+        result = _so.OptimizeResult(self.state[-1])
+        result.success = bool(all(getattr(r, "success", True) for r in self.state))
         result.x = x
         return result
 
@@ -368,7 +380,7 @@ def minimize(plain_minimize, fun, x0, args=(), method=None, jac=None, hess=None,
 
     problem = _Problem("minimize", solve, _Condition(residual, True, "minimize"), converged,
                        params.n)
-    x = problem.solution(x0_flat, user.params)
+    x, _ = problem.solution(x0_flat, user.params)
     result = problem.result(params.tree(x))
     result.fun = objective(x, user.params)
     return result
@@ -399,7 +411,7 @@ def root(plain_root, fun, x0, args=(), method="hybr", jac=None, tol=None, callba
 
     problem = _Problem("root", solve, _Condition(residual, False, "root"), converged,
                        params.n)
-    x = problem.solution(x0_flat, user.params)
+    x, _ = problem.solution(x0_flat, user.params)
     result = problem.result(params.tree(x))
     result.fun = residual(x, user.params)
     return result
@@ -435,7 +447,7 @@ def least_squares(plain_least_squares, fun, x0, jac=None, bounds=None, args=(), 
     problem = _Problem("least_squares", solve,
                        _Condition(residual, True, "least_squares"),
                        lambda result, x, theta: bool(result.success), params.n)
-    x = problem.solution(x0_flat, user.params)
+    x, _ = problem.solution(x0_flat, user.params)
     result = problem.result(params.tree(x))
     result.fun = residuals(x, user.params)
     result.cost = 0.5 * dnp.sum(result.fun ** 2)
@@ -497,4 +509,6 @@ def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
 
     problem = _Problem("fixed_point", solve, _Condition(residual, False, "fixed_point"),
                        lambda result, x, theta: True, int(np.prod(shape)))
-    return dnp.reshape(problem.solution(start, user.params), shape)
+    x, _ = problem.solution(start, user.params)
+    problem.keep = False
+    return dnp.reshape(x, shape)
