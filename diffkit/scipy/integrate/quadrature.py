@@ -182,17 +182,19 @@ class _Integral:
         if ta is not None and _finite(a, "a", self.kind):
             out = out - self.f(a, params) * ta
         if params:
-            k = len(params)
-            f = self.f
-
-            def jvp_integrand(x, both):
-                _, (t,) = jvp_flat(lambda *q: [dnp.asarray(f(x, list(q)), np.float64)],
-                                   both[:k], both[k:])
-                return dnp.zeros(shape_of(value)) if is_zero(t) else t
-
-            out = out + self._sub_integral(self.kind, jvp_integrand, a, b,
-                                           [*params, *tangents])
+            out = out + self._tangent_integral(a, b, params, tangents, shape_of(value))
         return (value,), (out,)
+
+    def _tangent_integral(self, a, b, params, tangents, shape):
+        """``int_a^b J_p f(x, p) p_dot dx``: the integral (of this kind) of ``f``'s JVP."""
+        k, f = len(params), self.f
+
+        def jvp_integrand(x, both):
+            _, (t,) = jvp_flat(lambda *q: [dnp.asarray(f(x, list(q)), np.float64)],
+                               both[:k], both[k:])
+            return dnp.zeros(shape) if is_zero(t) else t
+
+        return self._sub_integral(self.kind, jvp_integrand, a, b, [*params, *tangents])
 
     def back(self, saved, primals, cotangents):
         (ct,) = cotangents
@@ -204,7 +206,14 @@ class _Integral:
         if self.b_traced:
             cts.append(dnp.sum(self.f(b, params) * ct) if _finite(b, "b", self.kind)
                        else dnp.zeros(shape_of(b)))
-        if params:
+        if len(params) == 1 and int(np.prod(shape_of(params[0]))) == 1:
+            # one scalar parameter: its cotangent is <g, int df/dp dx>, and the integral of
+            # a JVP is cheaper than a vector integral of VJPs
+            p = params[0]
+            slope = self._tangent_integral(a, b, params, [dnp.ones(shape_of(p))],
+                                           shape_of(ct))
+            cts.append(dnp.reshape(dnp.sum(ct * slope), shape_of(p)))
+        elif params:
             k = len(params)
             f = self.f
             shapes = [shape_of(p) for p in params]
