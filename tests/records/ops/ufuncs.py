@@ -18,8 +18,10 @@ ABOVE_ONE = Domain("above 1", 1.2, 3.0)
 # within 1/72 of an integer.
 DIVIDEND = ODD
 DIVISOR = Domain("grid 0.4 + 0.2", grid=0.4, offset=0.2)
+# Every power of two in range: the ones below 0.05 lie within the margin around 0.
 AWAY_FROM_POWERS_OF_2 = Domain("away from powers of 2", -1.9, 1.9,
-                               avoid=(-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0), margin=0.05)
+                               avoid=(-1.0, -0.5, -0.25, -0.125, -0.0625, 0.0, 0.0625, 0.125,
+                                      0.25, 0.5, 1.0), margin=0.05)
 AWAY_FROM_INTEGERS = Domain("away from integers", -1.9, 1.9, avoid=(-1.0, 0.0, 1.0))
 SMALL_INTS = Domain("ints -3..3", -3, 3, kind="int")
 SIGN_INTS = Domain("ints -1..1", -1, 1, kind="int")
