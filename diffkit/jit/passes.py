@@ -14,7 +14,9 @@ Each pass takes a ``Program`` and changes it in place; ``optimise`` runs them in
 4. ``common_subexpressions``: an equation with the primitive, parameters and inputs of an
    earlier one reuses its outputs.
 5. ``fold_constants``: an equation whose inputs are all constants runs once, here.
-6. ``eliminate_dead_code``: only equations that reach an output or a guard stay.
+6. ``drop_dead_value_guards``: a 0 x inf rule's check (``holds_nan``, ``holds_nonfinite``)
+   on a value that reaches no output and no other guard is dropped, with the value.
+7. ``eliminate_dead_code``: only equations that reach an output or a guard stay.
 
 A variable an equation no longer computes is replaced everywhere (later inputs, outputs,
 guards); a guard moved onto an earlier variable is checked earlier, on the same value. A
@@ -26,6 +28,7 @@ import numpy as np
 
 from ..core.trace import Tracer
 from ..interpreters.staging import Const, Equation, Guard, custom_call_p
+from ..ops.families import holds_nan, holds_nonfinite
 from ..ops.shape import broadcast_to_p, reshape_p, transpose_p
 
 
@@ -53,6 +56,7 @@ def optimise(recording):
     drop_unit_products(program)
     common_subexpressions(program)
     fold_constants(program)
+    drop_dead_value_guards(program)
     eliminate_dead_code(program)
     return program
 
@@ -109,6 +113,30 @@ def eliminate_dead_code(program):
             needed.update(i for i in eqn.inputs if type(i) is int)
     live.reverse()
     program.equations = live
+
+
+#: The checks of the 0 x inf rule (``families.zero_safe``, ``families.times``,
+#: ``linalg.rule_contraction``). Each decides only how the rule's own result is computed:
+#: the checked value is returned as it is, or replaced by a masked copy of it.
+VALUE_CHECKS = (holds_nan, holds_nonfinite)
+
+
+def drop_dead_value_guards(program):
+    """Drop the 0 x inf rule's guards on values that nothing else needs.
+
+    Such a guard decides only whether a rule returns the checked value (a product) as it
+    is or a masked value computed from it. Where the checked value reaches no output and
+    no other guard, neither does the rule's result, whichever way the check goes: the
+    guard cannot change what the replay returns, and it alone kept the product alive (in
+    a Hessian-vector product, the gradient's own matrix product, whose value only its NaN
+    check read). Other guards (a branch of the user's code) are always kept."""
+    needed = {o for o in program.outputs if type(o) is int}
+    needed.update(g.var for g in program.guards if g.test not in VALUE_CHECKS)
+    for eqn in reversed(program.equations):
+        if any(v in needed for v in eqn.outs):
+            needed.update(i for i in eqn.inputs if type(i) is int)
+    program.guards = [g for g in program.guards
+                      if g.test not in VALUE_CHECKS or g.var in needed]
 
 
 def freeze_constants(program):
