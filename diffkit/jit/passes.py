@@ -17,6 +17,9 @@ Each pass takes a ``Program`` and changes it in place; ``optimise`` runs them in
 6. ``drop_dead_value_guards``: a 0 x inf rule's check (``holds_nan``, ``holds_nonfinite``)
    on a value that reaches no output and no other guard is dropped, with the value.
 7. ``eliminate_dead_code``: only equations that reach an output or a guard stay.
+8. ``drop_implied_value_checks``: a NaN check of a value whose only reader so far is an
+   arithmetic operation with a NaN check of its own is dropped (NaN propagates: the later
+   check fails whenever the earlier one would).
 
 A variable an equation no longer computes is replaced everywhere (later inputs, outputs,
 guards); a guard moved onto an earlier variable is checked earlier, on the same value. A
@@ -58,6 +61,7 @@ def optimise(recording):
     fold_constants(program)
     drop_dead_value_guards(program)
     eliminate_dead_code(program)
+    drop_implied_value_checks(program)
     return program
 
 
@@ -137,6 +141,39 @@ def drop_dead_value_guards(program):
             needed.update(i for i in eqn.inputs if type(i) is int)
     program.guards = [g for g in program.guards
                       if g.test not in VALUE_CHECKS or g.var in needed]
+
+
+#: Real arithmetic whose result is NaN wherever an operand of the result's shape is NaN.
+_PROPAGATING = (np.add, np.subtract, np.multiply, np.divide, np.negative)
+
+
+def drop_implied_value_checks(program):
+    """Drop a check ``holds_nan(v) == False`` where the first equation reading ``v`` is
+    real elementwise arithmetic (``_PROPAGATING``) giving ``w`` of ``v``'s shape and dtype,
+    checked by ``holds_nan(w) == False`` too: a NaN in ``v`` makes one in ``w``, so the
+    second check fails whenever the first would, and nothing read ``v`` in between (``w``'s
+    check itself is kept, so a check is deferred by one operation at most). The
+    reading equation runs on the NaN quietly (IEEE operations on a quiet NaN raise no
+    floating-point error), and the call traces again at ``w``'s check."""
+    checked = {g.var for g in program.guards if g.test is holds_nan and g.expected is False}
+    if not checked:
+        return
+    first_reader = {}
+    for eqn in program.equations:
+        for ref in eqn.inputs:
+            if type(ref) is int and ref not in first_reader:
+                first_reader[ref] = eqn
+    implied = set()
+    for v in sorted(checked, reverse=True):   # later values first: w's check is decided
+        eqn = first_reader.get(v)
+        if eqn is None or eqn.prim.impl not in _PROPAGATING or eqn.params or eqn.errstate \
+                or eqn.outs[0] not in checked or eqn.outs[0] in implied \
+                or eqn.avals[0] != program.avals[v] \
+                or np.dtype(program.avals[v][1]).kind != "f":
+            continue   # (w's own check must stay where it is: no chains of deferrals)
+        implied.add(v)
+    program.guards = [g for g in program.guards if not (
+        g.var in implied and g.test is holds_nan and g.expected is False)]
 
 
 def freeze_constants(program):

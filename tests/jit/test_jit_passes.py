@@ -7,6 +7,7 @@ import pytest
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.jit import Graph, passes
+from diffkit.ops.families import holds_nan
 from diffkit.ops.shape import broadcast_to_p, reshape_p, transpose_p
 
 
@@ -227,3 +228,28 @@ def test_a_guard_of_the_users_branch_on_a_dead_value_is_kept():
     for sign in (1.0, -1.0, 1.0):
         same(jf(sign * np.ones(3)), f(sign * np.ones(3)))
     assert jf.cache_info().traces == 2
+
+
+def test_a_nan_check_implied_by_the_next_operations_check_is_dropped():
+    def hvp(x, v, A):
+        return dk.jvp(dk.grad(lambda x: dnp.sum(dnp.tanh(A @ x))), (x,), (v,))[1]
+
+    rng = np.random.default_rng(4)
+    x, v, A = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal((5, 5))
+    graph = dk.make_graph(hvp)(x, v, A)
+    program = passes.Program(graph.recording)
+    for step in (passes.eliminate_dead_code, passes.drop_dead_value_guards,
+                 passes.eliminate_dead_code):
+        step(program)
+    before = len(program.guards)
+    passes.drop_implied_value_checks(program)
+    assert len(program.guards) < before
+    for g in program.guards:   # only NaN checks of products that reach the output remain
+        assert g.test is holds_nan and g.expected is False
+    jitted = dk.jit(hvp)
+    same(jitted(x, v, A), hvp(x, v, A))
+    for bad in (np.full(5, np.nan), np.array([np.inf, 0.0, 1.0, 2.0, 3.0])):
+        with np.errstate(all="ignore"):       # a NaN where a dropped check stood
+            same(jitted(x, bad, A), hvp(x, bad, A))
+    info = jitted.cache_info()
+    assert info.guard_failures >= 1 and info.traces >= 2
