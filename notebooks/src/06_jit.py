@@ -63,16 +63,16 @@ print(grad_chain.cache_info())
 # - **per-example gradients** `vmap(grad(loss))` of a logistic loss, for a batch of `n`
 #   examples with 20 features.
 #
-# Each is timed as the best of a few repeats of a loop long enough to measure, the three
-# versions taking turns (wall-clock time on whatever machine ran this notebook, with BLAS
+# Each is timed as the median of a few loops long enough to measure, the three versions
+# taking turns (wall-clock time on whatever machine ran this notebook, with BLAS
 # on one thread, so the numbers vary from run to run); the jitted function is called
 # before timing, to trace and to compile its replay.
 
 # %%
-def best_times(funs, args, repeats=7, min_time=0.01):
-    """Seconds per call of each ``fun(*args)``: the best of ``repeats`` loops of at least
-    ``min_time``, the functions taking turns (so a busy moment of the machine does not
-    fall on one of them only)."""
+def median_times(funs, args, rounds=9, min_time=0.005):
+    """Seconds per call of each ``fun(*args)``: the median over ``rounds`` loops of at
+    least ``min_time``, the functions taking turns (so a busy moment of the machine does
+    not fall on one of them only)."""
     counts = []
     for fun in funs:
         fun(*args)
@@ -81,14 +81,14 @@ def best_times(funs, args, repeats=7, min_time=0.01):
             fun(*args)
             count += 1
         counts.append(count)
-    best = [np.inf] * len(funs)
-    for _ in range(repeats):
+    samples = [[] for _ in funs]
+    for _ in range(rounds):
         for i, (fun, count) in enumerate(zip(funs, counts)):
             start = time.perf_counter()
             for _ in range(count):
                 fun(*args)
-            best[i] = min(best[i], (time.perf_counter() - start) / count)
-    return best
+            samples[i].append((time.perf_counter() - start) / count)
+    return [float(np.median(s)) for s in samples]
 
 
 def hvp_problem(n):
@@ -143,7 +143,7 @@ for title, (make, sizes) in problems.items():
         jitted = dk.jit(derivative)
         np.testing.assert_allclose(jitted(*args), derivative(*args), rtol=1e-12, atol=1e-14)
         assert jitted.cache_info().traces == 1
-        rows.append(best_times([primal, derivative, jitted], args))
+        rows.append(median_times([primal, derivative, jitted], args))
         np.testing.assert_allclose(jitted(*args), derivative(*args), rtol=1e-12, atol=1e-14)
         assert jitted.cache_info().traces == 1       # every later call was a replay
     timings[title] = (np.array(sizes), 1e6 * np.array(rows))
@@ -177,8 +177,9 @@ fig.tight_layout()
 # At small `n` the replay is many times faster: eager time is nearly all dispatch, which
 # the replay does not have, so the jitted derivative costs a small multiple of the NumPy
 # function. As `n` grows, both spend their time in the same NumPy kernels and the speed-up
-# falls towards 1 (never below it: the replay runs the same kernels, fewer of them, since
-# the passes remove dead code, repeated work and no-op reshapes). For the Hessian-vector
+# falls towards 1: the replay runs the same kernels, or fewer of them, since the passes
+# remove dead code, repeated work and no-op reshapes (on a busy machine a single point may
+# scatter around 1 where the kernels dominate). For the Hessian-vector
 # product the kernels are matrix-vector products: once the matrix outgrows the caches, the
 # replay reads it in blocks of rows for `A x` and `A v` together, one pass instead of two
 # (`docs/jit.md`, "Merged products").
