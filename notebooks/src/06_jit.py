@@ -191,7 +191,7 @@ fig.tight_layout()
 # product with a large matrix, `A x` and `A v` are one `shared_matvecs` operation:
 
 # %%
-product, _, (x, v) = hvp_problem(1500)
+product, _, (x, v) = hvp_problem(2048)
 graph = dk.make_graph(product)(x, v)
 print([e.prim.name for e in graph.replay_program.equations])
 np.testing.assert_allclose(graph(x, v), product(x, v), rtol=1e-12, atol=1e-14)

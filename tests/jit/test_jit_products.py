@@ -7,7 +7,7 @@ import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.jit import products
 
-ROWS, COLS = 1024, 2048   # 2**21 entries: the smallest matrix the pass merges on
+ROWS, COLS = 1536, 2048   # 3 * 2**20 entries: the smallest matrix the pass merges on
 
 
 def matmuls(program):
