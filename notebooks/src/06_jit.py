@@ -64,30 +64,32 @@ print(grad_chain.cache_info())
 #   examples with 20 features.
 #
 # Each is timed as the median of a few loops long enough to measure, the three versions
-# taking turns (wall-clock time on whatever machine ran this notebook, with BLAS
-# on one thread, so the numbers vary from run to run); the jitted function is called
-# before timing, to trace and to compile its replay.
+# taking turns. The clock is the processor time of this process (`time.process_time`),
+# with BLAS on one thread: unlike wall-clock time, it does not count the moments when other
+# programs had the processor, so the numbers vary less on a busy machine (they still vary
+# from machine to machine). The jitted function is called before timing, to trace and to
+# compile its replay.
 
 # %%
 def median_times(funs, args, rounds=9, min_time=0.005):
-    """Seconds per call of each ``fun(*args)``: the median over ``rounds`` loops of at
-    least ``min_time``, the functions taking turns (so a busy moment of the machine does
-    not fall on one of them only)."""
+    """Processor seconds per call of each ``fun(*args)``: the median over ``rounds`` loops
+    of at least ``min_time``, the functions taking turns (so a busy moment of the machine
+    does not fall on one of them only)."""
     counts = []
     for fun in funs:
         fun(*args)
-        count, start = 0, time.perf_counter()
-        while time.perf_counter() - start < min_time:
+        count, start = 0, time.process_time()
+        while time.process_time() - start < min_time:
             fun(*args)
             count += 1
         counts.append(count)
     samples = [[] for _ in funs]
     for _ in range(rounds):
         for i, (fun, count) in enumerate(zip(funs, counts)):
-            start = time.perf_counter()
+            start = time.process_time()
             for _ in range(count):
                 fun(*args)
-            samples[i].append((time.perf_counter() - start) / count)
+            samples[i].append((time.process_time() - start) / count)
     return [float(np.median(s)) for s in samples]
 
 
@@ -160,7 +162,7 @@ for ax, (title, (sizes, rows)) in zip(axes, timings.items()):
     ax.loglog(sizes, rows[:, 0], "k--", label="NumPy function (no derivative)")
     ax.set_title(title)
     ax.set_xlabel("n")
-axes[0].set_ylabel("time per call [µs]")
+axes[0].set_ylabel("processor time per call [µs]")
 fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=3)
 fig.tight_layout(rect=(0, 0.08, 1, 1))
 
