@@ -17,9 +17,10 @@ Each pass takes a ``Program`` and changes it in place; ``optimise`` runs them in
 6. ``drop_dead_value_guards``: a 0 x inf rule's check (``holds_nan``, ``holds_nonfinite``)
    on a value that reaches no output and no other guard is dropped, with the value.
 7. ``eliminate_dead_code``: only equations that reach an output or a guard stay.
-8. ``drop_implied_value_checks``: a NaN check of a value whose only reader so far is an
-   arithmetic operation with a NaN check of its own is dropped (NaN propagates: the later
-   check fails whenever the earlier one would).
+8. ``drop_implied_value_checks``: a NaN check of a value whose first readers lead through
+   real arithmetic to a value with a NaN check of its own, with nothing else reading on
+   the way, is dropped (NaN propagates: the later check fails whenever the earlier one
+   would).
 
 A variable an equation no longer computes is replaced everywhere (later inputs, outputs,
 guards); a guard moved onto an earlier variable is checked earlier, on the same value. A
@@ -148,30 +149,51 @@ _PROPAGATING = (np.add, np.subtract, np.multiply, np.divide, np.negative)
 
 
 def drop_implied_value_checks(program):
-    """Drop a check ``holds_nan(v) == False`` where the first equation reading ``v`` is
-    real elementwise arithmetic (``_PROPAGATING``) giving ``w`` of ``v``'s shape and dtype,
-    checked by ``holds_nan(w) == False`` too: a NaN in ``v`` makes one in ``w``, so the
-    second check fails whenever the first would, and nothing read ``v`` in between (``w``'s
-    check itself is kept, so a check is deferred by one operation at most). The
-    reading equation runs on the NaN quietly (IEEE operations on a quiet NaN raise no
-    floating-point error), and the call traces again at ``w``'s check."""
+    """Drop a check ``holds_nan(v) == False`` that a later NaN check implies.
+
+    From ``v``, follow first readers: while the first equation reading the value is real
+    elementwise arithmetic (``_PROPAGATING``) with a result of the value's shape and dtype,
+    a NaN in the value makes one in the result. If that path reaches a value ``w`` with a
+    kept check ``holds_nan(w) == False``, and nothing but the path reads ``v`` or the
+    values between before ``w`` is computed, then ``w``'s check fails whenever ``v``'s
+    would, and no other operation saw the NaN first: ``v``'s check is dropped. The path
+    runs on the NaN quietly (IEEE operations on a quiet NaN raise no floating-point error)
+    and the call traces again at ``w``'s check. ``w``'s check itself stays: a path goes on
+    through a value whose check was dropped already, to a kept one."""
     checked = {g.var for g in program.guards if g.test is holds_nan and g.expected is False}
     if not checked:
         return
-    first_reader = {}
-    for eqn in program.equations:
-        for ref in eqn.inputs:
-            if type(ref) is int and ref not in first_reader:
-                first_reader[ref] = eqn
+    readers = {}   # variable -> indices of the equations reading it, in order
+    for i, eqn in enumerate(program.equations):
+        for ref in dict.fromkeys(eqn.inputs):
+            if type(ref) is int:
+                readers.setdefault(ref, []).append(i)
+    equations, avals = program.equations, program.avals
+
+    def endpoint(v):
+        """The checked value the path from ``v`` reaches, with the variables before it."""
+        path, u = [v], v
+        while True:
+            first = readers.get(u, ())
+            if not first:
+                return None, path
+            eqn = equations[first[0]]
+            if eqn.prim.impl not in _PROPAGATING or eqn.params or eqn.errstate \
+                    or eqn.avals[0] != avals[u] or np.dtype(avals[u][1]).kind != "f":
+                return None, path
+            u = eqn.outs[0]
+            if u in checked and u not in implied:
+                return u, path
+            path.append(u)   # unchecked, or its check deferred already: on to the next
+
     implied = set()
     for v in sorted(checked, reverse=True):   # later values first: w's check is decided
-        eqn = first_reader.get(v)
-        if eqn is None or eqn.prim.impl not in _PROPAGATING or eqn.params or eqn.errstate \
-                or eqn.outs[0] not in checked or eqn.outs[0] in implied \
-                or eqn.avals[0] != program.avals[v] \
-                or np.dtype(program.avals[v][1]).kind != "f":
-            continue   # (w's own check must stay where it is: no chains of deferrals)
-        implied.add(v)
+        w, path = endpoint(v)
+        if w is None:
+            continue
+        last = readers[path[-1]][0]   # the equation computing w
+        if all(r == readers[u][0] or r > last for u in path for r in readers[u]):
+            implied.add(v)
     program.guards = [g for g in program.guards if not (
         g.var in implied and g.test is holds_nan and g.expected is False)]
 
