@@ -17,7 +17,8 @@ What makes a line cheap:
   error handling (a rule's own ``np.errstate``), instead of one per equation.
 - Constants and implementations are closure variables of the function, not globals.
 - Matrix-vector products with one large matrix are merged (``products.merge``), so the
-  matrix is read once.
+  matrix is read once; with the elementwise work after them and a product on the other
+  side of the same matrix, in one loop over blocks of its rows (``rowblocks.fuse``).
 - Large arrays are deleted after their last use, and an elementwise operation writes into
   a dying input's buffer where that is safe (``buffers.plan``), so peak memory falls.
 
@@ -31,7 +32,7 @@ import numpy as np
 
 from ..interpreters.staging import is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
-from . import buffers, products
+from . import buffers, products, rowblocks
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
 _UNARY = {np.negative: "-"}
@@ -130,8 +131,9 @@ def generate_replay(graph, fail):
     """The plain replay of ``graph`` (its ``equations``, guards and outputs) as one compiled
     function of the flat arguments; ``fail(guard)`` is the exception a failing guard
     raises. The function's ``source`` attribute holds its text, its ``program`` the
-    program it runs (``graph.program`` with merged products, ``products.merge``)."""
-    rec = products.merge(graph.program)
+    program it runs (``graph.program`` with merged products, ``products.merge``, and
+    row-block passes, ``rowblocks.fuse``)."""
+    rec = rowblocks.fuse(products.merge(graph.program))
     w = _Writer(graph, fail, rec)
     for var in range(rec.num_inputs):
         w.check(var, "")

@@ -25,8 +25,11 @@ def test_a_hessian_vector_product_reads_its_matrix_once_forward():
     x, v = rng.standard_normal(COLS), rng.standard_normal(COLS)
     graph = dk.make_graph(hvp)(x, v, A)
     assert matmuls(graph.program) == (3, 0)          # A x, A v, and the tangent's u A
-    assert matmuls(graph.replay_program) == (1, 1)   # A x and A v are one equation
-    assert "shared_matvecs" in graph.replay_program.equations[0].prim.name
+    merged = products.merge(graph.program)
+    assert matmuls(merged) == (1, 1)                 # A x and A v are one equation
+    assert merged.equations[0].prim.name == "shared_matvecs"
+    # and with the elementwise work and u A, one loop over blocks of rows
+    assert [e.prim.name for e in graph.replay_program.equations] == ["row_blocks"]
     got = graph(x, v, A)
     np.testing.assert_allclose(got, hvp(x, v, A), rtol=1e-12, atol=1e-14)
     t = np.tanh(A @ x)
@@ -82,3 +85,34 @@ def test_shared_matvecs_equals_the_separate_products():
     for B in (A, np.asfortranarray(A)):
         (got,) = products.shared_matvecs(B, u, side="right")
         np.testing.assert_allclose(got, u @ B, rtol=1e-13)
+
+
+def test_row_blocks_keep_every_value_and_fall_back_to_one_block():
+    def both(x, v, A):   # the gradient and the Hessian-vector product: u0 A and u A
+        return dk.jvp(dk.grad(lambda x: dnp.sum(dnp.tanh(A @ x) ** 2)), (x,), (v,))
+
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((ROWS, COLS)) / np.sqrt(COLS)
+    x, v = rng.standard_normal(COLS), rng.standard_normal(COLS)
+    graph = dk.make_graph(both)(x, v, A)
+    names = [e.prim.name for e in graph.replay_program.equations]
+    assert "row_blocks" in names
+    t = np.tanh(A @ x)
+    s = 1 - t ** 2
+    gradient = A.T @ (2 * t * s)
+    product = A.T @ ((2 * s * s - 4 * t * t * s) * (A @ v))
+    for B in (A, np.asfortranarray(A)):
+        got = graph(x, v, B)
+        expected = both(x, v, B)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(got[0], gradient, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(got[1], product, rtol=1e-10, atol=1e-13)
+    jitted = dk.jit(both)
+    jitted(x, v, A)
+    bad = v.copy()
+    bad[3] = np.nan
+    with np.errstate(all="ignore"):   # a NaN inside the loop: the check after it retraces
+        for g, e in zip(jitted(x, bad, A), both(x, bad, A)):
+            np.testing.assert_array_equal(g, e)
+    assert jitted.cache_info().guard_failures == 1
