@@ -183,19 +183,23 @@ fig.tight_layout()
 # remove dead code, repeated work and no-op reshapes (on a busy machine a single point may
 # scatter around 1 where the kernels dominate). For the Hessian-vector
 # product the kernels are matrix-vector products: once the matrix outgrows the caches, the
-# replay reads it in blocks of rows for `A x` and `A v` together, one pass instead of two
-# (`docs/jit.md`, "Merged products").
+# replay reads it once, in blocks of rows, instead of once per product (`docs/jit.md`,
+# "Merged products"; the sizes timed here stay below that).
 
 # %% [markdown]
 # ## What the replay runs
 #
-# `graph.replay_program` is the program the replay executes. For the Hessian-vector
-# product with a large matrix, `A x` and `A v` are one `shared_matvecs` operation:
+# `graph.program` is the optimised graph, `graph.replay_program` what the plain replay
+# executes. For the Hessian-vector product with a matrix too large for the caches, the
+# replay merges `A x` and `A v`, and then runs them, the elementwise work on them and the
+# product `u A` in one loop over blocks of rows (`row_blocks`): one read of the matrix
+# instead of three.
 
 # %%
 product, _, (x, v) = hvp_problem(2048)
 graph = dk.make_graph(product)(x, v)
-print([e.prim.name for e in graph.replay_program.equations])
+print("optimised graph:", [e.prim.name for e in graph.program.equations])
+print("replay:         ", [e.prim.name for e in graph.replay_program.equations])
 np.testing.assert_allclose(graph(x, v), product(x, v), rtol=1e-12, atol=1e-14)
 
 # %% [markdown]
