@@ -21,7 +21,7 @@ from ..api import jvp
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, instantiate, shape_of, tangent_dtype
 from ..interpreters.forward import jvp_flat
-from ..interpreters.staging import stage_flat
+from ..interpreters.staging import is_numpy, stage_flat
 from ..tree_util import tree_flatten, tree_unflatten
 from .graph import Graph, GuardFailure, Unverifiable
 
@@ -53,9 +53,14 @@ def linearize_flat(jitted, leaves, in_tree):
     graph = Graph(recording, tree_flatten((tuple(placeholders), {}))[1],
                   tree_flatten(primals_out)[1])
 
+    numpy = recording.numpy
+
     def jvp_fn(tangents):
-        try:
-            return list(graph.run_flat(list(tangents)))
+        tangents = list(tangents)
+        try:   # the generated replay assumes each tangent's kind (NumPy or Python) as recorded
+            if any(is_numpy(t) != numpy[i] for i, t in enumerate(tangents)):
+                return list(graph.bind_flat(tangents))
+            return list(graph.run_flat(tangents))
         except (GuardFailure, Unverifiable):   # a value the recording read differs now
             primals = tree_unflatten(in_tree, leaves)
             return tree_flatten(jvp(jitted, tuple(primals),

@@ -91,3 +91,21 @@ def test_where_the_graph_cannot_serve_the_tape_does():
 
     np.testing.assert_allclose(dk.grad(through)(x), 6 * np.sin(x) * np.cos(x) ** 2
                                - 3 * np.sin(x) ** 3, rtol=1e-12)
+
+
+def test_python_and_complex_numbers_as_primals_and_tangents():
+    def f(x, a):
+        return dnp.sin(x) * a
+
+    jf = dk.jit(f)
+    for primals, tangents in [((0.3, 2.0), (1.0, -1.0)),
+                              ((0.3, 2.0), (np.float64(1.0), np.float64(-1.0))),
+                              ((np.array([0.1 + 1j, 0.2]), 1.5), (np.array([1.0, 1j]), 0.5))]:
+        out, lin = dk.linearize(jf, *primals)
+        assert isinstance(lin.graph, Graph)
+        np.testing.assert_allclose(out, f(*primals), rtol=1e-15)
+        got, expected = lin(*tangents), dk.jvp(f, primals, tangents)[1]
+        same(got, expected)
+        x, a = primals
+        np.testing.assert_allclose(got, np.cos(x) * a * tangents[0] + np.sin(x) * tangents[1],
+                                   rtol=1e-13)
