@@ -153,6 +153,7 @@ Where next (in the diffkit repository):
   notebooks/03_scipy.ipynb                   exact jac, hess, hessp for SciPy's solvers
   notebooks/04_property_testing.ipynb        testing your own derivatives
   notebooks/05_vmap.ipynb                    per-example gradients, batched Jacobians
+  notebooks/06_jit.ipynb                     jit: speed-up against problem size
   README.md, docs/                           user guide and API reference
                                              (pip install '.[docs]' && mkdocs serve)"""
 

@@ -204,18 +204,27 @@ def linearize(fun, *primals):
     is the JVP at ``primals``.
 
     The linear part of the forward pass is recorded once; each call of ``jvp_fn`` replays
-    only that recording (no evaluation of ``fun``).
+    only that recording (no evaluation of ``fun``). For a jitted ``fun`` the recording is a
+    ``Graph`` of the tangent operations (``jvp_fn.graph``), replayed as generated NumPy.
     """
     check_callable(fun, "linearize")
     flat_primals, in_tree = flat_inputs(primals, "linearize primal")
-    flat_fun = _FlatFun(fun, in_tree, False, "linearize")
-    primals_out, flat_jvp_fn = linearize_flat(flat_fun, flat_primals)
-    out_tree = flat_fun.out_tree
+    # a function that can record its linear map itself (a jitted one: as a Graph)
+    staged = getattr(fun, "_linearize_flat", None)
+    staged = staged(flat_primals, in_tree) if staged is not None else None
+    if staged is not None:
+        primals_out, flat_jvp_fn, out_tree = staged
+    else:
+        flat_fun = _FlatFun(fun, in_tree, False, "linearize")
+        primals_out, flat_jvp_fn = linearize_flat(flat_fun, flat_primals)
+        out_tree = flat_fun.out_tree
 
     def jvp_fn(*tangents):
         flat = _matching_leaves(tangents, in_tree, flat_primals, "tangent")
         return out_tree.unflatten([instantiate(t) for t in flat_jvp_fn(flat)])
 
+    if staged is not None:
+        jvp_fn.graph = flat_jvp_fn.graph   # the linear map, to read or call
     return out_tree.unflatten(primals_out), jvp_fn
 
 

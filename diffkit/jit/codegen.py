@@ -16,6 +16,9 @@ What makes a line cheap:
 - **One ``np.errstate`` block per run** of consecutive equations recorded under the same
   error handling (a rule's own ``np.errstate``), instead of one per equation.
 - Constants and implementations are closure variables of the function, not globals.
+- Matrix-vector products with one large matrix are merged (``products.merge``), so the
+  matrix is read once; with the elementwise work after them and a product on the other
+  side of the same matrix, in one loop over blocks of its rows (``rowblocks.fuse``).
 - Large arrays are deleted after their last use, and an elementwise operation writes into
   a dying input's buffer where that is safe (``buffers.plan``), so peak memory falls.
 
@@ -29,7 +32,7 @@ import numpy as np
 
 from ..interpreters.staging import is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
-from . import buffers
+from . import buffers, products, rowblocks
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
 _UNARY = {np.negative: "-"}
@@ -39,8 +42,8 @@ _PY_NUMBERS = (float, int)
 class _Writer:
     """The source lines and the names they use (constants, implementations)."""
 
-    def __init__(self, graph, fail):
-        self.rec = graph.program
+    def __init__(self, graph, fail, program):
+        self.rec = program
         self.guards_after = graph._guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
                       "_fresh": _fresh, "_inf": np.inf}
@@ -127,9 +130,11 @@ def _operator_safe(eqn):
 def generate_replay(graph, fail):
     """The plain replay of ``graph`` (its ``equations``, guards and outputs) as one compiled
     function of the flat arguments; ``fail(guard)`` is the exception a failing guard
-    raises. The function's ``source`` attribute holds its text."""
-    rec = graph.program
-    w = _Writer(graph, fail)
+    raises. The function's ``source`` attribute holds its text, its ``program`` the
+    program it runs (``graph.program`` with merged products, ``products.merge``, and
+    row-block passes, ``rowblocks.fuse``)."""
+    rec = rowblocks.fuse(products.merge(graph.program))
+    w = _Writer(graph, fail, rec)
     for var in range(rec.num_inputs):
         w.check(var, "")
     frees, reuse = buffers.plan(rec)
@@ -169,4 +174,5 @@ def generate_replay(graph, fail):
     exec(compile(source, "<diffkit.jit replay>", "exec"), namespace)   # noqa: S102 (our source)
     replay = namespace["make"](**w.names)
     replay.source = inner
+    replay.program = rec
     return replay

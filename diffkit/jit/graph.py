@@ -74,6 +74,14 @@ class Graph:
     def guards(self):
         return self.program.guards
 
+    @property
+    def replay_program(self):
+        """The program the plain replay runs: ``program`` with the matrix-vector products
+        that share a large matrix merged (``products.merge``)."""
+        if self._plain is None:
+            self._plain = generate_replay(self, GuardFailure)
+        return self._plain.program
+
     # --- replay ----------------------------------------------------------------------
 
     def run_flat(self, leaves):

@@ -20,7 +20,7 @@ from ..core.trace import Tracer
 from ..errors import ArgnumsError, InputTypeError, PerformanceWarning
 from ..interpreters.staging import stage_flat
 from ..tree_util import tree_flatten, tree_unflatten
-from . import randomness
+from . import linear, randomness
 from .graph import Graph, GuardFailure, Unverifiable
 
 MAX_SPECIALISATIONS = 8
@@ -274,6 +274,10 @@ class Jitted:
         """Every graph in the cache (a list), for looking at what was recorded."""
         with self._lock:
             return [g for graphs in self._cache.values() for g in graphs]
+
+    def _linearize_flat(self, leaves, in_tree):
+        """``dk.linearize`` of this function: the linear map as a graph (``linear.py``)."""
+        return linear.linearize_flat(self, leaves, in_tree)
 
     def __get__(self, instance, owner=None):   # a jitted method binds like a function
         return self if instance is None else functools.partial(self, instance)

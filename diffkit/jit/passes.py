@@ -14,7 +14,13 @@ Each pass takes a ``Program`` and changes it in place; ``optimise`` runs them in
 4. ``common_subexpressions``: an equation with the primitive, parameters and inputs of an
    earlier one reuses its outputs.
 5. ``fold_constants``: an equation whose inputs are all constants runs once, here.
-6. ``eliminate_dead_code``: only equations that reach an output or a guard stay.
+6. ``drop_dead_value_guards``: a 0 x inf rule's check (``holds_nan``, ``holds_nonfinite``)
+   on a value that reaches no output and no other guard is dropped, with the value.
+7. ``eliminate_dead_code``: only equations that reach an output or a guard stay.
+8. ``drop_implied_value_checks``: a NaN check of a value whose first readers lead through
+   real arithmetic to a value with a NaN check of its own, with nothing else reading on
+   the way, is dropped (NaN propagates: the later check fails whenever the earlier one
+   would).
 
 A variable an equation no longer computes is replaced everywhere (later inputs, outputs,
 guards); a guard moved onto an earlier variable is checked earlier, on the same value. A
@@ -26,6 +32,7 @@ import numpy as np
 
 from ..core.trace import Tracer
 from ..interpreters.staging import Const, Equation, Guard, custom_call_p
+from ..ops.families import holds_nan, holds_nonfinite
 from ..ops.shape import broadcast_to_p, reshape_p, transpose_p
 
 
@@ -53,7 +60,9 @@ def optimise(recording):
     drop_unit_products(program)
     common_subexpressions(program)
     fold_constants(program)
+    drop_dead_value_guards(program)
     eliminate_dead_code(program)
+    drop_implied_value_checks(program)
     return program
 
 
@@ -109,6 +118,84 @@ def eliminate_dead_code(program):
             needed.update(i for i in eqn.inputs if type(i) is int)
     live.reverse()
     program.equations = live
+
+
+#: The checks of the 0 x inf rule (``families.zero_safe``, ``families.times``,
+#: ``linalg.rule_contraction``). Each decides only how the rule's own result is computed:
+#: the checked value is returned as it is, or replaced by a masked copy of it.
+VALUE_CHECKS = (holds_nan, holds_nonfinite)
+
+
+def drop_dead_value_guards(program):
+    """Drop the 0 x inf rule's guards on values that nothing else needs.
+
+    Such a guard decides only whether a rule returns the checked value (a product) as it
+    is or a masked value computed from it. Where the checked value reaches no output and
+    no other guard, neither does the rule's result, whichever way the check goes: the
+    guard cannot change what the replay returns, and it alone kept the product alive (in
+    a Hessian-vector product, the gradient's own matrix product, whose value only its NaN
+    check read). Other guards (a branch of the user's code) are always kept."""
+    needed = {o for o in program.outputs if type(o) is int}
+    needed.update(g.var for g in program.guards if g.test not in VALUE_CHECKS)
+    for eqn in reversed(program.equations):
+        if any(v in needed for v in eqn.outs):
+            needed.update(i for i in eqn.inputs if type(i) is int)
+    program.guards = [g for g in program.guards
+                      if g.test not in VALUE_CHECKS or g.var in needed]
+
+
+#: Real arithmetic whose result is NaN wherever an operand of the result's shape is NaN.
+_PROPAGATING = (np.add, np.subtract, np.multiply, np.divide, np.negative)
+
+
+def drop_implied_value_checks(program):
+    """Drop a check ``holds_nan(v) == False`` that a later NaN check implies.
+
+    From ``v``, follow first readers: while the first equation reading the value is real
+    elementwise arithmetic (``_PROPAGATING``) with a result of the value's shape and dtype,
+    a NaN in the value makes one in the result. If that path reaches a value ``w`` with a
+    kept check ``holds_nan(w) == False``, and nothing but the path reads ``v`` or the
+    values between before ``w`` is computed, then ``w``'s check fails whenever ``v``'s
+    would, and no other operation saw the NaN first: ``v``'s check is dropped. The path
+    runs on the NaN quietly (IEEE operations on a quiet NaN raise no floating-point error)
+    and the call traces again at ``w``'s check. ``w``'s check itself stays: a path goes on
+    through a value whose check was dropped already, to a kept one."""
+    checked = {g.var for g in program.guards if g.test is holds_nan and g.expected is False}
+    if not checked:
+        return
+    readers = {}   # variable -> indices of the equations reading it, in order
+    for i, eqn in enumerate(program.equations):
+        for ref in dict.fromkeys(eqn.inputs):
+            if type(ref) is int:
+                readers.setdefault(ref, []).append(i)
+    equations, avals = program.equations, program.avals
+
+    def endpoint(v):
+        """The checked value the path from ``v`` reaches, with the variables before it."""
+        path, u = [v], v
+        while True:
+            first = readers.get(u, ())
+            if not first:
+                return None, path
+            eqn = equations[first[0]]
+            if eqn.prim.impl not in _PROPAGATING or eqn.params or eqn.errstate \
+                    or eqn.avals[0] != avals[u] or np.dtype(avals[u][1]).kind != "f":
+                return None, path
+            u = eqn.outs[0]
+            if u in checked and u not in implied:
+                return u, path
+            path.append(u)   # unchecked, or its check deferred already: on to the next
+
+    implied = set()
+    for v in sorted(checked, reverse=True):   # later values first: w's check is decided
+        w, path = endpoint(v)
+        if w is None:
+            continue
+        last = readers[path[-1]][0]   # the equation computing w
+        if all(r == readers[u][0] or r > last for u in path for r in readers[u]):
+            implied.add(v)
+    program.guards = [g for g in program.guards if not (
+        g.var in implied and g.test is holds_nan and g.expected is False)]
 
 
 def freeze_constants(program):

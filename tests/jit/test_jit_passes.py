@@ -7,6 +7,7 @@ import pytest
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.jit import Graph, passes
+from diffkit.ops.families import holds_nan
 from diffkit.ops.shape import broadcast_to_p, reshape_p, transpose_p
 
 
@@ -187,3 +188,86 @@ def test_products_with_the_all_ones_cotangent_are_dropped():
     assert graph.num_ops == 1
     with np.errstate(all="ignore"):
         check_values(g, graph, plain, z)
+
+
+def test_a_value_check_on_a_dead_product_goes_with_the_product():
+    # forward over reverse of sum(tanh(A x)): the gradient's own product (u A) is read only
+    # by its 0 x inf check; only the tangent's product (u' A) is returned
+    def hvp(x, v, A):
+        return dk.jvp(dk.grad(lambda x: dnp.sum(dnp.tanh(A @ x))), (x,), (v,))[1]
+
+    rng = np.random.default_rng(0)
+    x, v, A = rng.standard_normal(6), rng.standard_normal(6), rng.standard_normal((6, 6))
+    graph, plain = graphs(hvp, x, v, A)
+    matmuls = [e for e in graph.equations if e.prim.name == "matmul"]
+    assert len(matmuls) == 3            # A x, A v and the tangent's product
+    assert sum(e.prim.name == "matmul" for e in plain.equations) == 4
+    assert all(g.var in {v for e in graph.equations for v in e.outs} | {0, 1, 2}
+               for g in graph.guards)
+    check_values(hvp, graph, plain, x, v, A)
+    t = 1.0 - np.tanh(A @ x) ** 2
+    expected = A.T @ (-2 * np.tanh(A @ x) * t * (A @ v))
+    np.testing.assert_allclose(graph(x, v, A), expected, rtol=1e-12)
+    # a NaN in the dead product's input: the replay still returns what eager does
+    bad = A.copy()
+    bad[0, 0] = np.nan
+    with np.errstate(invalid="ignore"):
+        same(dk.jit(hvp)(x, v, bad), hvp(x, v, bad))
+
+
+def test_a_guard_of_the_users_branch_on_a_dead_value_is_kept():
+    def f(x):
+        y = dnp.sum(x * 2.0)
+        if y > 0:                         # a branch: kept although y is not returned
+            return x + 1.0
+        return x - 1.0
+
+    graph = dk.make_graph(f)(np.ones(3))
+    assert len(graph.guards) == 1 and graph.num_ops == 4   # x * 2, sum, > 0, x + 1
+    jf = dk.jit(f)
+    for sign in (1.0, -1.0, 1.0):
+        same(jf(sign * np.ones(3)), f(sign * np.ones(3)))
+    assert jf.cache_info().traces == 2
+
+
+def test_a_nan_check_implied_by_the_next_operations_check_is_dropped():
+    def hvp(x, v, A):
+        return dk.jvp(dk.grad(lambda x: dnp.sum(dnp.tanh(A @ x))), (x,), (v,))[1]
+
+    rng = np.random.default_rng(4)
+    x, v, A = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal((5, 5))
+    graph = dk.make_graph(hvp)(x, v, A)
+    program = passes.Program(graph.recording)
+    for step in (passes.eliminate_dead_code, passes.drop_dead_value_guards,
+                 passes.eliminate_dead_code):
+        step(program)
+    before = len(program.guards)
+    passes.drop_implied_value_checks(program)
+    assert len(program.guards) < before
+    for g in program.guards:   # only NaN checks of products that reach the output remain
+        assert g.test is holds_nan and g.expected is False
+    jitted = dk.jit(hvp)
+    same(jitted(x, v, A), hvp(x, v, A))
+    for bad in (np.full(5, np.nan), np.array([np.inf, 0.0, 1.0, 2.0, 3.0])):
+        with np.errstate(all="ignore"):       # a NaN where a dropped check stood
+            same(jitted(x, bad, A), hvp(x, bad, A))
+    info = jitted.cache_info()
+    assert info.guard_failures >= 1 and info.traces >= 2
+
+
+def test_nan_checks_are_deferred_along_arithmetic_to_a_kept_check():
+    def f(x):
+        return dnp.sum(dnp.sin(x) * dnp.exp(-x ** 2))
+
+    grad = dk.grad(f)
+    x = np.linspace(-2.0, 2.0, 7)
+    graph, plain = graphs(grad, x)
+    assert len(graph.guards) == 2 < len(plain.guards)   # the two products summed last
+    check_values(grad, graph, plain, x)
+    jitted = dk.jit(grad)
+    same(jitted(x), grad(x))
+    for bad in ([np.nan] + [0.5] * 6, [np.inf] + [0.5] * 6, [0.5] * 6 + [-np.inf]):
+        bad = np.array(bad)
+        with np.errstate(all="ignore"):   # a NaN where the dropped checks stood
+            same(jitted(bad), grad(bad))
+    assert jitted.cache_info().guard_failures >= 1
