@@ -256,8 +256,11 @@ def main():
     section = [START, "## Sparse derivatives", "",
                f"Run on **{started}** with `python benchmarks/sparse.py --markdown "
                f"benchmarks/RESULTS.md` ({opts.rounds} interleaved rounds, medians; "
-               f"load average at start {os.getloadavg()[0]:.2f}).", "", *body, END]
-    text = "\n".join(section)
+               f"load average at start {os.getloadavg()[0]:.2f}, at the end "
+               f"{{end_load}}). The machine has {os.cpu_count()} cores shared with other "
+               "jobs: single figures move by tens of percent from run to run; the ratios of "
+               "one run, measured in interleaved rounds, move less.", "", *body, END]
+    text = "\n".join(section).replace("{end_load}", f"{os.getloadavg()[0]:.2f}")
     print(text)
     if opts.markdown:
         path = Path(opts.markdown)

@@ -7,7 +7,6 @@ from .constraints import _constraint_list, _flat_bounds, _flat_constraints
 from .flat import _as_trees, _Params, _tree_callback
 from .objective import _default_method, _derivatives, _Objective
 from .sparse_path import check_option, minimize_hessian
-from .staged import Stager
 
 
 def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
@@ -86,7 +85,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     scipy_fun, scipy_jac, scipy_hess, scipy_hessp = _derivatives(
         objective, method, jac, hess, hessp, fun, params, args)
     check_option(sparse, "minimize")
-    stager = Stager(jit)
+    stager = objective.stager   # one random draw turns staging off for all of them
     scipy_hess = minimize_hessian(objective, method, hess, hessp, sparse, params.x0,
                                   stager) or scipy_hess
     result = _so.minimize(
