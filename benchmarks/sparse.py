@@ -178,7 +178,9 @@ def break_even_rows(sizes=(50, 100, 200, 400, 800), bands=(1, 4, 16)):
             hess_density = dk.hessian_sparsity(f)(x0).nnz / n ** 2
             pattern = dk.jacobian_sparsity(res)(x0)
             jac_density = pattern.nnz / (pattern.shape[0] * n)
-            rows.append((n, k, hess_density, jac_density, tc, ls))
+            colours = (dk.sparse_hessian(f).coloring(x0).num_colors,
+                       dk.sparse_jacobian(res).coloring(x0).num_colors)
+            rows.append((n, k, hess_density, jac_density, tc, ls, colours))
     return rows
 
 
@@ -233,15 +235,15 @@ def report(rounds):
               "paths staged with `jit`; trust-constr unconstrained, 15 iterations; "
               "least_squares `trf`, 15 evaluations, `tr_solver` `exact` when dense, `lsmr` "
               "when sparse). Densities: the detected patterns' stored entries over all "
-              "entries. `sparse=None` takes the sparse path from 200 parameters and at most "
-              "5% density.", "",
-              "| n | bandwidth k | Hessian density | trust-constr dense / sparse | "
-              "Jacobian density | least_squares dense / sparse |",
+              "entries. `sparse=None` takes the sparse path from 200 parameters, at most 5% "
+              "density and at most one colour per 12 parameters.", "",
+              "| n | bandwidth k | Hessian density, colours | trust-constr dense / sparse | "
+              "Jacobian density, colours | least_squares dense / sparse |",
               "|---|---|---|---|---|---|"]
-    for n, k, hd, jd, tc, ls in break_even_rows():
-        lines.append(f"| {n} | {k} | {hd:.3f} | {fmt(tc[False])} / {fmt(tc[True])} "
-                     f"(**{tc[False] / tc[True]:.2g}x**) | {jd:.3f} | {fmt(ls[False])} / "
-                     f"{fmt(ls[True])} (**{ls[False] / ls[True]:.2g}x**) |")
+    for n, k, hd, jd, tc, ls, (hc, jc) in break_even_rows():
+        lines.append(f"| {n} | {k} | {hd:.3f}, {hc} | {fmt(tc[False])} / {fmt(tc[True])} "
+                     f"(**{tc[False] / tc[True]:.2g}x**) | {jd:.3f}, {jc} | "
+                     f"{fmt(ls[False])} / {fmt(ls[True])} (**{ls[False] / ls[True]:.2g}x**) |")
     lines.append("")
     return lines
 
@@ -252,11 +254,12 @@ def main():
     p.add_argument("--markdown", metavar="FILE")
     opts = p.parse_args()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    start_load = os.getloadavg()[0]
     body = report(opts.rounds)
     section = [START, "## Sparse derivatives", "",
                f"Run on **{started}** with `python benchmarks/sparse.py --markdown "
                f"benchmarks/RESULTS.md` ({opts.rounds} interleaved rounds, medians; "
-               f"load average at start {os.getloadavg()[0]:.2f}, at the end "
+               f"load average at start {start_load:.2f}, at the end "
                f"{{end_load}}). The machine has {os.cpu_count()} cores shared with other "
                "jobs: single figures move by tens of percent from run to run; the ratios of "
                "one run, measured in interleaved rounds, move less.", "", *body, END]

@@ -165,8 +165,9 @@ plt.show()
 #
 # `diffkit.scipy.optimize.minimize(method="trust-constr")` gives SciPy a sparse Hessian
 # when the detected pattern is sparse enough (`sparse=None`, the default: at least 200
-# parameters and at most 5% of the entries) or when asked (`sparse=True`). The chained
-# Rosenbrock function has a tridiagonal Hessian: three colours, whatever `n`.
+# parameters, at most 5% of the entries and at most one colour per 12 parameters) or when
+# asked (`sparse=True`). The chained Rosenbrock function has a tridiagonal Hessian: three
+# colours, whatever `n`.
 
 # %%
 def rosenbrock(x):

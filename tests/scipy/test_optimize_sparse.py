@@ -216,6 +216,16 @@ def test_least_squares_sparse_none_picks_by_size_and_density():
     assert sps.issparse(dko.least_squares(residuals, np.zeros(n), max_nfev=2).jac)
     assert isinstance(dko.least_squares(residuals, np.zeros(50), max_nfev=2).jac,
                       np.ndarray)
+    # a sparse pattern needing many colours (passes) for its columns stays dense ...
+
+    def wide_band(x):
+        return dnp.concatenate([x[j:] * x[:-j] - 0.5 for j in range(1, 21)])
+
+    assert isinstance(dko.least_squares(wide_band, np.full(n, 0.3), max_nfev=2).jac,
+                      np.ndarray)
+    # ... unless asked for (21 colours for 200 columns)
+    forced = dko.least_squares(wide_band, np.full(n, 0.3), max_nfev=2, sparse=True)
+    assert sps.issparse(forced.jac)
     # method 'lm' and tr_solver 'exact' take dense Jacobians: None leaves them dense
     assert isinstance(dko.least_squares(residuals, np.zeros(n), method="lm",
                                         max_nfev=2).jac, np.ndarray)

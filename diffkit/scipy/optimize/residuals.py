@@ -122,8 +122,9 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
     as its sparsity pattern (detected once, at ``x0``: ``diffkit.sparse``) has colours, and
     ``tr_solver="lsmr"`` unless you set ``tr_solver``. ``True`` takes that path (an error
     with ``method="lm"``, ``tr_solver="exact"`` or your own ``jac``), ``False`` never, and
-    ``None`` (default) takes it when the pattern is sparse enough: at least 200 columns and
-    at most 5% of the entries (the measured break-even; see the sparse guide), with a
+    ``None`` (default) takes it when the pattern is sparse enough: at least 200 parameters,
+    at most 5% of the entries and at most one colour (batched pass) per 12 parameters
+    (the measured break-even; see the sparse guide), with a
     method and ``tr_solver`` that take sparse Jacobians.
 
     ``jit`` (default True): the residuals and the Jacobian are staged with ``diffkit.jit``

@@ -66,8 +66,9 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     computed in as many batched passes as its sparsity pattern has colours (the pattern is
     detected once, at ``x0``: ``diffkit.sparse``). ``True`` takes that path for each of
     them, ``False`` never; ``None`` (default) takes it for each derivative whose pattern
-    is sparse enough: at least 200 columns and at most 5% of the entries (the measured
-    break-even; see the sparse guide). Other methods take no sparse derivatives
+    is sparse enough: at least 200 parameters, at most 5% of the entries and at most
+    one colour (batched pass) per 12 parameters (the measured break-even; see the sparse
+    guide). Other methods take no sparse derivatives
     (``sparse=True`` is then an error).
 
     Returns SciPy's ``OptimizeResult``; ``x`` (and ``jac``, the gradient, when SciPy reports

@@ -10,11 +10,12 @@ same structure.
 
 The choice, per derivative: ``sparse=True`` takes the sparse path (an error when the
 pattern cannot be detected), ``sparse=False`` never does, and ``sparse=None`` takes it when
-the pattern has at least ``MIN_SIZE`` columns and a density (stored entries over all
-entries) of at most ``DENSITY_THRESHOLD``. Both figures come from measurements
-(``benchmarks/sparse.py``, the "dense or sparse" table): below them the dense derivative,
-staged, is as fast as the sparse one, and SciPy's dense linear algebra is faster than its
-sparse one.
+the pattern has at least ``MIN_SIZE`` columns, a density (stored entries over all entries) of
+at most ``DENSITY_THRESHOLD``, and at most one colour (one batched pass) per
+``COLUMNS_PER_COLOUR`` columns. The figures come from measurements (``benchmarks/sparse.py``,
+the "dense or sparse" table): outside them the dense derivative, staged, is about as fast
+as the sparse one, and SciPy's dense linear algebra (an SVD for ``least_squares``) is
+faster than its sparse one (LSMR iterations).
 
 trust-constr forms the Lagrangian's Hessian as the sum of the objective's Hessian and, for
 each constraint, the Hessian of ``v @ c``, each asked for separately. Each is computed on
@@ -35,10 +36,11 @@ from ...sparse import coloring as col
 from ...sparse.derivatives import hessian_coloring, jacobian_coloring
 from ...sparse.detection import hessian_pattern, jacobian_pattern
 
-__all__ = ["DENSITY_THRESHOLD", "MIN_SIZE", "SparsePathError"]
+__all__ = ["DENSITY_THRESHOLD", "MIN_SIZE", "COLUMNS_PER_COLOUR", "SparsePathError"]
 
-DENSITY_THRESHOLD = 0.05   # at most 5% of the entries stored ...
-MIN_SIZE = 200             # ... and at least 200 columns: then sparse pays
+DENSITY_THRESHOLD = 0.05   # at most 5% of the entries stored,
+MIN_SIZE = 200             # at least 200 columns,
+COLUMNS_PER_COLOUR = 12    # at most one colour per 12 columns: then sparse pays
 
 
 class SparsePathError(DiffkitError, ValueError):
@@ -50,7 +52,8 @@ def check_option(sparse, name):
         raise OptionError(f"{name}: sparse={sparse!r}; use True (sparse derivatives), False "
                           "(dense ones) or None (sparse when the detected pattern is sparse "
                           f"enough: density <= {DENSITY_THRESHOLD:g} and at least "
-                          f"{MIN_SIZE} columns)")
+                          f"{MIN_SIZE} columns, at most one colour per "
+                          f"{COLUMNS_PER_COLOUR} columns)")
 
 
 def density(pattern):
@@ -83,6 +86,16 @@ def choose(sparse, detect, name, what, columns):
     if sparse is None and not worth_it(pattern):
         return None
     return pattern
+
+
+def _few_colours(evaluator, sparse):
+    """``evaluator``, unless ``sparse=None`` and its colouring needs too many passes."""
+    if evaluator is None or sparse is not None:
+        return evaluator
+    coloring = evaluator.coloring
+    if coloring.num_colors * COLUMNS_PER_COLOUR > coloring.pattern.shape[1]:
+        return None
+    return evaluator
 
 
 def _as_row(fun):
@@ -179,7 +192,8 @@ def objective_hessian(of_flat, x0, sparse, stager, name="minimize"):
                      name, "the objective's Hessian", x0.size)
     if pattern is None:
         return None
-    return HessianOf(lambda y: of_flat(y), pattern, stager, "sparse hess")
+    return _few_colours(HessianOf(lambda y: of_flat(y), pattern, stager, "sparse hess"),
+                        sparse)
 
 
 def constraint_derivatives(traced, x0, sparse, stager, index, want=(True, True),
@@ -200,14 +214,15 @@ def constraint_derivatives(traced, x0, sparse, stager, index, want=(True, True),
     hess = None if hess_pattern is None else \
         HessianOf(lambda y, v: dnp.sum(v * traced(y)), hess_pattern, stager,
                   f"constraint {index} hess")
-    return jac, hess
+    return _few_colours(jac, sparse), _few_colours(hess, sparse)
 
 
 def residual_jacobian(traced, x0, sparse, stager, name="least_squares"):
     """The sparse Jacobian of the residuals ``traced`` (a ``JacobianOf``), or None."""
     pattern = choose(sparse, lambda: jacobian_pattern(traced, x0), name,
                      "the residuals' Jacobian", x0.size)
-    return None if pattern is None else JacobianOf(traced, pattern, stager, "sparse jac")
+    return None if pattern is None else \
+        _few_colours(JacobianOf(traced, pattern, stager, "sparse jac"), sparse)
 
 
 def minimize_hessian(objective, method, hess, hessp, sparse, x0, stager):
