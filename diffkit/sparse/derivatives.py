@@ -22,6 +22,10 @@ With ``sparsity=None`` the pattern is detected (``jacobian_sparsity``,
 input signature, the structure and shapes and dtypes of all arguments, and kept with its
 colouring. A known pattern can be passed instead: a SciPy sparse array (or a 2-D NumPy
 array) of the right shape.
+
+Under ``jit`` the batched pass is staged (one trace per signature) and the result is a
+CSR array; under ``vmap`` it is a ``scipy.sparse.coo_array`` of shape
+``(*batch, rows, cols)``, batch axes first (``traced.py``).
 """
 
 import functools
@@ -31,12 +35,14 @@ import numpy as np
 
 from ..api import grad, jvp, vjp, vmap
 from ..api_checks import check_argnums, check_callable, describe
+from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from ..errors import OptionError, ShapeMismatchError
 from ..ops.sparsity_rules import scipy_sparse
 from . import coloring as col
 from .detection import hessian_pattern, jacobian_pattern, scalar_output
 from .flat import flat_problem, signature
+from .traced import empty_result, sparse_result
 
 __all__ = ["sparse_jacobian", "sparse_hessian", "Coloring"]
 
@@ -84,11 +90,6 @@ def _check_sparsity_type(sparsity, name):
     raise ShapeMismatchError(
         f"{name}: sparsity must be None (detect it) or a 2-D SciPy sparse array (or a 2-D "
         f"NumPy array) of booleans, not {describe(sparsity)}")
-
-
-def _csr_zeros(shape, dtype):
-    sp = scipy_sparse()
-    return sp.csr_array(shape, dtype=dtype)
 
 
 # --- the colourings -----------------------------------------------------------------------
@@ -163,16 +164,17 @@ class SparseJacobian(_SparseDerivative):
         info = self._coloring(g, x, args, kwargs)
         pattern, k = info.pattern, info.num_colors
         if k == 0 or pattern.nnz == 0:
-            return _csr_zeros(pattern.shape, np.result_type(dtype_of(x), np.float64))
+            return empty_result(pattern, np.result_type(dtype_of(x), np.float64),
+                                isinstance(x, Tracer))
         if info.mode == "forward":
             out, compressed = vmap(lambda s: jvp(g, (x,), (s,)), out_axes=(None, 0))(
                 info.seeds.astype(dtype_of(x), copy=False))
             _check_rows(out, pattern, self.name)
-            return col.from_gather(compressed, info.take, pattern)
+            return sparse_result(compressed, info.take, pattern)
         out, pull = vjp(g, x)
         _check_rows(out, pattern, self.name)
         (compressed,) = vmap(pull)(info.seeds.astype(dtype_of(out), copy=False))
-        return col.from_gather(compressed, info.take, pattern)
+        return sparse_result(compressed, info.take, pattern)
 
 
 def _check_rows(out, pattern, name):
@@ -203,11 +205,12 @@ class SparseHessian(_SparseDerivative):
         pattern, k = info.pattern, info.num_colors
         if k == 0 or pattern.nnz == 0:
             scalar(x)   # still checks that the output is a scalar
-            return _csr_zeros(pattern.shape, np.result_type(dtype_of(x), np.float64))
+            return empty_result(pattern, np.result_type(dtype_of(x), np.float64),
+                                isinstance(x, Tracer))
         gradient = grad(scalar)
         compressed = vmap(lambda s: jvp(gradient, (x,), (s,))[1])(
             info.seeds.astype(dtype_of(x), copy=False))
-        return col.from_gather(compressed, info.take, pattern)
+        return sparse_result(compressed, info.take, pattern)
 
 
 def _check_options(fun, argnums, sparsity, name):
@@ -230,7 +233,8 @@ def sparse_jacobian(fun, argnums=0, sparsity=None, mode="auto"):
     colours. Every entry of the pattern is stored, zeros included.
 
     The returned function has a method ``coloring(*args)`` giving the ``Coloring`` it uses:
-    the pattern, the mode, the colours and their number."""
+    the pattern, the mode, the colours and their number. It composes with ``jit`` (a CSR
+    array, replayed) and ``vmap`` (an n-D ``coo_array`` of shape ``(*batch, m, n)``)."""
     _check_options(fun, argnums, sparsity, "sparse_jacobian")
     if mode not in MODES:
         raise OptionError(f"sparse_jacobian: mode={mode!r}; use 'auto', 'forward' or "
@@ -247,6 +251,7 @@ def sparse_hessian(fun, argnums=0, sparsity=None):
     Inputs are flattened as ``ravel_pytree`` does. ``sparsity``: a known symmetric pattern
     (an unsymmetric one is symmetrised), or ``None`` to detect it (``hessian_sparsity``)
     on the first call for each input signature. ``coloring(*args)`` on the returned
-    function gives the ``Coloring`` it uses."""
+    function gives the ``Coloring`` it uses. Under ``vmap`` the result is an n-D
+    ``coo_array`` of shape ``(*batch, n, n)``, under ``jit`` a CSR array."""
     _check_options(fun, argnums, sparsity, "sparse_hessian")
     return SparseHessian(fun, argnums, sparsity)

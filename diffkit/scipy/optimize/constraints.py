@@ -6,6 +6,7 @@ import scipy.optimize as _so
 
 from ... import api
 from ... import numpy as dnp
+from . import sparse_path
 from .flat import _flat_output
 
 
@@ -37,6 +38,16 @@ class _ConstraintFunction:
         return np.asarray(api.hessian(lambda y: dnp.sum(weights * self.traced(y)))(x),
                           np.float64)
 
+    def automatic(self, sparse, stager, index, want=(True, True)):
+        """``(jac, hess)`` computed by diffkit for trust-constr: sparse where the sparse
+        path is taken (``sparse_path``), else the dense ``jac`` and ``hess``. ``want``
+        says which of the two are used (the others are the user's)."""
+        if sparse is False or not any(want):
+            return self.jac, self.hess
+        jac, hess = sparse_path.constraint_derivatives(self.traced, self.params.x0, sparse,
+                                                        stager, index, want)
+        return jac or self.jac, hess or self.hess
+
 
 def _constraint_list(constraints):
     if constraints is None:
@@ -46,7 +57,7 @@ def _constraint_list(constraints):
     return list(constraints)
 
 
-def _dict_constraint(con, params, method):
+def _dict_constraint(con, params, method, sparse=False, stager=None, index=0):
     """A SciPy dict constraint written on the pytree, as SciPy needs it for ``method``."""
     if not {"type", "fun"} <= set(con):
         raise ValueError(f"a constraint dict needs the keys 'type' and 'fun', got "
@@ -61,16 +72,25 @@ def _dict_constraint(con, params, method):
     if method == "trust-constr":
         # trust-constr turns dicts into NonlinearConstraint without Hessians (quasi-Newton);
         # converting here gives it the exact ones.
+        auto_jac, hess = function.automatic(sparse, stager, index,
+                                            (not callable(user_jac), True))
         upper = 0.0 if kind == "eq" else np.inf
-        return _so.NonlinearConstraint(function, 0.0, upper, jac=jac, hess=function.hess)
+        return _so.NonlinearConstraint(function, 0.0, upper,
+                                       jac=jac if callable(user_jac) else auto_jac, hess=hess)
     return {"type": kind, "fun": function, "jac": jac}
 
 
-def _nonlinear_constraint(con, params, method):
+def _nonlinear_constraint(con, params, method, sparse=False, stager=None, index=0):
     """A ``NonlinearConstraint`` written on the pytree, on the flat vector."""
     function = _ConstraintFunction(con.fun, params, ())
+    if method == "trust-constr":
+        auto_jac, auto_hess = function.automatic(
+            sparse, stager, index, (not callable(con.jac), not callable(con.hess)
+                                    and not isinstance(con.hess, str)))
+    else:
+        auto_jac, auto_hess = function.jac, function.hess
     # '2-point' is SciPy's default, so a string jac means "not given"
-    jac = (lambda x: con.jac(params.tree(x))) if callable(con.jac) else function.jac
+    jac = (lambda x: con.jac(params.tree(x))) if callable(con.jac) else auto_jac
     if callable(con.hess):
         hess = lambda x, v: con.hess(params.tree(x), v)  # noqa: E731
     elif isinstance(con.hess, str):
@@ -80,21 +100,23 @@ def _nonlinear_constraint(con, params, method):
     else:
         # SciPy stores a missing hess as BFGS(), so a quasi-Newton strategy cannot be told
         # from no Hessian at all: both get the exact one.
-        hess = function.hess
+        hess = auto_hess
     return _so.NonlinearConstraint(function, con.lb, con.ub, jac=jac, hess=hess,
                                    keep_feasible=con.keep_feasible,
                                    finite_diff_rel_step=con.finite_diff_rel_step,
                                    finite_diff_jac_sparsity=con.finite_diff_jac_sparsity)
 
 
-def _flat_constraints(constraints, params, method):
+def _flat_constraints(constraints, params, method, sparse=False, stager=None):
+    """The constraints on the flat vector; for trust-constr with ``sparse`` not False,
+    their automatic Jacobians and Hessians may take the sparse path (``sparse_path``)."""
     name = method.lower() if isinstance(method, str) else method
     converted = []
-    for con in _constraint_list(constraints):
+    for index, con in enumerate(_constraint_list(constraints)):
         if isinstance(con, dict):
-            converted.append(_dict_constraint(con, params, name))
+            converted.append(_dict_constraint(con, params, name, sparse, stager, index))
         elif isinstance(con, _so.NonlinearConstraint):
-            converted.append(_nonlinear_constraint(con, params, name))
+            converted.append(_nonlinear_constraint(con, params, name, sparse, stager, index))
         elif isinstance(con, _so.LinearConstraint):
             converted.append(con)  # its matrix acts on the flat vector already
         else:

@@ -7,9 +7,8 @@ import numpy as np
 from ... import api
 from ...core.zeros import shape_of
 from ...errors import NonScalarOutputError
-from ...jit.jitted import jit
-from ...jit.randomness import RandomDrawError
 from .flat import _Cache, _real_output
+from .staged import Stager
 
 _GRADIENT_METHODS = {"cg", "bfgs", "newton-cg", "l-bfgs-b", "tnc", "slsqp", "dogleg",
                      "trust-ncg", "trust-krylov", "trust-exact", "trust-constr"}
@@ -27,21 +26,16 @@ class _Objective:
     def __init__(self, fun, params, args, stage=False):
         self.params, self.args, self.fun = params, args, fun
         self.cache = _Cache()
-        self.stage = stage
-        self.staged = {}
+        self.stager = Stager(stage)
+
+    @property
+    def stage(self):
+        return self.stager.stage
 
     def _run(self, name, make, *values):
         """``make()(*values)``, through a jitted ``make()`` (kept under ``name``) when
         staging."""
-        if self.stage:
-            staged = self.staged.get(name)
-            if staged is None:
-                staged = self.staged[name] = jit(make())
-            try:
-                return staged(*values)
-            except RandomDrawError:
-                self.stage = False   # a random draw: evaluate eagerly from now on
-        return make()(*values)
+        return self.stager.run(name, make, *values)
 
     def of_flat(self, x):
         """fun at the flat point ``x`` (traced or not), checked to be a real scalar."""

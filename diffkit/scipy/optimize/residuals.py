@@ -11,19 +11,25 @@ from ...errors import ShapeMismatchError
 from . import implicit as _implicit
 from .constraints import _limit
 from .flat import _as_trees, _Cache, _flat_output, _Params, _tree_callback
+from .sparse_path import check_option, least_squares_jacobian
+from .staged import Stager
 
 _ROOT_JACOBIAN_METHODS = {"hybr", "lm"}
 
 
 class _Residuals:
     """``fun(tree, *args, **kwargs)`` (any output pytree) on the flat vector: values
-    ``(m,)`` and the exact Jacobian ``(m, n)``, forward mode when ``n <= m`` else reverse."""
+    ``(m,)`` and the exact Jacobian ``(m, n)``, forward mode when ``n <= m`` else reverse,
+    or a sparse one (``sparse``: a ``sparse_path.JacobianOf``). Both staged with
+    ``diffkit.jit`` when the ``stager`` stages."""
 
-    def __init__(self, fun, params, args, kwargs, name, square=False):
+    def __init__(self, fun, params, args, kwargs, name, square=False, stager=None):
         self.fun, self.params, self.args, self.kwargs = fun, params, args, kwargs
         self.cache, self.size = _Cache(), None
         self.name = name
         self.square = square  # n equations in n unknowns (root, except method 'lm')
+        self.stager = stager or Stager(False)
+        self.sparse = None
 
     def _traced(self, x):
         values = _flat_output(self.fun(self.params.tree(x), *self.args, **self.kwargs),
@@ -37,7 +43,7 @@ class _Residuals:
         return values
 
     def _values(self, x):
-        values = np.asarray(self._traced(x), np.float64)
+        values = np.asarray(self.stager.run("values", lambda: self._traced, x), np.float64)
         self.size = values.size
         return {"values": values}
 
@@ -45,11 +51,15 @@ class _Residuals:
         return self.cache.get(x, "values", lambda: self._values(x))
 
     def _jacobian(self, x):
+        if self.sparse is not None:
+            values, jac = self.sparse.values_and_jac(x)
+            self.size = values.size
+            return {"values": values, "jac": jac}
         if self.size is None:
             self(x)
         with_values = lambda y: (lambda r: (r, r))(self._traced(y))  # noqa: E731
         transform = api.jacfwd if self.params.n <= self.size else api.jacrev
-        jac, values = transform(with_values, has_aux=True)(x)
+        jac, values = self.stager.run("jac", lambda: transform(with_values, has_aux=True), x)
         return {"values": np.asarray(values, np.float64),
                 "jac": np.asarray(jac, np.float64).reshape(self.size, self.params.n)}
 
@@ -92,7 +102,7 @@ def _least_squares_bounds(bounds, params):
 
 
 def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback=None,
-                  **options):
+                  jit=True, sparse=None, **options):
     """Solve a nonlinear least-squares problem, minimizing ``0.5 * sum(rho(r_i ** 2))`` over
     a pytree of parameters with ``scipy.optimize.least_squares`` and an exact Jacobian.
 
@@ -109,6 +119,20 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
     keyword (``method``, ``loss``, ``f_scale``, ``x_scale``, ``ftol``, ``max_nfev``...) goes
     to SciPy unchanged.
 
+    ``sparse``: the Jacobian as a ``scipy.sparse`` array, computed in as many batched passes
+    as its sparsity pattern (detected once, at ``x0``: ``diffkit.sparse``) has colours, and
+    ``tr_solver="lsmr"`` unless you set ``tr_solver``. ``True`` takes that path (an error
+    with ``method="lm"``, ``tr_solver="exact"`` or your own ``jac``), ``False`` never, and
+    ``None`` (default) takes it when the pattern is sparse enough: at least 200 parameters,
+    at most 5% of the entries and at most one colour (batched pass) per 12 parameters
+    (the measured break-even; see the sparse guide), with a
+    method and ``tr_solver`` that take sparse Jacobians.
+
+    ``jit`` (default True): the residuals and the Jacobian are staged with ``diffkit.jit``
+    (recorded at the first point, replayed at the next ones; see ``minimize``). Pass
+    ``jit=False`` to run ``fun`` at every point; a ``fun`` that draws random numbers is
+    evaluated eagerly.
+
     Returns SciPy's ``OptimizeResult`` with ``x`` and ``grad`` as pytrees like ``x0``;
     ``fun`` (residuals, ``(m,)``), ``jac`` (``(m, n)``) and ``active_mask`` are flat.
     """
@@ -116,9 +140,12 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
         return _implicit.least_squares(least_squares, fun, x0, jac, bounds, args, kwargs,
                                        callback, **options)
     check_callable(fun, "least_squares")
+    check_option(sparse, "least_squares")
     params = _Params(x0, "least_squares")
     args = args if isinstance(args, tuple) else (args,)
-    residuals = _Residuals(fun, params, args, kwargs or {}, "least_squares")
+    residuals = _Residuals(fun, params, args, kwargs or {}, "least_squares",
+                           stager=Stager(jit))
+    residuals.sparse = least_squares_jacobian(residuals, params.x0, jac, sparse, options)
     if jac is None:
         scipy_jac = residuals.jac
     elif callable(jac):
@@ -132,7 +159,8 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
     return _as_trees(result, params, ("x", "grad"))
 
 
-def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, options=None):
+def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, options=None,
+         jit=True):
     """Find a root of ``fun(params, *args)`` (a pytree of values with as many elements as
     the parameters) with ``scipy.optimize.root`` and an exact Jacobian.
 
@@ -143,6 +171,11 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     returning an ``(n, n)`` array) replaces it, and the quasi-Newton and Krylov methods get
     no Jacobian (they do not use one). ``callback`` receives the pytree.
 
+    ``jit`` (default True): the residuals and the Jacobian are staged with ``diffkit.jit``
+    (recorded at the first point, replayed at the next ones; see ``minimize``). Pass
+    ``jit=False`` to run ``fun`` at every point; a ``fun`` that draws random numbers is
+    evaluated eagerly.
+
     Returns SciPy's ``OptimizeResult`` with ``x`` as a pytree like ``x0``; ``fun`` and the
     Jacobian fields are flat, as SciPy gives them.
     """
@@ -152,7 +185,7 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     params = _Params(x0, "root")
     args = args if isinstance(args, tuple) else (args,)
     square = not (isinstance(method, str) and method.lower() == "lm")  # lm: least squares
-    residuals = _Residuals(fun, params, args, {}, "root", square)
+    residuals = _Residuals(fun, params, args, {}, "root", square, Stager(jit))
     if callable(jac):
         scipy_jac = lambda x: jac(params.tree(x), *args)  # noqa: E731
     elif jac is not None:

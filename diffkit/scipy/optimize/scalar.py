@@ -7,10 +7,11 @@ from . import implicit as _implicit
 from .constraints import _constraint_list, _flat_bounds, _flat_constraints
 from .flat import _as_trees, _Params, _tree_callback
 from .objective import _default_method, _derivatives, _Objective
+from .sparse_path import check_option, minimize_hessian
 
 
 def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
-             constraints=(), tol=None, callback=None, options=None, jit=True):
+             constraints=(), tol=None, callback=None, options=None, jit=True, sparse=None):
     """Minimize the scalar ``fun(params, *args)`` over a pytree of parameters with
     ``scipy.optimize.minimize``, with exact derivatives from diffkit.
 
@@ -61,6 +62,16 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     recorded; pass ``jit=False`` to run ``fun`` at every point. A ``fun`` that draws random
     numbers is evaluated eagerly.
 
+    ``sparse`` (trust-constr): the objective's Hessian and the constraints' Jacobians and
+    Hessians computed by diffkit are given to SciPy as ``scipy.sparse`` arrays, each
+    computed in as many batched passes as its sparsity pattern has colours (the pattern is
+    detected once, at ``x0``: ``diffkit.sparse``). ``True`` takes that path for each of
+    them, ``False`` never; ``None`` (default) takes it for each derivative whose pattern
+    is sparse enough: at least 200 parameters, at most 5% of the entries and at most
+    one colour (batched pass) per 12 parameters (the measured break-even; see the sparse
+    guide). Other methods take no sparse derivatives
+    (``sparse=True`` is then an error).
+
     Returns SciPy's ``OptimizeResult``; ``x`` (and ``jac``, the gradient, when SciPy reports
     it; ``grad`` and ``lagrangian_grad`` for trust-constr) are pytrees like ``x0``, each leaf
     with its shape and dtype. ``hess_inv`` and the other fields are as SciPy gives them, on
@@ -77,9 +88,13 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     objective = _Objective(value_fun, params, args, stage=jit)
     scipy_fun, scipy_jac, scipy_hess, scipy_hessp = _derivatives(
         objective, method, jac, hess, hessp, fun, params, args)
+    check_option(sparse, "minimize")
+    stager = objective.stager   # one random draw turns staging off for all of them
+    scipy_hess = minimize_hessian(objective, method, hess, hessp, sparse, params.x0,
+                                  stager) or scipy_hess
     result = _so.minimize(
         scipy_fun, params.x0, method=method, jac=scipy_jac, hess=scipy_hess,
         hessp=scipy_hessp, bounds=_flat_bounds(bounds, params),
-        constraints=_flat_constraints(constraints, params, method), tol=tol,
+        constraints=_flat_constraints(constraints, params, method, sparse, stager), tol=tol,
         callback=_tree_callback(callback, params), options=options)
     return _as_trees(result, params, ("x", "jac", "grad", "lagrangian_grad"))
