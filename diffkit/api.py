@@ -683,9 +683,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, chunk_size=None, executor=N
             if executor is not None:
                 raise OptionError("vmap: executor= does not apply to dask array arguments "
                                   "(the result is lazy: compute it on the client you like)")
-            local = vmap(fun, in_axes, 0, axis_size)
-            return lazy(local, args, kwargs, flat_args, in_tree, flat_axes, chunk_size,
-                        lambda tree, values: output_axes(tree, values))
+            call = fun if not kwargs else lambda a, k: fun(*a, **k)
+            return lazy(lambda consts, axes: _BatchRows(call, in_tree, consts, axes),
+                        flat_args, flat_axes, chunk_size, output_axes)
         flat_args = [batch_input(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
         flat_axes = [check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
         size = batch_size(flat_args, flat_axes, axis_size)
