@@ -78,7 +78,7 @@ def vmap_dask_arrays(make_task, flat_args, flat_axes, chunk_size, output_axes):
                             "axis must have the same size")
     arrays = [da.moveaxis(da.asarray(flat_args[i]), axes[i], 0) for i in mapped]
     lead = next((a for i, a in zip(mapped, arrays) if is_dask_array(flat_args[i])), arrays[0])
-    blocks = (chunk_size,) if chunk_size is not None else lead.chunks[0]
+    blocks = chunk_size if chunk_size is not None else lead.chunks[0]
     arrays = [a.rechunk((blocks,) + (-1,) * (a.ndim - 1)) for a in arrays]
     consts = [None if a is not None else
               (np.asarray(x.compute()) if is_dask_array(x) else x)
