@@ -411,10 +411,10 @@ def _jacfwd(fun, argnums, has_aux, holomorphic, name, chunk_size=None, executor=
         doubled = not holomorphic and any(is_complex(x) for x in leaves)
         task = _ForwardColumns(f, dyn, leaves, in_tree, has_aux, doubled, name)
         total = basis_size(leaves, doubled)
-        if total <= 1:  # one input element (or none): no vmap
+        if not leaves or total == 1:  # one input element (or no input): no vmap
             tangents, out, aux = task.pushforward(*[b[0] for b in unit_bases(leaves)])
             tangents = tree_util.tree_map(lambda t: shape.expand_dims(t, -1), tangents)
-        elif chunk_size is None and executor is None:
+        elif (chunk_size is None and executor is None) or total == 0:
             tangents, out, aux = task(0, total)
         else:
             done = [r for _, _, r in run_chunks(task, total, chunk_size, executor, progress,
@@ -522,7 +522,7 @@ def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size, doubl
     if total == 1:  # one output element (every Hessian's inner jacrev): no vmap needed
         stacked = [shape.expand_dims(c, 0) for c in local.pull(*[b[0] for b in
                                                                 unit_bases(out_leaves)])]
-    elif chunk_size is None and executor is None:
+    elif (chunk_size is None and executor is None) or total == 0:
         stacked = local(0, total)
     else:  # each chunk's unit vectors are made only when it is swept, bounding memory
         chunks = [r for _, _, r in run_chunks(remote or local, total, chunk_size, executor,
@@ -690,7 +690,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, chunk_size=None, executor=N
         flat_axes = [check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
         size = batch_size(flat_args, flat_axes, axis_size)
         call = fun if not kwargs else lambda a, k: fun(*a, **k)
-        if chunk_size is None and executor is None:
+        if (chunk_size is None and executor is None) or size == 0:
             flat_fun = _FlatFun(call, in_tree, False, "vmap")
             values, batched = batch_flat(flat_fun, flat_args, flat_axes, size)
             out_tree = flat_fun.out_tree

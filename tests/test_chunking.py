@@ -188,3 +188,21 @@ def test_a_missing_chunk_is_an_error_never_zeros():
 
     with pytest.raises(ChunkError, match="rows"):
         run_chunks(lambda a, b, d: np.arange(a, b), 10, 3, short, name="test", check=check)
+
+
+def test_empty_work_with_chunk_size():
+    assert dk.vmap(dnp.sin, chunk_size=3)(np.zeros((0, 2))).shape == (0, 2)
+    assert dk.jacrev(lambda x: x[:0] * 2.0, chunk_size=3)(X).shape == (0, 7)
+    assert dk.jacfwd(lambda x: x * 2.0, chunk_size=3)(np.zeros(0)).shape == (0, 0)
+
+
+def test_progress_is_silent_by_default_and_a_line_without_tqdm(capsys, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "tqdm", None)   # as if tqdm were not installed
+    dk.jacrev(f, chunk_size=2)(X)
+    assert capsys.readouterr().err == ""
+    dk.jacrev(f, chunk_size=2, progress=True)(X)
+    err = capsys.readouterr().err
+    assert "jacrev: 0/3 chunks" in err and err.rstrip().endswith("jacrev: 3/3 chunks")
+    dk.vmap(dnp.sin, chunk_size=4, progress=True)(np.ones((8, 2)))
+    assert "vmap: 2/2 chunks" in capsys.readouterr().err
