@@ -12,6 +12,8 @@ Workloads (issue 14):
    arrays, whole and with ``chunk_size``. Two workers: the same ``vmap`` over a dask array
    held by a ``LocalCluster`` of two worker processes (one thread each), the data already
    in the workers' memory (``persist``), as a data set loaded on a cluster would be.
+   The workers start without Dask's ``MALLOC_TRIM_THRESHOLD_`` (see the guide page); one
+   more row shows ``jacrev`` with Dask's default worker environment.
 2. ``jacrev`` of a function with 2000 outputs whose rows are expensive (each row is a
    backward pass through a 2000 x 2000 product and a chain of elementwise functions): one
    process, then ``executor=client`` on the same cluster (default chunk size, and
@@ -194,20 +196,32 @@ def main():
     p.add_argument("--base", metavar="DIR", help="another checkout, for the overhead rows")
     opts = p.parse_args()
 
+    import dask
     import distributed
 
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_before = os.getloadavg()
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    client = distributed.Client(cluster)
-    try:
-        block = 62_500
-        logistic = per_example(client, opts.rows, 100, block, opts.rounds)
-        rows = jacrev_rows(client, opts.rounds)
-    finally:
-        client.close()
-        cluster.close()
+    block = 25_000
+
+    def cluster_run(trim_threshold):
+        # Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536, which also turns
+        # off glibc's adaptive mmap threshold: every temporary of a few MB is fresh pages.
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_":
+                              trim_threshold}):
+            cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                               processes=True, dashboard_address=None)
+        client = distributed.Client(cluster)
+        try:
+            if trim_threshold is None:
+                return (per_example(client, opts.rows, 100, block, opts.rounds),
+                        jacrev_rows(client, opts.rounds))
+            return None, jacrev_rows(client, opts.rounds)
+        finally:
+            client.close()
+            cluster.close()
+
+    logistic, rows = cluster_run(None)
+    _, rows_dask_env = cluster_run(65536)
     costs = overhead(opts.base, opts.rounds + 2) if opts.base else None
     load_after = os.getloadavg()
 
@@ -233,9 +247,17 @@ def main():
         f"| one process | {fmt(rows['local'])} |",
         f"| `executor=client`, default chunk size | {fmt(rows['cluster_auto'])} |",
         f"| `executor=client`, `chunk_size=250` | {fmt(rows['cluster_250'])} |", "",
+        f"| `executor=client`, default chunk size, workers with Dask's default "
+        f"`MALLOC_TRIM_THRESHOLD_=65536` | {fmt(rows_dask_env['cluster_auto'])} |", "",
         f"- two workers vs one process: **{rows['local'] / rows['cluster_auto']:.2f}x** "
         f"(default chunks), {rows['local'] / rows['cluster_250']:.2f}x (`chunk_size=250`); "
         "target 1.6x",
+        f"- with Dask's default worker environment: "
+        f"{rows_dask_env['local'] / rows_dask_env['cluster_auto']:.2f}x. Dask's nannies set "
+        "`MALLOC_TRIM_THRESHOLD_=65536`, which also turns off glibc's adaptive mmap "
+        "threshold, so each temporary array of a few MB is mapped afresh and page-faulted "
+        "in: the rows above ran with it unset "
+        "(`distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_: null`).",
     ]
     if costs:
         body += ["", "### Without `chunk_size` and `executor`: this checkout vs its base", "",

@@ -70,7 +70,7 @@ from .api_checks import (
 from .api_checks import (
     matching_leaves as _matching_leaves,
 )
-from .chunking import lazy_array_handler, run_chunks
+from .chunking import lazy_array_handler, require_concrete, rows_check, run_chunks
 from .core.trace import Tracer
 from .core.zeros import dtype_of, instantiate, is_complex, shape_of
 from .errors import BatchingError, ChunkError, InputTypeError, OptionError
@@ -344,25 +344,6 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False):
 # point (the forward pass of ``jacrev``), so nothing but the function and arrays travels.
 
 
-def _concrete(leaves, executor, name):
-    """``executor=`` needs plain values: the tasks leave this process (or thread)."""
-    if executor is not None and any(isinstance(x, Tracer) for x in leaves):
-        raise OptionError(f"{name}: executor= cannot be used inside another transformation "
-                          "(its inputs are traced values, which cannot leave this process); "
-                          "give the executor to the outermost transformation")
-
-
-def _rows_check(axis):
-    """A ``check`` for ``run_chunks``: every array of a chunk has ``stop - start`` rows on
-    ``axis``."""
-    def check(parts, start, stop):
-        for p in tree_util.tree_leaves(parts[0] if axis == -1 else parts):
-            if shape_of(p)[axis] != stop - start:
-                raise ChunkError(f"a chunk for rows {start}:{stop} came back with "
-                                 f"{shape_of(p)[axis]} rows")
-    return check
-
-
 class _ForwardColumns:
     """Task: the Jacobian's columns ``start:stop`` (one ``jvp`` per unit vector, batched).
     Returns ``(tangents, out, aux)``, the tangents with the columns on their last axis."""
@@ -407,7 +388,7 @@ def _jacfwd(fun, argnums, has_aux, holomorphic, name, chunk_size=None, executor=
     def jacfwd_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    name)
-        _concrete(leaves, executor, name)
+        require_concrete(leaves, executor, name)
         doubled = not holomorphic and any(is_complex(x) for x in leaves)
         task = _ForwardColumns(f, dyn, leaves, in_tree, has_aux, doubled, name)
         total = basis_size(leaves, doubled)
@@ -418,7 +399,7 @@ def _jacfwd(fun, argnums, has_aux, holomorphic, name, chunk_size=None, executor=
             tangents, out, aux = task(0, total)
         else:
             done = [r for _, _, r in run_chunks(task, total, chunk_size, executor, progress,
-                                                name, check=_rows_check(-1))]
+                                                name, check=rows_check(-1))]
             tangents, out, aux = done[0]
             if len(done) > 1:
                 tangents = tree_util.tree_map(
@@ -460,7 +441,7 @@ def _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, name, executor=None,
     def jacrev_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    name)
-        _concrete(leaves, executor, name)
+        require_concrete(leaves, executor, name)
         chunked = chunk_size is not None or executor is not None
         result = _vjp(f, (dyn,), has_aux, chunked, name)
         doubled = _doubled_side(leaves, tree_util.tree_leaves(result[0]), holomorphic, name)
@@ -526,7 +507,7 @@ def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size, doubl
         stacked = local(0, total)
     else:  # each chunk's unit vectors are made only when it is swept, bounding memory
         chunks = [r for _, _, r in run_chunks(remote or local, total, chunk_size, executor,
-                                              progress, name, check=_rows_check(0),
+                                              progress, name, check=rows_check(0),
                                               local=local)]
         stacked = chunks[0] if len(chunks) == 1 else \
             [shape.concatenate(parts, axis=0) for parts in zip(*chunks)]
@@ -560,7 +541,7 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False, chun
     def jacobian_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    "jacobian")
-        _concrete(leaves, executor, "jacobian")
+        require_concrete(leaves, executor, "jacobian")
         chunked = chunk_size is not None or executor is not None
         result = _vjp(f, (dyn,), has_aux, chunked, "jacobian")
         out_leaves = tree_util.tree_leaves(result[0])
@@ -695,7 +676,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, chunk_size=None, executor=N
             values, batched = batch_flat(flat_fun, flat_args, flat_axes, size)
             out_tree = flat_fun.out_tree
         else:
-            _concrete(flat_args, executor, "vmap")
+            require_concrete(flat_args, executor, "vmap")
             values, batched, out_tree = _chunked_batch(call, in_tree, flat_args, flat_axes,
                                                        size, chunk_size, executor, progress)
         axes = output_axes(out_tree, values)

@@ -56,6 +56,9 @@ import sys
 import time
 import traceback
 
+from . import tree_util
+from .core.trace import Tracer
+from .core.zeros import shape_of
 from .errors import ChunkError, MissingDependencyError, OptionError
 
 __all__ = ["run_chunks", "register_executor", "register_lazy_array", "lazy_array_handler",
@@ -375,6 +378,25 @@ def run_chunks(task, total, chunk_size=None, executor=None, progress=False, name
                          f"of {len(bounds)}; nothing was assembled")
     results += [(start, stop, r) for (start, stop), r in zip(bounds, found)]
     return _checked(results, total, check, name)
+
+
+def require_concrete(leaves, executor, name):
+    """``executor=`` needs plain values: the tasks leave this process (or thread)."""
+    if executor is not None and any(isinstance(x, Tracer) for x in leaves):
+        raise OptionError(f"{name}: executor= cannot be used inside another transformation "
+                          "(its inputs are traced values, which cannot leave this process); "
+                          "give the executor to the outermost transformation")
+
+
+def rows_check(axis):
+    """A ``check`` for ``run_chunks``: every array of a chunk's result (of its first part,
+    for ``axis=-1``: the tangents of ``jacfwd``) has ``stop - start`` rows on ``axis``."""
+    def check(parts, start, stop):
+        for p in tree_util.tree_leaves(parts[0] if axis == -1 else parts):
+            if shape_of(p)[axis] != stop - start:
+                raise ChunkError(f"a chunk for rows {start}:{stop} came back with "
+                                 f"{shape_of(p)[axis]} rows")
+    return check
 
 
 def _checked(results, total, check, name):
