@@ -11,8 +11,8 @@ Workloads (issue 14):
    clipped to norm 1 inside the vmapped function, and summed (one step of DP-SGD). One
    process: ``vmap`` on NumPy arrays, whole and with ``chunk_size``. Two workers: the
    same ``vmap`` over a dask array held by a ``LocalCluster`` of two worker processes (one
-   thread each), the data already
-   in the workers' memory (``persist``), as a data set loaded on a cluster would be.
+   thread each), the data already in the workers' memory (``persist``), as a data set
+   loaded on a cluster would be.
    The workers start without Dask's ``MALLOC_TRIM_THRESHOLD_`` (see the guide page); one
    more row shows ``jacrev`` with Dask's default worker environment.
 2. ``jacrev`` of a function with 2000 outputs whose rows are expensive (each row is a
