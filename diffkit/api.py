@@ -388,7 +388,8 @@ def _jacfwd(fun, argnums, has_aux, holomorphic, name, chunk_size=None, executor=
     def jacfwd_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    name)
-        require_concrete(leaves, executor, name)
+        if executor is not None:
+            require_concrete(leaves, executor, name)
         doubled = not holomorphic and any(is_complex(x) for x in leaves)
         task = _ForwardColumns(f, dyn, leaves, in_tree, has_aux, doubled, name)
         total = basis_size(leaves, doubled)
@@ -441,7 +442,8 @@ def _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, name, executor=None,
     def jacrev_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    name)
-        require_concrete(leaves, executor, name)
+        if executor is not None:
+            require_concrete(leaves, executor, name)
         chunked = chunk_size is not None or executor is not None
         result = _vjp(f, (dyn,), has_aux, chunked, name)
         doubled = _doubled_side(leaves, tree_util.tree_leaves(result[0]), holomorphic, name)
@@ -541,7 +543,8 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False, chun
     def jacobian_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    "jacobian")
-        require_concrete(leaves, executor, "jacobian")
+        if executor is not None:
+            require_concrete(leaves, executor, "jacobian")
         chunked = chunk_size is not None or executor is not None
         result = _vjp(f, (dyn,), has_aux, chunked, "jacobian")
         out_leaves = tree_util.tree_leaves(result[0])

@@ -104,16 +104,26 @@ def register_lazy_array(recognise, handler):
     """Let a higher floor take over ``vmap`` when an argument leaf is a lazy array it knows
     (a ``dask.array.Array``): ``handler`` is returned by ``lazy_array_handler``."""
     _LAZY_ARRAYS.append((recognise, handler))
+    _HANDLER_OF_TYPE.clear()
+
+
+_HANDLER_OF_TYPE = {}   # type -> its handler, or False: asked once per type
 
 
 def lazy_array_handler(leaves):
-    """The registered handler for the first lazy array among ``leaves``, or None."""
+    """The registered handler for the first lazy array among ``leaves``, or None. (Every
+    ``vmap`` call asks: the answer is remembered per type of leaf.)"""
     if not _LAZY_ARRAYS:
         return None
     for leaf in leaves:
-        for recognise, handler in _LAZY_ARRAYS:
-            if recognise(leaf):
-                return handler
+        kind = type(leaf)
+        handler = _HANDLER_OF_TYPE.get(kind)
+        if handler is None:
+            handler = next((h for recognise, h in _LAZY_ARRAYS if recognise(leaf)), False)
+            if len(_HANDLER_OF_TYPE) < 256:
+                _HANDLER_OF_TYPE[kind] = handler
+        if handler:
+            return handler
     return None
 
 
