@@ -26,8 +26,10 @@ them:
 
 What travels: the task (the user's function and the point, with every constant it closes
 over) is pickled once per call with cloudpickle, so closures and lambdas work; each chunk
-item carries only its bounds and its slice of the batch. A ``ThreadPoolExecutor`` shares
-memory and gets the task itself. On a worker process, ``run_task`` limits BLAS to one
+item carries only its bounds and its slice of the batch. A process pool or a map has no
+way to share data between tasks, so those bytes go with every task (a Dask client
+scatters the task to each worker once instead). A ``ThreadPoolExecutor`` shares memory and
+gets the task itself. On a worker process, ``run_task`` limits BLAS to one
 thread (threadpoolctl, once per process), so that ``n`` workers on ``n`` cores do not each
 start ``n`` BLAS threads; the caller's own process is never changed.
 
