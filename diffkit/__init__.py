@@ -14,8 +14,9 @@ sparse derivatives in a few batched passes.
 """
 
 # numpy registers the primitives; numpy_protocol then gives traced values NumPy's operators,
-# methods and dispatch protocols (Tracer itself, in core, knows no namespace).
-from . import flatten_util, numpy, numpy_protocol, tree_util  # noqa: F401
+# methods and dispatch protocols (Tracer itself, in core, knows no namespace). distributed
+# fills the executor and lazy-array slots of diffkit.chunking (dask is imported on use only).
+from . import distributed, flatten_util, numpy, numpy_protocol, tree_util  # noqa: F401
 from .api import (  # noqa: F401
     grad,
     hessian,

@@ -46,7 +46,6 @@ real, and tangents and cotangents keep their value's precision (complex64 stays 
 """
 
 import functools
-import math
 
 import numpy as np
 
@@ -71,13 +70,21 @@ from .api_checks import (
 from .api_checks import (
     matching_leaves as _matching_leaves,
 )
+from .chunking import lazy_array_handler, require_concrete, rows_check, run_chunks
 from .core.trace import Tracer
-from .core.zeros import dtype_of, instantiate, is_complex, shape_of, tangent_dtype
-from .errors import BatchingError, InputTypeError, OptionError
+from .core.zeros import dtype_of, instantiate, is_complex, shape_of
+from .errors import BatchingError, ChunkError, InputTypeError, OptionError
 from .interpreters.batching import batch_flat
 from .interpreters.forward import jvp_flat
 from .interpreters.reverse import linearize_flat, vjp_flat
-from .ops import elementwise, shape
+from .jacobian_parts import (
+    basis_size,
+    jacobian_tree,
+    split_rows,
+    split_rows_last,
+    unit_bases,
+)
+from .ops import shape
 from .ops.control import stop_gradient
 from .ops.indexing import getitem
 
@@ -339,140 +346,103 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False):
 
 
 # --- Jacobians -------------------------------------------------------------------------
+#
+# ``chunk_size``, ``executor`` and ``progress`` (see ``diffkit.chunking``): the unit vectors
+# are swept ``chunk_size`` at a time, here or as tasks on an executor. A task is one of the
+# picklable classes below; on an executor it recomputes what it needs from ``fun`` and the
+# point (the forward pass of ``jacrev``), so nothing but the function and arrays travels.
 
 
-def _basis_size(leaves, doubled=False):
-    """How many unit vectors span ``leaves``: one per element, and with ``doubled`` one
-    more (``1j``) per complex element."""
-    sizes = [math.prod(shape_of(x)) for x in leaves]
-    return sum(sizes) + (sum(s for s, x in zip(sizes, leaves) if is_complex(x))
-                         if doubled else 0)
+class _ForwardColumns:
+    """Task: the Jacobian's columns ``start:stop`` (one ``jvp`` per unit vector, batched).
+    Returns ``(tangents, out, aux)``, the tangents with the columns on their last axis."""
+
+    def __init__(self, f, dyn, leaves, in_tree, has_aux, doubled, name):
+        self.f, self.dyn, self.leaves, self.in_tree = f, dyn, leaves, in_tree
+        self.has_aux, self.doubled, self.name = has_aux, doubled, name
+
+    def pushforward(self, *basis):
+        result = _jvp(self.f, (self.dyn,), (self.in_tree.unflatten(basis),), self.has_aux,
+                      self.name)
+        return result[1], result[0], (result[2] if self.has_aux else None)
+
+    def __call__(self, start, stop, data=None):
+        bases = unit_bases(self.leaves, start, stop, self.doubled)
+        return vmap(self.pushforward, out_axes=(-1, None, None))(*bases)
 
 
-def _unit_bases(leaves, first=0, stop=None, doubled=False):
-    """Rows ``first:stop`` of the identity of size ``N`` (the leaves' total size), cut into
-    one stack per leaf: leaf ``i``'s stack has shape ``(rows,) + leaf.shape``.
-
-    With ``doubled``, rows ``N`` onwards are ``1j`` times the unit vectors of the complex
-    leaves' elements, in order (see ``_combine``)."""
-    sizes = [math.prod(shape_of(x)) for x in leaves]
-    total = sum(sizes)
-    stop = _basis_size(leaves, doubled) if stop is None else stop
-    rows = np.arange(first, stop)
-    bases, start, imaginary = [], 0, total
-    for x, size in zip(leaves, sizes):
-        basis = np.zeros((stop - first, size), tangent_dtype(dtype_of(x)))
-        hit = (rows >= start) & (rows < start + size)
-        basis[hit, rows[hit] - start] = 1
-        if doubled and is_complex(x):
-            hit = (rows >= imaginary) & (rows < imaginary + size)
-            basis[hit, rows[hit] - imaginary] = 1j
-            imaginary += size
-        bases.append(basis.reshape((stop - first,) + shape_of(x)))
-        start += size
-    return bases
-
-
-def _combine(leaves, take, doubled):
-    """Cut the derivatives along the unit vectors of ``leaves`` into one part per leaf:
-    ``take(start, stop)`` gives those along unit vectors ``start:stop``. With ``doubled``, a
-    complex leaf's part is ``d/dx - i d/dy`` from the derivatives along 1 and along 1j
-    (real there, since the other side is real): ``jvp(1) - i jvp(1j)`` for a ``C -> R``
-    Jacobian, ``vjp(1) - i vjp(1j)`` for ``R -> C``."""
-    parts, start, imaginary = [], 0, sum(math.prod(shape_of(x)) for x in leaves)
-    for x in leaves:
-        size = math.prod(shape_of(x))
-        value = take(start, start + size)
-        if doubled and is_complex(x):
-            value = elementwise.subtract(
-                value, elementwise.multiply(take(imaginary, imaginary + size), 1j))
-            imaginary += size
-        parts.append(value)
-        start += size
-    return parts
-
-
-def _split_rows(stacked, leaves, block_shape, doubled=False):
-    """Cut ``stacked`` (rows first, one block of rows per leaf) into one Jacobian block per
-    leaf, each reshaped to ``block_shape(leaf) `` with the row axis's leaf shape placed by it.
-    """
-    whole = len(leaves) == 1 and not doubled
-
-    def take(start, stop):
-        return stacked if whole else getitem(stacked, slice(start, stop))
-
-    rows = _combine(leaves, take, doubled)
-    return [block_shape(r, x) for r, x in zip(rows, leaves)]
-
-
-def _jacobian_tree(out_tree, in_tree, blocks):
-    """Nest ``blocks[j][i]`` (output leaf j, input leaf i) as out-structure of in-structure."""
-    return out_tree.unflatten([in_tree.unflatten(row) for row in blocks])
-
-
-def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False, chunk_size=None, executor=None,
+           progress=False):
     """A function returning the Jacobian of ``fun``, built by forward mode: ``vmap`` of
-    ``jvp`` over the input's unit vectors, one batched pass.
+    ``jvp`` over the input's unit vectors, one batched pass (``chunk_size`` unit vectors at
+    a time, if given, to bound memory).
+
+    ``executor``: run the chunks as tasks on a ``concurrent.futures.Executor``, a
+    ``dask.distributed.Client`` or a map-like ``workers(fun, iterable)``; ``progress=True``
+    shows a progress bar (see the guide page *Distributed*).
 
     ``holomorphic=True``: complex inputs and outputs, and the result is ``f'(z)``. Without
     it, complex inputs need real outputs (and get ``d/dx - i d/dy``, see the module notes)."""
-    return _jacfwd(fun, argnums, has_aux, holomorphic, "jacfwd")
+    return _jacfwd(fun, argnums, has_aux, holomorphic, "jacfwd", chunk_size, executor,
+                   progress)
 
 
-def _jacfwd(fun, argnums, has_aux, holomorphic, name):
+def _jacfwd(fun, argnums, has_aux, holomorphic, name, chunk_size=None, executor=None,
+            progress=False):
     check_callable(fun, name)
     check_argnums(argnums, name)
+    check_chunk_size(chunk_size, name)
 
     @functools.wraps(fun)
     def jacfwd_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    name)
+        if executor is not None:
+            require_concrete(leaves, executor, name)
         doubled = not holomorphic and any(is_complex(x) for x in leaves)
-
-        def pushforward(*basis):
-            result = _jvp(f, (dyn,), (in_tree.unflatten(basis),), has_aux, name)
-            return result[1], result[0], (result[2] if has_aux else None)
-
-        bases = _unit_bases(leaves, doubled=doubled)
-        if not bases or bases[0].shape[0] == 1:  # one input element (or none): no vmap
-            tangents, out, aux = pushforward(*[b[0] for b in bases])
+        task = _ForwardColumns(f, dyn, leaves, in_tree, has_aux, doubled, name)
+        total = basis_size(leaves, doubled)
+        if not leaves or total == 1:  # one input element (or no input): no vmap
+            tangents, out, aux = task.pushforward(*[b[0] for b in unit_bases(leaves)])
             tangents = tree_util.tree_map(lambda t: shape.expand_dims(t, -1), tangents)
+        elif (chunk_size is None and executor is None) or total == 0:
+            tangents, out, aux = task(0, total)
         else:
-            tangents, out, aux = vmap(pushforward, out_axes=(-1, None, None))(*bases)
+            done = [r for _, _, r in run_chunks(task, total, chunk_size, executor, progress,
+                                                name, check=rows_check(-1))]
+            tangents, out, aux = done[0]
+            if len(done) > 1:
+                tangents = tree_util.tree_map(
+                    lambda *parts: shape.concatenate(parts, axis=-1),
+                    *[d[0] for d in done])
         out_leaves, out_tree = tree_util.tree_flatten(out)
         _doubled_side(leaves, out_leaves, holomorphic, name)
-        blocks = [_split_rows_last(t, leaves, o, doubled)
+        blocks = [split_rows_last(t, leaves, o, doubled)
                   for t, o in zip(tree_util.tree_leaves(tangents), out_leaves)]
-        jac = _jacobian_tree(out_tree, in_tree, blocks)
+        jac = jacobian_tree(out_tree, in_tree, blocks)
         return (jac, aux) if has_aux else jac
 
     return jacfwd_fun
 
 
-def _split_rows_last(stacked, leaves, out, doubled=False):
-    """Blocks of ``stacked`` (``out.shape + (N,)``) per input leaf, each shaped
-    ``out.shape + leaf.shape``."""
-    whole = len(leaves) == 1 and not doubled
-    out_shape = shape_of(out)
-
-    def take(start, stop):
-        return stacked if whole else getitem(stacked, (Ellipsis, slice(start, stop)))
-
-    cols = _combine(leaves, take, doubled)
-    return [shape.reshape(c, out_shape + shape_of(x)) for c, x in zip(cols, leaves)]
-
-
-def jacrev(fun, argnums=0, has_aux=False, chunk_size=None, holomorphic=False):
+def jacrev(fun, argnums=0, has_aux=False, chunk_size=None, holomorphic=False, executor=None,
+           progress=False):
     """A function returning the Jacobian of ``fun``, built by reverse mode: one forward pass,
     then ``vmap`` of the pullback over the output's unit vectors, one batched sweep
     (``chunk_size`` unit vectors at a time, if given, to bound memory).
 
+    ``executor``: run the chunks as tasks (each task repeats the forward pass, then sweeps
+    its chunk) on a ``concurrent.futures.Executor``, a ``dask.distributed.Client`` or a
+    map-like ``workers(fun, iterable)``; ``progress=True`` shows a progress bar.
+
     ``holomorphic=True``: complex inputs and outputs, and the result is ``f'(z)``. Without
     it, complex outputs need real inputs (and get ``df/dx``, see the module notes)."""
-    return _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, "jacrev")
+    return _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, "jacrev", executor,
+                   progress)
 
 
-def _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, name):
+def _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, name, executor=None,
+            progress=False):
     check_callable(fun, name)
     check_argnums(argnums, name)
     check_chunk_size(chunk_size, name)
@@ -481,53 +451,100 @@ def _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, name):
     def jacrev_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    name)
-        result = _vjp(f, (dyn,), has_aux, chunk_size is not None, name)
+        if executor is not None:
+            require_concrete(leaves, executor, name)
+        chunked = chunk_size is not None or executor is not None
+        result = _vjp(f, (dyn,), has_aux, chunked, name)
         doubled = _doubled_side(leaves, tree_util.tree_leaves(result[0]), holomorphic, name)
         doubled = doubled and not any(is_complex(x) for x in leaves)
+        remote = None if executor is None else \
+            _ReverseRows(_DropAux(f) if has_aux else f, dyn, doubled, name)
         jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, chunk_size,
-                                      doubled)
+                                      doubled, remote, executor, progress, name)
         return (jac, result[2]) if has_aux else jac
 
     return jacrev_fun
 
 
-def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size, doubled=False):
+class _PullRows:
+    """Task (here): the Jacobian's rows ``start:stop``, the pullback of this process swept
+    over those output unit vectors. One stack of rows per input leaf."""
+
+    def __init__(self, pullback, out_leaves, out_tree, doubled):
+        self.pullback, self.out_leaves, self.out_tree = pullback, out_leaves, out_tree
+        self.doubled = doubled
+
+    def pull(self, *basis):
+        return tree_util.tree_leaves(self.pullback(self.out_tree.unflatten(basis))[0])
+
+    def __call__(self, start, stop, data=None):
+        return vmap(self.pull)(*unit_bases(self.out_leaves, start, stop, self.doubled))
+
+
+class _ReverseRows:
+    """Task (on a worker): the Jacobian's rows ``start:stop`` from ``f`` and the point: its
+    own forward pass, then the sweep of ``_PullRows``."""
+
+    def __init__(self, f, dyn, doubled, name):
+        self.f, self.dyn, self.doubled, self.name = f, dyn, doubled, name
+
+    def __call__(self, start, stop, data=None):
+        out, pullback = _vjp(self.f, (self.dyn,), False, False, self.name)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        return _PullRows(pullback, out_leaves, out_tree, self.doubled)(start, stop)
+
+
+class _DropAux:
+    """``f`` without its aux (the tasks of ``jacrev`` need only the output)."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __call__(self, x):
+        return self.f(x)[0]
+
+
+def _jacobian_from_pullback(out, pullback, in_leaves, in_tree, chunk_size, doubled=False,
+                            remote=None, executor=None, progress=False, name="jacrev"):
     out_leaves, out_tree = tree_util.tree_flatten(out)
     if not out_leaves:  # an output with no arrays (None, ()): nothing to sweep
-        return _jacobian_tree(out_tree, in_tree, [])
-
-    def pull(*basis):
-        return tree_util.tree_leaves(pullback(out_tree.unflatten(basis))[0])
-
-    total = _basis_size(out_leaves, doubled)
-    step = total if chunk_size is None else chunk_size
+        return jacobian_tree(out_tree, in_tree, [])
+    local = _PullRows(pullback, out_leaves, out_tree, doubled)
+    total = basis_size(out_leaves, doubled)
     if total == 1:  # one output element (every Hessian's inner jacrev): no vmap needed
-        chunks = [[shape.expand_dims(c, 0) for c in pull(*[b[0] for b in
-                                                             _unit_bases(out_leaves)])]]
+        stacked = [shape.expand_dims(c, 0) for c in local.pull(*[b[0] for b in
+                                                                unit_bases(out_leaves)])]
+    elif (chunk_size is None and executor is None) or total == 0:
+        stacked = local(0, total)
     else:  # each chunk's unit vectors are made only when it is swept, bounding memory
-        chunks = [vmap(pull)(*_unit_bases(out_leaves, start, min(start + step, total),
-                                          doubled))
-                  for start in range(0, max(total, 1), max(step, 1))]
-    stacked = chunks[0] if len(chunks) == 1 else \
-        [shape.concatenate(parts, axis=0) for parts in zip(*chunks)]
-    per_input = [_split_rows(s, out_leaves,
-                             lambda rows, o, x=x: shape.reshape(rows, shape_of(o) + shape_of(x)),
-                             doubled)
+        chunks = [r for _, _, r in run_chunks(remote or local, total, chunk_size, executor,
+                                              progress, name, check=rows_check(0),
+                                              local=local)]
+        stacked = chunks[0] if len(chunks) == 1 else \
+            [shape.concatenate(parts, axis=0) for parts in zip(*chunks)]
+    per_input = [split_rows(s, out_leaves,
+                            lambda rows, o, x=x: shape.reshape(rows, shape_of(o) + shape_of(x)),
+                            doubled)
                  for s, x in zip(stacked, in_leaves)]
     blocks = [[per_input[i][j] for i in range(len(in_leaves))] for j in range(len(out_leaves))]
-    return _jacobian_tree(out_tree, in_tree, blocks)
+    return jacobian_tree(out_tree, in_tree, blocks)
 
 
-def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False):
+def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False, chunk_size=None,
+             executor=None, progress=False):
     """``jacfwd`` (``mode="fwd"``) or ``jacrev`` (``mode="rev"``); ``"auto"`` picks forward
     mode when the input has fewer elements than the output, else reverse mode.
-    ``holomorphic`` as in ``jacfwd`` and ``jacrev``."""
+    ``holomorphic``, ``chunk_size``, ``executor`` and ``progress`` as in ``jacfwd`` and
+    ``jacrev``."""
     check_callable(fun, "jacobian")
     check_argnums(argnums, "jacobian")
+    check_chunk_size(chunk_size, "jacobian")
+    options = (chunk_size, executor, progress)
     if mode == "fwd":
-        return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian")
+        return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian", *options)
     if mode == "rev":
-        return _jacrev(fun, argnums, has_aux, None, holomorphic, "jacobian")
+        return _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, "jacobian", executor,
+                       progress)
     if mode != "auto":
         raise OptionError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
 
@@ -535,30 +552,43 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False):
     def jacobian_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    "jacobian")
-        result = _vjp(f, (dyn,), has_aux, False, "jacobian")
+        if executor is not None:
+            require_concrete(leaves, executor, "jacobian")
+        chunked = chunk_size is not None or executor is not None
+        result = _vjp(f, (dyn,), has_aux, chunked, "jacobian")
         out_leaves = tree_util.tree_leaves(result[0])
         doubled = _doubled_side(leaves, out_leaves, holomorphic, "jacobian")
-        in_size = _basis_size(leaves, doubled)
-        out_size = _basis_size(out_leaves, doubled)
+        in_size = basis_size(leaves, doubled)
+        out_size = basis_size(out_leaves, doubled)
         if in_size < out_size:
-            return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian")(*args, **kwargs)
+            return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian", *options)(
+                *args, **kwargs)
         doubled = doubled and not any(is_complex(x) for x in leaves)
-        jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, None, doubled)
+        remote = None if executor is None else \
+            _ReverseRows(_DropAux(f) if has_aux else f, dyn, doubled, "jacobian")
+        jac = _jacobian_from_pullback(result[0], result[1], leaves, in_tree, chunk_size,
+                                      doubled, remote, executor, progress, "jacobian")
         return (jac, result[2]) if has_aux else jac
 
     return jacobian_fun
 
 
-def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False, chunk_size=None, executor=None,
+            progress=False):
     """A function returning the Hessian of the scalar ``fun``, shape ``in.shape + in.shape``:
     forward over reverse, ``jacfwd(jacrev(fun))``.
+
+    ``chunk_size`` is given to both passes (the outer forward pass sweeps the input's unit
+    vectors ``chunk_size`` at a time: Hessian-vector products); ``executor`` and
+    ``progress`` to the outer pass, whose chunks are the tasks.
 
     ``holomorphic=True``: ``fun`` is a holomorphic function of complex arguments with a
     complex output, and the result is ``f''(z)``. A real-valued function of complex
     arguments has no complex Hessian (its gradient is not holomorphic): that is an error;
     take the Hessian in the real and imaginary parts instead."""
-    inner = _jacrev(fun, argnums, has_aux, None, holomorphic, "hessian")
-    outer = _jacfwd(inner, argnums, has_aux, holomorphic, "hessian")
+    inner = _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, "hessian")
+    outer = _jacfwd(inner, argnums, has_aux, holomorphic, "hessian", chunk_size, executor,
+                    progress)
     if holomorphic:
         return outer
 
@@ -592,24 +622,43 @@ def hvp(fun, primals, tangents):
 # --- batching --------------------------------------------------------------------------
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None, chunk_size=None, executor=None,
+         progress=False):
     """Vectorise ``fun`` over an axis of its arguments.
 
     ``in_axes``: for each positional argument (an int, ``None`` for "not mapped", or a pytree
     prefix of them) the axis holding the batch; keyword arguments are always mapped over
     axis 0, as in JAX. ``out_axes``: where the batch axis goes in each output.
     ``axis_size`` is needed only when no argument is mapped.
+
+    ``chunk_size``: map ``chunk_size`` examples at a time (one batched call each), bounding
+    peak memory. ``executor``: run the chunks as tasks on a ``concurrent.futures.Executor``,
+    a ``dask.distributed.Client`` or a map-like ``workers(fun, iterable)``; each task gets
+    its slice of the mapped arguments. ``progress=True`` shows a progress bar.
+
+    A ``dask.array.Array`` argument, chunked along its mapped axis, makes the result lazy:
+    dask arrays whose blocks are this function mapped over the input's blocks (computed
+    when you call ``.compute()``, out of core, on whatever scheduler dask uses).
     """
     check_callable(fun, "vmap")
     in_axes, out_axes = check_axes_spec(in_axes, "in_axes"), check_axes_spec(out_axes,
                                                                               "out_axes")
     axis_size = check_axis_size(axis_size)
+    check_chunk_size(chunk_size, "vmap")
     if isinstance(in_axes, list):  # the positional arguments are a tuple
         in_axes = tuple(in_axes)
 
     # The axes of every leaf depend on the arguments (outputs) only through their structure,
     # and working them out walks both trees: they are remembered per structure.
     in_axes_seen, out_axes_seen = {}, {}
+
+    def output_axes(out_tree, values):
+        axes = out_axes_seen.get(out_tree)
+        if axes is None:
+            axes = _remember(out_axes_seen, out_tree,
+                             _broadcast_axes(out_axes, out_tree.unflatten(values), "out_axes",
+                                             "outputs"))
+        return axes
 
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
@@ -622,22 +671,90 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             flat_axes = _broadcast_axes(in_axes, args, "in_axes", "arguments")
             flat_axes += [0] * (len(flat_args) - len(flat_axes))  # keyword arguments: axis 0
             flat_axes = _remember(in_axes_seen, structure, flat_axes)
+        lazy = lazy_array_handler(flat_args)
+        if lazy is not None:  # a dask array: a lazy result, built by diffkit.distributed
+            if executor is not None:
+                raise OptionError("vmap: executor= does not apply to dask array arguments "
+                                  "(the result is lazy: compute it on the client you like)")
+            call = fun if not kwargs else lambda a, k: fun(*a, **k)
+            return lazy(lambda consts, axes: _BatchRows(call, in_tree, consts, axes),
+                        flat_args, flat_axes, chunk_size, output_axes)
         flat_args = [batch_input(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
         flat_axes = [check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
         size = batch_size(flat_args, flat_axes, axis_size)
         call = fun if not kwargs else lambda a, k: fun(*a, **k)
-        flat_fun = _FlatFun(call, in_tree, False, "vmap")
-        values, batched = batch_flat(flat_fun, flat_args, flat_axes, size)
-        out_tree = flat_fun.out_tree
-        axes = out_axes_seen.get(out_tree)
-        if axes is None:
-            axes = _remember(out_axes_seen, out_tree,
-                             _broadcast_axes(out_axes, out_tree.unflatten(values), "out_axes",
-                                             "outputs"))
+        if (chunk_size is None and executor is None) or size == 0:
+            flat_fun = _FlatFun(call, in_tree, False, "vmap")
+            values, batched = batch_flat(flat_fun, flat_args, flat_axes, size)
+            out_tree = flat_fun.out_tree
+        else:
+            require_concrete(flat_args, executor, "vmap")
+            values, batched, out_tree = _chunked_batch(call, in_tree, flat_args, flat_axes,
+                                                       size, chunk_size, executor, progress)
+        axes = output_axes(out_tree, values)
         return out_tree.unflatten([_place_batch_axis(v, b, a, size)
                                    for v, b, a in zip(values, batched, axes)])
 
     return vmapped
+
+
+class _BatchRows:
+    """Task: ``fun`` mapped over the examples ``start:stop``, whose mapped argument leaves
+    are ``data`` (sliced by the caller; the unmapped ones travel once, in the task).
+    Returns ``(outputs, batched)``: the outputs in ``fun``'s structure, batch axis 0 where
+    ``batched[i]`` is 0, and the unbatched outputs as they are."""
+
+    def __init__(self, call, in_tree, flat_args, flat_axes):
+        self.call, self.in_tree, self.axes = call, in_tree, flat_axes
+        self.consts = [x if a is None else None for x, a in zip(flat_args, flat_axes)]
+
+    def __call__(self, start, stop, data):
+        data = iter(data)
+        args = [c if a is None else next(data) for c, a in zip(self.consts, self.axes)]
+        flat_fun = _FlatFun(self.call, self.in_tree, False, "vmap")
+        values, batched = batch_flat(flat_fun, args, self.axes, stop - start)
+        return flat_fun.out_tree.unflatten(values), batched
+
+
+def _take_rows(x, axis, start, stop):
+    index = (slice(None),) * axis + (slice(start, stop),)
+    return x[index] if isinstance(x, np.ndarray) else getitem(x, index)
+
+
+def _chunked_batch(call, in_tree, flat_args, flat_axes, size, chunk_size, executor,
+                   progress):
+    """``batch_flat`` by chunks of examples: ``(values, batched, out_tree)``."""
+    task = _BatchRows(call, in_tree, flat_args, flat_axes)
+
+    def data(start, stop):
+        return [_take_rows(x, a, start, stop) for x, a in zip(flat_args, flat_axes)
+                if a is not None]
+
+    def check(result, start, stop):
+        for value, b in zip(tree_util.tree_leaves(result[0]), result[1]):
+            if b is not None and shape_of(value)[0] != stop - start:
+                raise ChunkError(f"vmap: the chunk of examples {start}:{stop} came back with "
+                                 f"{shape_of(value)[0]} of them")
+
+    done = run_chunks(task, size, chunk_size, executor, progress, "vmap", data, check)
+    parts = []
+    for start, stop, (out, batched) in done:
+        leaves, out_tree = tree_util.tree_flatten(out)
+        parts.append((start, stop, leaves, batched))
+    if len(parts) == 1:
+        return parts[0][2], parts[0][3], out_tree
+    values, flags = [], []
+    for i in range(len(parts[0][2])):
+        if all(p[3][i] is None for p in parts):  # the same for every example: any chunk's
+            values.append(parts[0][2][i])
+            flags.append(None)
+            continue
+        pieces = [p[2][i] if p[3][i] is not None else
+                  shape.broadcast_to(p[2][i], (p[1] - p[0],) + shape_of(p[2][i]))
+                  for p in parts]
+        values.append(shape.concatenate(pieces, axis=0))
+        flags.append(0)
+    return values, flags, out_tree
 
 
 _STRUCTURES_REMEMBERED = 64  # per vmapped function; more distinct structures start afresh

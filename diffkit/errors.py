@@ -59,3 +59,13 @@ class PerformanceWarning(UserWarning):
 class DensePatternWarning(UserWarning):
     """Sparsity detection met a primitive without a structural rule and took each of its
     outputs to depend on every entry of its inputs (a correct but dense pattern)."""
+
+
+class ChunkError(DiffkitError, RuntimeError):
+    """Chunked work came back incomplete: an executor lost a chunk, returned one twice, or
+    returned one with the wrong number of rows. Nothing is assembled from it."""
+
+
+class MissingDependencyError(DiffkitError, ImportError):
+    """An optional dependency a feature needs is not installed (the message says which, and
+    the ``pip install`` that brings it)."""

@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..api import grad, jvp, vjp, vmap
-from ..api_checks import check_argnums, check_callable, describe
+from ..api_checks import check_argnums, check_callable, check_chunk_size, describe
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from ..errors import OptionError, ShapeMismatchError
@@ -119,8 +119,10 @@ def hessian_coloring(pattern):
 class _SparseDerivative:
     """A function computing a sparse derivative; ``coloring(*args)`` tells how."""
 
-    def __init__(self, fun, argnums, sparsity, name):
+    def __init__(self, fun, argnums, sparsity, name, chunks=(None, None, False)):
         self.fun, self.argnums, self.sparsity, self.name = fun, argnums, sparsity, name
+        # (chunk_size, executor, progress): the colours are swept by vmap's chunks
+        self.chunk_size, self.executor, self.progress = chunks
         self._cache = {}
         functools.update_wrapper(self, fun, updated=())
 
@@ -136,6 +138,10 @@ class _SparseDerivative:
             found = self._cache[key] = make()
         return found
 
+    def _chunks(self):
+        return {"chunk_size": self.chunk_size, "executor": self.executor,
+                "progress": self.progress}
+
     def coloring(self, *args, **kwargs):
         """The ``Coloring`` used at these arguments: the pattern, the mode (``"forward"``,
         ``"reverse"``, or ``"star"`` for a Hessian) and the colours."""
@@ -144,8 +150,8 @@ class _SparseDerivative:
 
 
 class SparseJacobian(_SparseDerivative):
-    def __init__(self, fun, argnums, sparsity, mode):
-        super().__init__(fun, argnums, sparsity, "sparse_jacobian")
+    def __init__(self, fun, argnums, sparsity, mode, chunks=(None, None, False)):
+        super().__init__(fun, argnums, sparsity, "sparse_jacobian", chunks)
         self.mode = mode
 
     def _coloring(self, g, x, args, kwargs):
@@ -167,14 +173,26 @@ class SparseJacobian(_SparseDerivative):
             return empty_result(pattern, np.result_type(dtype_of(x), np.float64),
                                 isinstance(x, Tracer))
         if info.mode == "forward":
-            out, compressed = vmap(lambda s: jvp(g, (x,), (s,)), out_axes=(None, 0))(
-                info.seeds.astype(dtype_of(x), copy=False))
+            out, compressed = vmap(lambda s: jvp(g, (x,), (s,)), out_axes=(None, 0),
+                                   **self._chunks())(info.seeds.astype(dtype_of(x), copy=False))
             _check_rows(out, pattern, self.name)
             return sparse_result(compressed, info.take, pattern)
         out, pull = vjp(g, x)
         _check_rows(out, pattern, self.name)
-        (compressed,) = vmap(pull)(info.seeds.astype(dtype_of(out), copy=False))
+        if self.executor is not None:   # a task on a worker makes its own forward pass
+            pull = _Pullback(g, x)
+        (compressed,) = vmap(pull, **self._chunks())(info.seeds.astype(dtype_of(out), copy=False))
         return sparse_result(compressed, info.take, pattern)
+
+
+class _Pullback:
+    """The pullback of ``g`` at ``x``, its forward pass made where it is called."""
+
+    def __init__(self, g, x):
+        self.g, self.x = g, x
+
+    def __call__(self, seed):
+        return vjp(self.g, self.x)[1](seed)
 
 
 def _check_rows(out, pattern, name):
@@ -184,8 +202,8 @@ def _check_rows(out, pattern, name):
 
 
 class SparseHessian(_SparseDerivative):
-    def __init__(self, fun, argnums, sparsity):
-        super().__init__(fun, argnums, sparsity, "sparse_hessian")
+    def __init__(self, fun, argnums, sparsity, chunks=(None, None, False)):
+        super().__init__(fun, argnums, sparsity, "sparse_hessian", chunks)
 
     def _coloring(self, g, x, args, kwargs):
         def make():
@@ -208,7 +226,7 @@ class SparseHessian(_SparseDerivative):
             return empty_result(pattern, np.result_type(dtype_of(x), np.float64),
                                 isinstance(x, Tracer))
         gradient = grad(scalar)
-        compressed = vmap(lambda s: jvp(gradient, (x,), (s,))[1])(
+        compressed = vmap(lambda s: jvp(gradient, (x,), (s,))[1], **self._chunks())(
             info.seeds.astype(dtype_of(x), copy=False))
         return sparse_result(compressed, info.take, pattern)
 
@@ -219,7 +237,8 @@ def _check_options(fun, argnums, sparsity, name):
     _check_sparsity_type(sparsity, name)
 
 
-def sparse_jacobian(fun, argnums=0, sparsity=None, mode="auto"):
+def sparse_jacobian(fun, argnums=0, sparsity=None, mode="auto", chunk_size=None,
+                    executor=None, progress=False):
     """A function returning the Jacobian of ``fun`` as a ``scipy.sparse.csr_array`` of shape
     ``(out.size, in.size)``, computed in as many batched passes as its pattern has colours.
 
@@ -232,6 +251,9 @@ def sparse_jacobian(fun, argnums=0, sparsity=None, mode="auto"):
     JVP), ``"reverse"`` (row colouring, one batched VJP) or ``"auto"``, the side with fewer
     colours. Every entry of the pattern is stored, zeros included.
 
+    ``chunk_size``, ``executor``, ``progress``: the colours are swept ``chunk_size`` at a
+    time, as tasks on an executor if given (as ``vmap`` does them).
+
     The returned function has a method ``coloring(*args)`` giving the ``Coloring`` it uses:
     the pattern, the mode, the colours and their number. It composes with ``jit`` (a CSR
     array, replayed) and ``vmap`` (an n-D ``coo_array`` of shape ``(*batch, m, n)``)."""
@@ -239,10 +261,12 @@ def sparse_jacobian(fun, argnums=0, sparsity=None, mode="auto"):
     if mode not in MODES:
         raise OptionError(f"sparse_jacobian: mode={mode!r}; use 'auto', 'forward' or "
                           "'reverse'")
-    return SparseJacobian(fun, argnums, sparsity, mode)
+    check_chunk_size(chunk_size, "sparse_jacobian")
+    return SparseJacobian(fun, argnums, sparsity, mode, (chunk_size, executor, progress))
 
 
-def sparse_hessian(fun, argnums=0, sparsity=None):
+def sparse_hessian(fun, argnums=0, sparsity=None, chunk_size=None, executor=None,
+                   progress=False):
     """A function returning the Hessian of the scalar ``fun`` as a symmetric
     ``scipy.sparse.csr_array`` of shape ``(in.size, in.size)``: forward-over-reverse
     Hessian-vector products batched over a star colouring of the pattern, each entry read
@@ -250,8 +274,10 @@ def sparse_hessian(fun, argnums=0, sparsity=None):
 
     Inputs are flattened as ``ravel_pytree`` does. ``sparsity``: a known symmetric pattern
     (an unsymmetric one is symmetrised), or ``None`` to detect it (``hessian_sparsity``)
-    on the first call for each input signature. ``coloring(*args)`` on the returned
-    function gives the ``Coloring`` it uses. Under ``vmap`` the result is an n-D
-    ``coo_array`` of shape ``(*batch, n, n)``, under ``jit`` a CSR array."""
+    on the first call for each input signature. ``chunk_size``, ``executor``, ``progress``
+    as in ``sparse_jacobian``. ``coloring(*args)`` on the returned function gives the
+    ``Coloring`` it uses. Under ``vmap`` the result is an n-D ``coo_array`` of shape
+    ``(*batch, n, n)``, under ``jit`` a CSR array."""
     _check_options(fun, argnums, sparsity, "sparse_hessian")
-    return SparseHessian(fun, argnums, sparsity)
+    check_chunk_size(chunk_size, "sparse_hessian")
+    return SparseHessian(fun, argnums, sparsity, (chunk_size, executor, progress))
