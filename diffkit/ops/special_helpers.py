@@ -30,8 +30,11 @@ import math
 
 import numpy as np
 
+from ..core.primitive import Primitive
+from ..core.zeros import Zero
 from . import elementwise as ew
-from .families import elementwise, no_derivative, public_function
+from . import sparsity_rules as sr
+from .families import elementwise, no_derivative, public_function, times
 
 _SQRT_PI = math.sqrt(math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
@@ -109,6 +112,35 @@ def public(prim, argnames, doc, *, orders=(), integers=(), name=None):
     outputs, a rule of its own): SciPy's name and argument names, and its scalar dtypes."""
     return public_function(prim, name or prim.name, argnames, doc, _MODULE,
                            prepare=_prepare(orders, integers))
+
+
+def multiple_outputs(name, fn, slopes, doc, argname="x"):
+    """A special function of one argument with several outputs (``airy``'s four, the pairs
+    of integrals ``iti0k0`` ...): ``(name_p, name) = multiple_outputs(name, fn, slopes,
+    doc)``, where ``slopes(x)`` gives the derivative of each output, in diffkit operations.
+    Each output is elementwise in ``x``; products follow the 0 x inf rule."""
+
+    def jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return prim(x), tuple(times(t, d) for d in slopes(x))
+
+    def vjp(cts, out, x):
+        total = None
+        for ct, d in zip(cts, slopes(x)):
+            if type(ct) is not Zero:
+                part = times(ct, d)
+                total = part if total is None else total + part
+        return total
+
+    prim = Primitive(name, _typed(fn), jvp, (vjp,), multiple_results=True,
+                     vjp_ignores=("out",))
+    def batch(axis_size, values, batch_axes):
+        out = prim(values[0])   # the batch axis is in front, and stays there
+        return out, (0,) * len(out)
+
+    prim.batch = batch
+    prim.sparsity = sr.per_output(sr.elementwise_sparsity())
+    return prim, public(prim, (argname,), doc)
 
 
 def _prepare(orders, integers):

@@ -139,6 +139,28 @@ R += binary("ive_negative_x", sp.ive, (ORDER, Domain("negative", -3.0, -0.2)),
 for _name in ("jn", "yn", "kn"):
     R += binary(_name, getattr(sp, _name), (ORDER, POSITIVE), shapes=BINARY[:1])
 
+# --- Airy and Struve functions, integrals of Bessel and Struve functions -------------------
+AIRY = Domain("(-3, 3)", -3.0, 3.0)
+R += unary("airy", sp.airy, AIRY, shapes=UNARY[1:])
+R += unary("airy_second", lambda z: sp.airy(z)[2], AIRY, shapes=[((3,),)])
+R += unary("airye", sp.airye, POSITIVE, shapes=UNARY[1:])
+R += unary("airye_negative", lambda z: sp.airye(z)[2:], Domain("negative", -3.0, -0.2),
+           shapes=[((3,),)])
+# SciPy's itairy is accurate to about 1e-9 relative: small arguments, where it is best
+R += unary("itairy", sp.itairy, Domain("(0.05, 1)", 0.05, 1.0), shapes=UNARY[1:2])
+R += binary("struve", sp.struve, (ORDER, AIRY), shapes=BINARY)
+R += unary("struve_real_order", lambda x: sp.struve(1.5, x), POSITIVE, shapes=UNARY[1:2])
+R += binary("modstruve", sp.modstruve, (ORDER, AIRY), shapes=BINARY)
+R += unary("modstruve_real_order", lambda x: sp.modstruve(0.5, x), POSITIVE,
+           shapes=UNARY[1:2])
+R += unary("itstruve0", sp.itstruve0, AIRY, shapes=UNARY)
+R += unary("it2struve0", sp.it2struve0, POSITIVE, shapes=UNARY)
+R += unary("itmodstruve0", sp.itmodstruve0, AIRY, shapes=UNARY)
+for _name in ("iti0k0", "itj0y0", "it2i0k0", "it2j0y0"):
+    R += unary(_name, getattr(sp, _name), POSITIVE, shapes=UNARY[1:])
+R += unary("it2i0k0_near_0", lambda x: sp.it2i0k0(x)[0], Domain("(-0.1, 0.1)", -0.1, 0.1),
+           shapes=UNARY[1:2])
+
 # --- exponential integrals and others --------------------------------------------------------
 R += binary("expn", sp.expn, (ORDER, POSITIVE), shapes=BINARY)
 R += unary("exp1", sp.exp1, POSITIVE, shapes=UNARY)
