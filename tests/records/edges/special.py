@@ -186,6 +186,9 @@ E += sp_kink("ellipk", [1.0], label="m=1", jacobian=INF)
 E += sp("ellipe", [0.0, -0.0])
 E += sp_kink("ellipe", [1.0], label="m=1", jacobian=-INF)
 E += sp_kink("ellipkm1", [0.0], label="p=0", jacobian=-INF)
+for _name in ("ellipkinc", "ellipeinc"):
+    E += sp(_name, [0.0, 1.0, -7.0], [0.5, 0.0, -0.0], label="phi=0,m=0")
+    E += sp_boundary(_name, [0.4, 1.2], [1.0, 1.0], side=-1, label="m=1")
 E += sp("lambertw", [0.0, -0.0], ref=lambda x: scipy.special.lambertw(x).real)
 E += sp_kink("lambertw", [-np.exp(-1.0)], label="branch_point", jacobian=INF,
              ref=lambda x: scipy.special.lambertw(x).real)
