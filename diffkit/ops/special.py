@@ -12,6 +12,7 @@ This module gathers the families' public names (``diffkit.scipy.special`` re-exp
 - :mod:`.special_logistic`: expit/logit, xlogy and the entropies, Huber losses, softmax and
   logsumexp;
 - :mod:`.special_bessel`: Bessel functions of every kind;
+- :mod:`.special_polynomials`: orthogonal polynomials (``eval_*``) and ``lpmv``;
 - :mod:`.special_airy`: Airy and Struve functions, integrals of Bessel and Struve functions;
 - :mod:`.special_integrals`: exponential, sine/cosine and elliptic integrals, exprel,
   spence, Lambert W, Wright omega, Box-Cox, cosm1, exp10;
@@ -28,6 +29,7 @@ from . import (
     special_incomplete,
     special_integrals,
     special_logistic,
+    special_polynomials,
 )
 from .special_airy import *  # noqa: F403
 from .special_bessel import *  # noqa: F403
@@ -36,9 +38,10 @@ from .special_gamma import *  # noqa: F403
 from .special_incomplete import *  # noqa: F403
 from .special_integrals import *  # noqa: F403
 from .special_logistic import *  # noqa: F403
+from .special_polynomials import *  # noqa: F403
 
 __all__ = [
     *special_error.__all__, *special_gamma.__all__, *special_incomplete.__all__,
     *special_logistic.__all__, *special_bessel.__all__, *special_integrals.__all__,
-    *special_airy.__all__,
+    *special_airy.__all__, *special_polynomials.__all__,
 ]

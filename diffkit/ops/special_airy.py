@@ -77,11 +77,11 @@ def _itairy_slopes(x):
 airy_p, airy = multiple_outputs(
     "airy", sc.airy, _airy_slopes,
     "The Airy functions and their derivatives: the tuple ``(Ai, Ai', Bi, Bi')`` (real x); "
-    "``Ai'' = x Ai``, ``Bi'' = x Bi``.", argname="z")
+    "``Ai'' = x Ai``, ``Bi'' = x Bi``.", argnames=("z",))
 airye_p, airye = multiple_outputs(
     "airye", sc.airye, _airye_slopes,
     "The exponentially scaled Airy functions ``(eAi, eAi', eBi, eBi')`` (real x).",
-    argname="z")
+    argnames=("z",))
 itairy_p, itairy = multiple_outputs(
     "itairy", sc.itairy, _itairy_slopes,
     "The integrals of the Airy functions from 0 to x: ``(int Ai(t), int Bi(t), "

@@ -31,10 +31,12 @@ import math
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero
+from ..core.zeros import Zero, dtype_of, shape_of, tangent_dtype
+from ..errors import NoRuleError
 from . import elementwise as ew
+from . import reductions, shape
 from . import sparsity_rules as sr
-from .families import elementwise, no_derivative, public_function, times
+from .families import broadcasting_batch, elementwise, no_derivative, public_function, times
 
 _SQRT_PI = math.sqrt(math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
@@ -114,33 +116,65 @@ def public(prim, argnames, doc, *, orders=(), integers=(), name=None):
                            prepare=_prepare(orders, integers))
 
 
-def multiple_outputs(name, fn, slopes, doc, argname="x"):
-    """A special function of one argument with several outputs (``airy``'s four, the pairs
-    of integrals ``iti0k0`` ...): ``(name_p, name) = multiple_outputs(name, fn, slopes,
-    doc)``, where ``slopes(x)`` gives the derivative of each output, in diffkit operations.
-    Each output is elementwise in ``x``; products follow the 0 x inf rule."""
+def multiple_outputs(name, fn, slopes, doc, argnames=("x",), fixed=None):
+    """A special function with several outputs (``airy``'s four, the pairs of integrals
+    ``iti0k0``, ``pbdv``'s value and slope ...), elementwise and broadcasting:
+    ``(name_p, name) = multiple_outputs(name, fn, slopes, doc, argnames)``. It is
+    differentiable in its last argument; ``slopes(*args)`` gives the derivative of each
+    output with respect to it, in diffkit operations. The arguments before it (orders,
+    parameters) are held fixed: ``fixed`` says why (a ``no_derivative``), in the error that
+    differentiating with respect to one of them raises. Products follow the 0 x inf rule."""
+    where = f"{_MODULE}.{name}"
+    last = len(argnames) - 1
+
+    def no_rule(argname):
+        return NoRuleError(
+            f"{where} has no derivative with respect to its argument {argname!r} "
+            f"({fixed.why}). Differentiate with respect to {argnames[last]!r} only and hold "
+            f"{argname!r} fixed: pass it as a constant, or as dk.stop_gradient({argname}).")
+
+    def check_fixed(tangents):
+        for argname, t in zip(argnames[:last], tangents):
+            if t is not None and type(t) is not Zero and dtype_of(t).kind in "fc":
+                raise no_rule(argname)
 
     def jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        return prim(x), tuple(times(t, d) for d in slopes(x))
+        check_fixed(tangents)
+        out, t = prim(*primals), tangents[last]
+        if t is None or type(t) is Zero:
+            return out, tuple(Zero(shape_of(o), tangent_dtype(dtype_of(o))) for o in out)
+        parts = tuple(times(t, d) for d in slopes(*primals))
+        return out, tuple(p if shape_of(p) == shape_of(o) else shape.broadcast_to(
+            p, shape_of(o)) for p, o in zip(parts, out))
 
-    def vjp(cts, out, x):
+    def vjp(cts, out, *primals):
         total = None
-        for ct, d in zip(cts, slopes(x)):
+        for ct, d in zip(cts, slopes(*primals)):
             if type(ct) is not Zero:
                 part = times(ct, d)
                 total = part if total is None else total + part
-        return total
+        x_shape = shape_of(primals[last])
+        return total if shape_of(total) == x_shape else reductions.unbroadcast(total, x_shape)
 
-    prim = Primitive(name, _typed(fn), jvp, (vjp,), multiple_results=True,
+    def fixed_vjp(i):
+        def rule(cts, out, *primals):
+            if dtype_of(primals[i]).kind in "fc":
+                raise no_rule(argnames[i])
+            return None
+        return rule
+
+    prim = Primitive(name, _typed(fn, tuple(range(last))), jvp,
+                     (*[fixed_vjp(i) for i in range(last)], vjp), multiple_results=True,
                      vjp_ignores=("out",))
+    broadcast = broadcasting_batch(prim)
+
     def batch(axis_size, values, batch_axes):
-        out = prim(values[0])   # the batch axis is in front, and stays there
+        out, _ = broadcast(axis_size, values, batch_axes)   # the batch axis ends up in front
         return out, (0,) * len(out)
 
     prim.batch = batch
     prim.sparsity = sr.per_output(sr.elementwise_sparsity())
-    return prim, public(prim, (argname,), doc)
+    return prim, public(prim, argnames, doc, orders=tuple(range(last)))
 
 
 def _prepare(orders, integers):

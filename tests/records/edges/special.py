@@ -171,6 +171,19 @@ E += sp_kink("itj0y0", [0.0], jacobian=[[1.0], [-INF]])
 E += sp_kink("it2i0k0", [0.0], jacobian=[[0.0], [-INF]])
 E += sp_kink("it2j0y0", [0.0], jacobian=[[0.0], [INF]])
 
+# --- orthogonal polynomials at the ends of their interval, degree 0 -------------------------
+for _name in ("chebyt", "chebyu", "legendre"):
+    E += sp(f"eval_{_name}", ints(0, 2, 3), [1.0, -1.0, 0.0])
+for _name in ("sh_chebyt", "sh_chebyu", "sh_legendre", "laguerre", "hermite", "hermitenorm",
+              "chebyc", "chebys"):
+    E += sp(f"eval_{_name}", ints(0, 2, 3), [1.0, 0.0, 0.5])
+E += sp("eval_jacobi", ints(0, 2), ints(1, 2), ints(2, 1), [1.0, -1.0])
+E += sp("eval_sh_jacobi", ints(0, 2), [1.0, 0.0], ref=lambda n, x: scipy.special.eval_sh_jacobi(
+    n, 2.3, 1.2, x))
+E += sp("eval_gegenbauer", ints(0, 2), ints(1, 2), [1.0, -1.0])
+E += sp("eval_genlaguerre", ints(0, 2), ints(1, 0), [0.0, 0.0])
+E += sp("lpmv", ints(0, 1), ints(2, 3), [0.0, 0.0])
+
 # --- exponential integrals and others ------------------------------------------------------------
 E += sp_kink("expn", ints(1, 2), [0.0, 0.0], jacobian=np.diag([-INF, -INF]))
 E += sp_kink("exp1", [0.0], jacobian=-INF)

@@ -161,6 +161,31 @@ for _name in ("iti0k0", "itj0y0", "it2i0k0", "it2j0y0"):
 R += unary("it2i0k0_near_0", lambda x: sp.it2i0k0(x)[0], Domain("(-0.1, 0.1)", -0.1, 0.1),
            shapes=UNARY[1:2])
 
+# --- orthogonal polynomials, lpmv -----------------------------------------------------------
+for _name, _domain in [("chebyt", SMALL), ("chebyu", SMALL), ("chebyc", WIDE),
+                       ("chebys", WIDE), ("sh_chebyt", UNIT), ("sh_chebyu", UNIT),
+                       ("legendre", SMALL), ("sh_legendre", UNIT), ("laguerre", WIDE),
+                       ("hermite", WIDE), ("hermitenorm", WIDE)]:
+    R += binary(f"eval_{_name}", getattr(sp, f"eval_{_name}"), (ORDER, _domain),
+                shapes=BINARY[:2])
+for _name in ("chebyt", "chebyu", "legendre", "laguerre"):
+    _fn = getattr(sp, f"eval_{_name}")
+    R += unary(f"eval_{_name}_real_degree", lambda x, f=_fn: f(2.5, x), INSIDE,
+               shapes=UNARY[1:2])
+R += records("eval_jacobi", sp.eval_jacobi, [((3,), (3,), (3,), (3,)), ((2, 1), (), (), (3,))],
+             (ORDER, ORDER_1, ORDER_1, SMALL))
+R += records("eval_sh_jacobi", lambda n, x: sp.eval_sh_jacobi(n, 2.3, 1.2, x),
+             [((3,), (3,)), ((2, 1), (3,))], (ORDER, UNIT))
+R += records("eval_gegenbauer", sp.eval_gegenbauer, TERNARY, (ORDER, ORDER_1, SMALL))
+R += unary("eval_gegenbauer_real", lambda x: sp.eval_gegenbauer(2.5, 0.7, x), SMALL,
+           shapes=UNARY[1:2])
+R += records("eval_genlaguerre", sp.eval_genlaguerre, TERNARY, (ORDER, ORDER, WIDE))
+R += unary("eval_jacobi_real", lambda x: sp.eval_jacobi(3, 0.3, 1.2, x), SMALL,
+           shapes=UNARY[1:2])
+R += records("lpmv", sp.lpmv, [((3,), (3,), (3,)), ((2, 1), (), (3,))],
+             (Domain("order -1..2", -1, 2, kind="int"), ORDER_1, INSIDE))
+R += unary("lpmv_real_degree", lambda x: sp.lpmv(1, 2.5, x), INSIDE, shapes=UNARY[1:2])
+
 # --- exponential integrals and others --------------------------------------------------------
 R += binary("expn", sp.expn, (ORDER, POSITIVE), shapes=BINARY)
 R += unary("exp1", sp.exp1, POSITIVE, shapes=UNARY)
