@@ -13,6 +13,7 @@ This module gathers the families' public names (``diffkit.scipy.special`` re-exp
   logsumexp;
 - :mod:`.special_bessel`: Bessel functions of every kind;
 - :mod:`.special_polynomials`: orthogonal polynomials (``eval_*``) and ``lpmv``;
+- :mod:`.special_odes`: Kelvin, parabolic cylinder, Mathieu and Jacobi elliptic functions;
 - :mod:`.special_airy`: Airy and Struve functions, integrals of Bessel and Struve functions;
 - :mod:`.special_integrals`: exponential, sine/cosine and elliptic integrals, exprel,
   spence, Lambert W, Wright omega, Box-Cox, cosm1, exp10;
@@ -29,6 +30,7 @@ from . import (
     special_incomplete,
     special_integrals,
     special_logistic,
+    special_odes,
     special_polynomials,
 )
 from .special_airy import *  # noqa: F403
@@ -38,10 +40,11 @@ from .special_gamma import *  # noqa: F403
 from .special_incomplete import *  # noqa: F403
 from .special_integrals import *  # noqa: F403
 from .special_logistic import *  # noqa: F403
+from .special_odes import *  # noqa: F403
 from .special_polynomials import *  # noqa: F403
 
 __all__ = [
     *special_error.__all__, *special_gamma.__all__, *special_incomplete.__all__,
     *special_logistic.__all__, *special_bessel.__all__, *special_integrals.__all__,
-    *special_airy.__all__, *special_polynomials.__all__,
+    *special_airy.__all__, *special_polynomials.__all__, *special_odes.__all__,
 ]

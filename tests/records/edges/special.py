@@ -184,6 +184,23 @@ E += sp("eval_gegenbauer", ints(0, 2), ints(1, 2), [1.0, -1.0])
 E += sp("eval_genlaguerre", ints(0, 2), ints(1, 0), [0.0, 0.0])
 E += sp("lpmv", ints(0, 1), ints(2, 3), [0.0, 0.0])
 
+# --- Kelvin functions at 0, parabolic cylinder, Mathieu, Jacobi elliptic functions --------
+for _name in ("ber", "bei", "berp", "beip"):
+    E += sp(_name, [0.0, -0.0, 1.0])
+E += sp_kink("ker", [0.0], jacobian=-INF)
+E += sp_kink("kerp", [0.0], jacobian=INF)
+E += sp_boundary("kei", [0.0], side=1, second_order=False)
+E += sp_kink("keip", [0.0], jacobian=INF)
+E += sp("kei", [1.0, 5.0], label="positive")
+E += sp("keip", [1.0, 5.0], label="positive")
+E += sp("pbdv", ints(0, 1), [0.0, 0.0])
+E += sp("pbvv", ints(0, 1), [0.0, 0.0])
+E += sp("pbwa", [0.0, 1.0], ref=lambda x: scipy.special.pbwa(0.7, x))
+E += sp("mathieu_cem", ints(0, 1), ints(1, 1), [0.0, 90.0])
+E += sp("mathieu_sem", ints(1, 2), ints(1, 1), [0.0, 90.0])
+E += sp("ellipj", [0.0, -0.0], ref=lambda u: scipy.special.ellipj(u, 0.4))
+E += sp("ellipj_both", [0.5, 1.0], ints(0, 1), ref=scipy.special.ellipj)
+
 # --- exponential integrals and others ------------------------------------------------------------
 E += sp_kink("expn", ints(1, 2), [0.0, 0.0], jacobian=np.diag([-INF, -INF]))
 E += sp_kink("exp1", [0.0], jacobian=-INF)

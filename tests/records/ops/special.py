@@ -186,6 +186,26 @@ R += records("lpmv", sp.lpmv, [((3,), (3,), (3,)), ((2, 1), (), (3,))],
              (Domain("order -1..2", -1, 2, kind="int"), ORDER_1, INSIDE))
 R += unary("lpmv_real_degree", lambda x: sp.lpmv(1, 2.5, x), INSIDE, shapes=UNARY[1:2])
 
+# --- Kelvin, parabolic cylinder, Mathieu, Jacobi elliptic functions ------------------------
+for _name in ("ber", "bei", "berp", "beip"):
+    R += unary(_name, getattr(sp, _name), AIRY, shapes=UNARY[1:])
+for _name in ("ker", "kei", "kerp", "keip"):
+    R += unary(_name, getattr(sp, _name), POSITIVE, shapes=UNARY[1:])
+R += binary("pbdv", sp.pbdv, (ORDER, SMALL), shapes=BINARY)
+R += unary("pbdv_real_order", lambda x: sp.pbdv(1.5, x), SMALL, shapes=UNARY[1:2])
+R += binary("pbvv", sp.pbvv, (ORDER, SMALL), shapes=BINARY[:2])
+R += unary("pbwa", lambda x: sp.pbwa(0.7, x), SMALL, shapes=UNARY[1:])
+R += binary("pbwa_integer_a", sp.pbwa, (ORDER, SMALL), shapes=BINARY[:1])
+R += records("mathieu_cem", sp.mathieu_cem, TERNARY,
+             (ORDER, ORDER_1, Domain("degrees", -90.0, 90.0)))
+R += unary("mathieu_cem_real_q", lambda x: sp.mathieu_cem(2, 1.5, x),
+           Domain("degrees", -90.0, 90.0), shapes=UNARY[1:2])
+R += records("mathieu_sem", sp.mathieu_sem, TERNARY[:1],
+             (ORDER_1, ORDER_1, Domain("degrees", -90.0, 90.0)))
+R += unary("ellipj", lambda u: sp.ellipj(u, 0.4), AIRY, shapes=UNARY[1:])
+R += binary("ellipj_both", sp.ellipj, (AIRY, Domain("m grid", 0, 0, kind="int")),
+            shapes=BINARY[:2])
+
 # --- exponential integrals and others --------------------------------------------------------
 R += binary("expn", sp.expn, (ORDER, POSITIVE), shapes=BINARY)
 R += unary("exp1", sp.exp1, POSITIVE, shapes=UNARY)
