@@ -52,7 +52,7 @@ __all__ = [
     "expn", "exp1", "expi", "exprel", "spence", "ellipk", "ellipkm1", "ellipe", "lambertw",
     "ellipkinc", "ellipeinc", "wrightomega", "boxcox", "boxcox1p", "inv_boxcox",
     "inv_boxcox1p", "sici", "shichi",
-    "cosm1", "exp10", "log1p", "expm1",
+    "cosm1", "exp10", "log1p", "expm1", "cbrt", "exp2", "radian", "powm1", "agm",
 ]
 
 def _exprel_derivative_impl(x, order):
@@ -411,6 +411,46 @@ inv_boxcox1p_p, inv_boxcox1p = special_function(
 
 log1p = ew.log1p
 expm1 = ew.expm1
+cbrt = ufuncs.cbrt
+exp2 = ufuncs.exp2
+
+radian_p, radian = special_function(
+    "radian", sc.radian,
+    {"d": math.pi / 180, "m": math.pi / (180 * 60), "s": math.pi / (180 * 3600)},
+    "An angle in degrees, minutes and seconds, in radians.")
+
+
+def _powm1_y(x, y, out):
+    # (out + 1) log x = x^y log x, 0 where x^y == 0 (x == 0 with y > 0: the limit)
+    power = out + 1
+    vanishes = ew.equal_p(power, 0)
+    return ew.where_p(vanishes, 0.0, power * ew.log_p(ew.where_p(vanishes, 1.0, x)))
+
+
+powm1_p, powm1 = special_function(
+    "powm1", sc.powm1,
+    {"x": lambda x, y: y * ew.power(x, y - 1), "y": _powm1_y},
+    "``x**y - 1``, accurate where x**y is near 1.")
+
+
+def _agm_partial(a, b, out, first):
+    """The partials of M = agm(a, b) = pi (a + b) / (4 K(m)), m = ((a - b)/(a + b))^2:
+    dM/da = M/s - M K'(m)/K(m) 4 t b / s^2, dM/db = M/s + M K'(m)/K(m) 4 t a / s^2, with
+    s = a + b, t = (a - b)/s (Euler's relation a dM/da + b dM/db = M holds)."""
+    s = a + b
+    t = (a - b) / s
+    m = ew.square_p(t)
+    log_slope = _ellipk_slope(m) / ellipk_p(m)
+    other = b if first else -a
+    return out / s - out * log_slope * 4 * t * other / ew.square_p(s)
+
+
+agm_p, agm = special_function(
+    "agm", sc.agm,
+    {"a": lambda a, b, out: _agm_partial(a, b, out, True),
+     "b": lambda a, b, out: _agm_partial(a, b, out, False)},
+    "The arithmetic-geometric mean of ``a`` and ``b`` (of one sign), differentiable in "
+    "both.")
 
 
 def lambertw(z, k=0, tol=1e-8):

@@ -201,6 +201,27 @@ E += sp("mathieu_sem", ints(1, 2), ints(1, 1), [0.0, 90.0])
 E += sp("ellipj", [0.0, -0.0], ref=lambda u: scipy.special.ellipj(u, 0.4))
 E += sp("ellipj_both", [0.5, 1.0], ints(0, 1), ref=scipy.special.ellipj)
 
+# --- more Bessel, hypergeometric and Wright functions; distributions ------------------------
+E += sp("jve", ints(0, 1), [0.0, 0.0])
+E += sp("yve", ints(0, 1), [1.0, 2.0])   # SciPy's yve is nan at 0
+E += sp("zetac", [2.0, 50.0])
+E += sp("hyp0f1", ints(1, 2), [0.0, 0.0])
+E += sp("hyperu", ints(1, 2), ints(1, 1), [1.0, 30.0])
+E += sp_boundary("wright_bessel", ints(1, 2), ints(1, 1), [0.0, 0.0], side=1)
+E += sp_boundary("log_wright_bessel", ints(1, 2), ints(1, 1), [0.0, 0.0], side=1)
+E += sp("radian", [0.0, 180.0], [0.0, 30.0], [0.0, 15.0])
+E += sp("powm1", [1.0, 2.0], [0.0, 0.0], label="y=0")
+E += sp_boundary("powm1", [0.0], [2.0], side=1, label="x=0", second_order=False)
+E += sp("agm", [1.0, 2.0], [1.0, 2.0], label="a=b")
+E += sp("gammasgn", [0.5, -0.5, -1.5])
+E += sp("kolmogorov", [-1.0, 0.0, 0.05, 1.0, 10.0])
+E += sp_kink("kolmogorov", [INF], jacobian=0.0)
+E += sp("kolmogorov", [0.3, 0.999, 1.001, 2.0], label="series switch")
+E += sp_kink("kolmogi", [0.0, 1.0], label="ends", jacobian=np.diag([-INF, -INF]))
+E += sp("tklmbda", [0.0, 8.0], label="inside,outside",
+        ref=lambda x: scipy.special.tklmbda(x, 0.14))
+E += sp("stdtr_integer_df", ints(1, 3), [0.0, 0.0], ref=scipy.special.stdtr)
+
 # --- exponential integrals and others ------------------------------------------------------------
 E += sp_kink("expn", ints(1, 2), [0.0, 0.0], jacobian=np.diag([-INF, -INF]))
 E += sp_kink("exp1", [0.0], jacobian=-INF)

@@ -206,6 +206,46 @@ R += unary("ellipj", lambda u: sp.ellipj(u, 0.4), AIRY, shapes=UNARY[1:])
 R += binary("ellipj_both", sp.ellipj, (AIRY, Domain("m grid", 0, 0, kind="int")),
             shapes=BINARY[:2])
 
+# --- more Bessel, hypergeometric and Wright functions; distributions ------------------------
+R += binary("jve", sp.jve, (ORDER, POSITIVE), shapes=BINARY[:2])
+R += binary("yve", sp.yve, (ORDER, POSITIVE), shapes=BINARY[:2])
+for _name in ("jvp", "yvp", "ivp", "kvp"):
+    _fn = getattr(sp, _name)
+    R += unary(_name, lambda x, f=_fn: f(1.5, x, 2), POSITIVE, shapes=UNARY[1:2])
+R += unary("zetac", sp.zetac, LARGE, shapes=UNARY[1:])
+R += binary("hyp0f1", sp.hyp0f1, (ORDER_1, WIDE), shapes=BINARY)
+R += unary("hyp0f1_real_v", lambda z: sp.hyp0f1(1.5, z), WIDE, shapes=UNARY[1:2])
+R += records("hyperu", sp.hyperu, TERNARY, (ORDER_1, ORDER_1, POSITIVE))
+R += unary("hyperu_real", lambda x: sp.hyperu(0.5, 1.3, x), POSITIVE, shapes=UNARY[1:2])
+R += records("wright_bessel", sp.wright_bessel, TERNARY, (ORDER_1, ORDER_1, POSITIVE))
+R += unary("wright_bessel_real", lambda x: sp.wright_bessel(0.5, 1.3, x), POSITIVE,
+           shapes=UNARY[1:2])
+R += records("log_wright_bessel", sp.log_wright_bessel, TERNARY,
+             (ORDER_1, ORDER_1, POSITIVE))
+R += records("radian", sp.radian, TERNARY, (REAL, REAL, REAL))
+R += binary("powm1", sp.powm1, (POSITIVE, REAL), shapes=BINARY)
+R += binary("agm", sp.agm, (POSITIVE, POSITIVE), shapes=BINARY)
+R += unary("gammasgn", sp.gammasgn, NEGATIVE_NONINTEGER, shapes=UNARY[1:2])
+R += unary("softplus", sp.softplus, WIDE, shapes=UNARY[1:])
+R += unary("kolmogorov", sp.kolmogorov, Domain("(0.1, 2.5)", 0.1, 2.5), shapes=UNARY)
+R += unary("kolmogi", sp.kolmogi, UNIT, shapes=UNARY)
+R += unary("tklmbda", lambda x: sp.tklmbda(x, 0.14), WIDE, shapes=UNARY[1:])
+R += binary("tklmbda_integer_lmbda", sp.tklmbda, (SMALL, Domain("lmbda -1..0", -1, 0,
+                                                                 kind="int")),
+            shapes=BINARY[:2])
+R += unary("stdtr", lambda t: sp.stdtr(3.5, t), WIDE, shapes=UNARY[1:])
+R += binary("stdtr_integer_df", sp.stdtr, (ORDER_1, WIDE), shapes=BINARY[:2])
+for _name in ("chdtr", "chdtrc"):
+    R += binary(_name, getattr(sp, _name), (SHAPE, POSITIVE), shapes=BINARY[:2])
+for _name in ("gdtr", "gdtrc", "fdtr", "fdtrc"):
+    R += records(_name, getattr(sp, _name), TERNARY, (SHAPE, SHAPE, POSITIVE))
+for _name in ("pdtr", "pdtrc"):
+    _fn = getattr(sp, _name)
+    R += unary(_name, lambda m, f=_fn: f(3, m), POSITIVE, shapes=UNARY[1:2])
+for _name in ("bdtr", "bdtrc", "nbdtr", "nbdtrc"):
+    _fn = getattr(sp, _name)
+    R += unary(_name, lambda p, f=_fn: f(2, 6, p), UNIT, shapes=UNARY[1:2])
+
 # --- exponential integrals and others --------------------------------------------------------
 R += binary("expn", sp.expn, (ORDER, POSITIVE), shapes=BINARY)
 R += unary("exp1", sp.exp1, POSITIVE, shapes=UNARY)
