@@ -349,18 +349,24 @@ def _converter(site):
     return found, frame_found
 
 
-def _works_for_call(replacement, original, frame):
+def _works_for_call(replacement, original, frame, call=None):
     """Whether the diffkit.scipy function ``replacement`` takes every argument the running
-    SciPy ``frame`` got with a value other than its default (unknown: True)."""
-    if frame is None:
-        return True
+    SciPy ``frame`` got with a value other than its default; without the frame (the
+    conversion ran in compiled code), every argument of the user's call expression ``call``
+    (unknown: True)."""
     try:
         theirs = inspect.signature(original).parameters
-        ours = inspect.signature(replacement).parameters
+        # the function under the namespace's wrapper: the wrapper shows SciPy's signature
+        # and refuses the keywords the function does not take
+        ours = inspect.signature(getattr(replacement, "diffkit_function", replacement))
+        ours = ours.parameters
     except (TypeError, ValueError):
         return True
     if any(p.kind is p.VAR_KEYWORD for p in ours.values()):
         return True
+    if frame is None or not set(theirs) <= set(frame.f_code.co_varnames):
+        # no frame, or a wrapper's (SciPy's decorators take *args, **kwargs): the call
+        return call is None or _call_fits(call, ours)
     for name, p in theirs.items():
         if name in ours or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or name == "self":
             continue
@@ -368,6 +374,31 @@ def _works_for_call(replacement, original, frame):
         if p.default is p.empty or value is not p.default:
             return False
     return True
+
+
+def _user_call(site, found):
+    """The call expression on the user's line when it calls the SciPy function ``found``
+    itself, else None."""
+    if site.user is None:
+        return None
+    callee, node = site.call(site.user)
+    if callee is None or node is None:
+        return None
+    name = _scipy_public(getattr(callee, "__module__", None) or "",
+                         getattr(callee, "__name__", ""), getattr(callee, "__self__", None))
+    return node if name == found else None
+
+
+def _call_fits(call, ours):
+    """Whether a call expression passes only arguments the signature ``ours`` takes."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords):
+        return True   # *args or **kwargs: unknown
+    positional = [p for p in ours.values() if p.kind in (p.POSITIONAL_ONLY,
+                                                         p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is p.VAR_POSITIONAL for p in ours.values()):
+        positional = call.args
+    return len(call.args) <= len(positional) and all(k.arg in ours for k in call.keywords)
 
 
 def _scipy_fix(site):
@@ -385,7 +416,8 @@ def _scipy_fix(site):
     replacement = _diffkit_scipy(*found)
     if replacement and not _works_for_call(
             _lookup(importlib.import_module(f"diffkit.scipy.{found[0]}"), found[1]),
-            _lookup(sys.modules.get(f"scipy.{found[0]}"), found[1]), frame):
+            _lookup(sys.modules.get(f"scipy.{found[0]}"), found[1]), frame,
+            _user_call(site, found)):
         replacement = None
     array_api = f"{found[0]}.{found[1]}" in ARRAY_API_FUNCTIONS and not _array_api_on()
     if replacement:
