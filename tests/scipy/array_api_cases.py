@@ -94,6 +94,8 @@ BEYOND = {
                                                                               shift=1.5),
     "stats.kstat": lambda x: st.kstat(x, 2), "stats.kstatvar": st.kstatvar,
     "stats.gstd": st.gstd, "stats.circmean": st.circmean,
+    # (SciPy clips with the array API's keywords: xp.clip(x, max=1.0))
+    "stats.circvar": st.circvar, "stats.circstd": st.circstd,
     "stats.skewtest": lambda x: st.skewtest(dnp.concatenate([x, x ** 2, x + 1])).statistic,
     "stats.kurtosistest": lambda x: st.kurtosistest(
         dnp.concatenate([x, x ** 2, x + 1, x ** 3, 2 * x])).statistic,
