@@ -136,8 +136,10 @@ def test_the_advice_list_is_the_tested_list():
 
     sys.path.insert(0, str(Path(__file__).parent))
     try:
+        from array_api_cases import BEYOND
         from test_array_api_scipy import NAMES
     finally:
         sys.path.pop(0)
-    assert set(NAMES) == set(ARRAY_API_FUNCTIONS), textwrap.shorten(
-        str(set(NAMES) ^ set(ARRAY_API_FUNCTIONS)), 300)
+    tested = set(NAMES) | set(BEYOND)
+    assert tested == set(ARRAY_API_FUNCTIONS), textwrap.shorten(
+        str(tested ^ set(ARRAY_API_FUNCTIONS)), 300)
