@@ -1,7 +1,9 @@
 """Distribution functions of ``scipy.special``: ``kolmogorov`` and its inverse ``kolmogi``,
 Tukey's lambda ``tklmbda``, Student's ``stdtr``, and the cumulative distribution functions
 that are incomplete gamma or beta functions (``chdtr``, ``chdtrc``, ``gdtr``, ``gdtrc``,
-``pdtr``, ``pdtrc``, ``bdtr``, ``bdtrc``, ``nbdtr``, ``nbdtrc``, ``fdtr``, ``fdtrc``).
+``pdtr``, ``pdtrc``, ``bdtr``, ``bdtrc``, ``nbdtr``, ``nbdtrc``, ``fdtr``, ``fdtrc``) and
+their inverses (``chdtri``, ``gdtrix``, ``pdtri``, ``bdtri``, ``nbdtri``, ``fdtri``,
+``stdtrit``).
 
 - ``kolmogorov(y) = 2 sum_k>=1 (-1)^(k-1) exp(-2 k^2 y^2)``, the Kolmogorov distribution's
   survival function; its derivative (minus the density) by this series for y >= 1 and by
@@ -43,11 +45,20 @@ from . import ufuncs
 from .families import no_derivative
 from .special_gamma import gammaln_p
 from .special_helpers import special_function
-from .special_incomplete import betainc, betaincc, gammainc, gammaincc
+from .special_incomplete import (
+    betainc,
+    betaincc,
+    betaincinv,
+    gammainc,
+    gammaincc,
+    gammainccinv,
+    gammaincinv,
+)
 
 __all__ = [
     "kolmogorov", "kolmogi", "tklmbda", "stdtr", "chdtr", "chdtrc", "gdtr", "gdtrc", "pdtr",
-    "pdtrc", "bdtr", "bdtrc", "nbdtr", "nbdtrc", "fdtr", "fdtrc",
+    "pdtrc", "bdtr", "bdtrc", "nbdtr", "nbdtrc", "fdtr", "fdtrc", "chdtri", "gdtrix", "pdtri",
+    "bdtri", "nbdtri", "fdtri", "stdtrit",
 ]
 
 # --- Kolmogorov's distribution ---------------------------------------------------------------
@@ -189,3 +200,49 @@ def fdtr(dfn, dfd, x):
 def fdtrc(dfn, dfd, x):
     """The F survival function ``betainc(dfd/2, dfn/2, dfd / (dfd + dfn x))``."""
     return betainc(0.5 * dfd, 0.5 * dfn, dfd / (dfd + dfn * x))
+
+
+# --- their inverses: the inverse incomplete gamma and beta functions -------------------------
+
+
+def chdtri(v, p):
+    """The inverse of ``chdtrc`` in ``x``: ``2 gammainccinv(v/2, p)``, differentiable in
+    ``v`` and ``p``."""
+    return 2 * gammainccinv(0.5 * v, p)
+
+
+def gdtrix(a, b, p):
+    """The inverse of ``gdtr`` in ``x``: ``gammaincinv(b, p) / a``."""
+    return gammaincinv(b, p) / a
+
+
+def pdtri(k, y):
+    """The inverse of ``pdtr`` in ``m``: ``gammainccinv(floor(k) + 1, y)``."""
+    return gammainccinv(ufuncs.floor(k) + 1, y)
+
+
+def bdtri(k, n, y):
+    """The inverse of ``bdtr`` in ``p``: ``1 - betaincinv(n - k, k + 1, y)`` (``k``, ``n``
+    truncated)."""
+    k, n = ufuncs.trunc(k), ufuncs.trunc(n)
+    return 1 - betaincinv(n - k, k + 1, y)
+
+
+def nbdtri(k, n, y):
+    """The inverse of ``nbdtr`` in ``p``: ``betaincinv(n, k + 1, y)``."""
+    return betaincinv(ufuncs.trunc(n), ufuncs.trunc(k) + 1, y)
+
+
+def fdtri(dfn, dfd, p):
+    """The inverse of ``fdtr`` in ``x``: ``dfd u / (dfn (1 - u))`` with
+    ``u = betaincinv(dfn/2, dfd/2, p)``, differentiable in all three."""
+    u = betaincinv(0.5 * dfn, 0.5 * dfd, p)
+    return dfd * u / (dfn * (1 - u))
+
+
+stdtrit_p, stdtrit = special_function(
+    "stdtrit", sc.stdtrit,
+    {"df": no_derivative("scipy.special.stdtrit has no closed-form derivative in df"),
+     "p": lambda df, out: 1 / _student_density(df, out)},
+    "The inverse of ``stdtr`` in ``t``, differentiable in ``p`` (``1 / density``; ``df`` "
+    "held fixed).")

@@ -86,7 +86,11 @@ BEYOND = {
     **{f"special.{n}": _special(n, 1.5, 2.5, scale=0.4) for n in (
         "betainc", "betaincc", "betaincinv")},
     **{f"special.{n}": _special(n, 2, 5, scale=0.4) for n in ("bdtr", "bdtrc", "nbdtr",
-                                                             "nbdtrc")},
+                                                             "nbdtrc", "bdtri", "nbdtri")},
+    "special.chdtri": _special("chdtri", 2.5, scale=0.4),
+    "special.pdtri": _special("pdtri", 3, scale=0.4),
+    "special.fdtri": _special("fdtri", 2.5, 3.5, scale=0.4),
+    "special.stdtrit": _special("stdtrit", 3.5, scale=0.4),
     "special.expn": _special("expn", 2), "special.yn": _special("yn", 2),
     "special.polygamma": _special("polygamma", 1),
     "special.lpmv": _special("lpmv", 1, 2.5, scale=0.4),

@@ -220,6 +220,9 @@ E += sp("kolmogorov", [0.3, 0.999, 1.001, 2.0], label="series switch")
 E += sp_kink("kolmogi", [0.0, 1.0], label="ends", jacobian=np.diag([-INF, -INF]))
 E += sp("tklmbda", [0.0, 8.0], label="inside,outside",
         ref=lambda x: scipy.special.tklmbda(x, 0.14))
+E += sp("stdtrit_integer_df", ints(1, 3), [0.5, 0.5], ref=scipy.special.stdtrit)
+E += sp_kink("stdtrit_integer_df", ints(1, 3), [0.0, 1.0], label="ends",
+             jacobian=np.diag([INF, INF]), ref=scipy.special.stdtrit)
 E += sp("stdtr_integer_df", ints(1, 3), [0.0, 0.0], ref=scipy.special.stdtr)
 
 # --- exponential integrals and others ------------------------------------------------------------

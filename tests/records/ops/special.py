@@ -242,9 +242,15 @@ for _name in ("gdtr", "gdtrc", "fdtr", "fdtrc"):
 for _name in ("pdtr", "pdtrc"):
     _fn = getattr(sp, _name)
     R += unary(_name, lambda m, f=_fn: f(3, m), POSITIVE, shapes=UNARY[1:2])
-for _name in ("bdtr", "bdtrc", "nbdtr", "nbdtrc"):
+for _name in ("bdtr", "bdtrc", "nbdtr", "nbdtrc", "bdtri", "nbdtri"):
     _fn = getattr(sp, _name)
     R += unary(_name, lambda p, f=_fn: f(2, 6, p), UNIT, shapes=UNARY[1:2])
+R += binary("chdtri", sp.chdtri, (SHAPE, UNIT), shapes=BINARY[:2])
+R += unary("pdtri", lambda y: sp.pdtri(3, y), UNIT, shapes=UNARY[1:2])
+for _name in ("gdtrix", "fdtri"):
+    R += records(_name, getattr(sp, _name), TERNARY, (SHAPE, SHAPE, UNIT))
+R += unary("stdtrit", lambda p: sp.stdtrit(3.5, p), UNIT, shapes=UNARY[1:])
+R += binary("stdtrit_integer_df", sp.stdtrit, (ORDER_1, UNIT), shapes=BINARY[:2])
 
 # --- exponential integrals and others --------------------------------------------------------
 R += binary("expn", sp.expn, (ORDER, POSITIVE), shapes=BINARY)
