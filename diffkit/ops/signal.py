@@ -16,6 +16,8 @@ values wants. ``'same'`` mode, correlation and boundary handling are composition
 (slicing, reversal, ``conj``, ``pad``) in ``diffkit.scipy.signal``.
 """
 
+import math
+
 import numpy as np
 import scipy.signal as _ss
 
@@ -23,6 +25,7 @@ from ..core.primitive import Primitive
 from ..core.zeros import add_tangents, dtype_of, shape_of
 from . import reductions as red
 from . import shape as sh
+from . import sparsity_rules as sr
 from .indexing import getitem
 
 __all__ = ["convolve_nd", "convolve_nd_p", "reverse_axes", "lfilter_p"]
@@ -187,7 +190,30 @@ def _lfilter_batch(axis_size, values, batch_axes, axis):
     return sh.stack(rows), 0
 
 
+def _lfilter_sparsity(args, out, local, axis):
+    """Output ``n`` of a line depends on the signal's entries ``m <= n`` of that line (only
+    ``n - m < len(b)`` for a FIR filter, ``len(a) == 1``), on ``b_k`` for ``k <= n`` and on
+    ``a_j`` for ``j <= n``."""
+    b, a, x = args
+    shape = shape_of(x)
+    size, length = math.prod(shape), shape[axis]
+    numbers = np.moveaxis(sr.numbered(shape), axis, -1)   # (..., length)
+    taps, poles = shape_of(b)[0], shape_of(a)[0]
+    i, j = np.tril_indices(length)
+    if poles == 1:
+        keep = i - j < taps
+        i, j = i[keep], j[keep]
+    signal = sr.matrix(numbers[..., i], numbers[..., j], (size, size))
+
+    def coefficients(count):
+        n, k = np.nonzero(np.arange(length)[:, None] >= np.arange(count)[None, :])
+        rows = numbers[..., n]
+        return sr.matrix(rows, np.broadcast_to(k, rows.shape), (size, count))
+
+    return coefficients(taps), coefficients(poles), signal
+
+
 lfilter_p = Primitive("lfilter", _lfilter_impl, _lfilter_jvp,
                       (_lfilter_vjp_b, _lfilter_vjp_a, _lfilter_vjp_x), _lfilter_batch,
                       vjp_reads=(frozenset({0, 1, 2}), frozenset({1, "out"}),
-                                 frozenset({0, 1})))
+                                 frozenset({0, 1})), sparsity=_lfilter_sparsity)
