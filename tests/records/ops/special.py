@@ -249,7 +249,7 @@ R += binary("chdtri", sp.chdtri, (SHAPE, UNIT), shapes=BINARY[:2])
 R += unary("pdtri", lambda y: sp.pdtri(3, y), UNIT, shapes=UNARY[1:2])
 # probabilities away from the ends, where the inverses' curvature defeats finite differences
 P_MID = Domain("(0.15, 0.85)", 0.15, 0.85)
-R += records("gdtrix", sp.gdtrix, TERNARY, (SHAPE, SHAPE, UNIT))
+R += records("gdtrix", sp.gdtrix, TERNARY, (LARGE, LARGE, P_MID))
 R += records("fdtri", sp.fdtri, TERNARY, (SHAPE, LARGE, P_MID))
 R += unary("stdtrit", lambda p: sp.stdtrit(3.5, p), P_MID, shapes=UNARY[1:])
 R += binary("stdtrit_integer_df", sp.stdtrit, (ORDER_1, P_MID), shapes=BINARY[:2])
