@@ -127,9 +127,18 @@ def where(condition, x=None, y=None):
     return _where_p(condition, x, y)
 
 
-def clip(x, a_min=None, a_max=None):
-    """``x`` limited to ``[a_min, a_max]`` (``None``: no bound), as ``np.clip``. At a bound
-    the derivative goes to ``x``."""
+def clip(x, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
+    """``x`` limited to ``[a_min, a_max]`` (``None``: no bound), as ``np.clip``; ``min`` and
+    ``max`` are the array API's (and NumPy 2's) names of the bounds. At a bound the
+    derivative goes to ``x``."""
+    if min is not None:
+        if a_min is not None:
+            raise TypeError("clip: pass a_min or min, not both")
+        a_min = min
+    if max is not None:
+        if a_max is not None:
+            raise TypeError("clip: pass a_max or max, not both")
+        a_max = max
     return _clip_p(x, -_np.inf if a_min is None else a_min, _np.inf if a_max is None else a_max)
 
 

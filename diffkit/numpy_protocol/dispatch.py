@@ -42,10 +42,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method != "__call__":  # reduce, accumulate, outer, reduceat
         return ufunc_method(dnp, ufunc, method, inputs, kwargs)
     if fn is None:
-        raise NoRuleError(
-            f"np.{ufunc.__name__} has no diffkit rule, so it cannot be applied to a "
-            "traced value. Use the diffkit.numpy function of the same name where one "
-            "exists, or define the derivative yourself with dk.custom_vjp/dk.custom_jvp.")
+        raise NoRuleError(_no_rule_message(ufunc))
     if kwargs:   # the namespace's wrapper takes NumPy's keywords (or names the one it cannot)
         return fn(*inputs, **kwargs)
     _UFUNC_FUNCTIONS[ufunc] = getattr(fn, "diffkit_function", fn)  # skip the wrapper next time
@@ -169,6 +166,22 @@ def array_function(self, func, types, args, kwargs):
     return fn(*args, **_filter_keywords(where, fn, func, kwargs))
 
 
+
+
+def _no_rule_message(ufunc):
+    """The error for a ufunc diffkit has no rule for, naming it where it lives: NumPy's
+    (``np.<name>``) or SciPy's special functions (``scipy.special.<name>``)."""
+    name = ufunc.__name__
+    special = sys.modules.get("scipy.special")
+    if getattr(np, name, None) is not ufunc and getattr(special, name, None) is ufunc:
+        return (f"scipy.special.{name} has no diffkit rule (diffkit.scipy.special has no "
+                f"{name}), so it cannot be applied to a traced value. Hold its arguments "
+                "fixed (constants, or dk.stop_gradient), or define its derivative yourself "
+                "with dk.custom_jvp/dk.custom_vjp; docs/scipy.md lists the special "
+                "functions without rules.")
+    return (f"np.{name} has no diffkit rule, so it cannot be applied to a traced value. "
+            "Use the diffkit.numpy function of the same name where one exists, or define "
+            "the derivative yourself with dk.custom_vjp/dk.custom_jvp.")
 
 
 def _scipy_special():

@@ -15,6 +15,7 @@ of negative order)     with alternating infinite higher derivatives
 =====================  =====================================================================
 """
 
+import math
 
 import scipy.special as sc
 
@@ -24,7 +25,7 @@ from .special_helpers import public, special_function
 
 __all__ = [
     "i0", "i0e", "i1", "i1e", "iv", "ive", "j0", "j1", "jv", "jn", "y0", "y1", "yv", "yn",
-    "k0", "k0e", "k1", "k1e", "kv", "kve", "kn",
+    "k0", "k0e", "k1", "k1e", "kv", "kve", "kn", "jve", "yve", "jvp", "yvp", "ivp", "kvp",
 ]
 
 # --- Bessel functions -------------------------------------------------------------------------
@@ -71,6 +72,11 @@ ive_p, ive = _bessel("ive", sc.ive, lambda v, x, out: 0.5 * (ive_p(v - 1, x) + i
 kve_p, kve = _bessel("kve", sc.kve, lambda v, x, out: out - 0.5 * (kve_p(v - 1, x)
                                                                    + kve_p(v + 1, x)),
                      "``kv(v, x) * exp(x)``.")
+# For real x, exp(-|Im x|) = 1: jve and yve are jv and yv, with their recurrences.
+jve_p, jve = _bessel("jve", sc.jve, lambda v, x, out: 0.5 * (jve_p(v - 1, x) - jve_p(v + 1, x)),
+                     "``jv(v, x) * exp(-abs(x.imag))`` (real x: ``jv``).")
+yve_p, yve = _bessel("yve", sc.yve, lambda v, x, out: 0.5 * (yve_p(v - 1, x) - yve_p(v + 1, x)),
+                     "``yv(v, x) * exp(-abs(x.imag))`` (real x: ``yv``).")
 # the integer orders: the same primitives, with SciPy's name n for the order
 jn = public(jv_p, ("n", "x"), "Bessel function of the first kind of integer order (``jv``)."
             + _INTEGER_ORDER_DOC, orders=(0,), name="jn")
@@ -128,3 +134,41 @@ k1e_p, k1e = special_function(
     {"x": lambda x, out: _at_pole(x, out,
                                   lambda s, o: o - 0.5 * (k0e_p(s) + kve_p(2, s)))},
     "``k1(x) * exp(x)``.")
+
+
+# --- derivatives of Bessel functions: sums of shifted orders (DLMF 10.6.7, 10.29.5) ----------
+
+
+def _order_sum(fn, v, z, n, sign):
+    """``2^-n sum_k sign^k binom(n, k) fn(v - n + 2k, z)``: the n-th derivative of a Bessel
+    function, as SciPy computes it; built from diffkit's primitives, it differentiates and
+    batches again."""
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"n must be a non-negative integer, got {n}")
+    if n == 0:
+        return fn(v, z)
+    total = 0.0
+    for k in range(n + 1):
+        total = total + (sign ** k * math.comb(n, k) / 2 ** n) * fn(v - n + 2 * k, z)
+    return total
+
+
+def jvp(v, z, n=1):
+    """The n-th derivative of ``jv(v, z)`` in ``z``, differentiable in ``z``."""
+    return _order_sum(jv, v, z, n, -1)
+
+
+def yvp(v, z, n=1):
+    """The n-th derivative of ``yv(v, z)`` in ``z``, differentiable in ``z``."""
+    return _order_sum(yv, v, z, n, -1)
+
+
+def ivp(v, z, n=1):
+    """The n-th derivative of ``iv(v, z)`` in ``z``, differentiable in ``z``."""
+    return _order_sum(iv, v, z, n, 1)
+
+
+def kvp(v, z, n=1):
+    """The n-th derivative of ``kv(v, z)`` in ``z``, differentiable in ``z``."""
+    return (-1) ** int(n) * _order_sum(kv, v, z, n, 1)

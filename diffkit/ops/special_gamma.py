@@ -21,11 +21,12 @@ import numpy as np
 import scipy.special as sc
 
 from . import elementwise as ew
+from .families import ZERO
 from .special_helpers import INTEGER_ORDER, _weak, special_function
 
 __all__ = [
     "gamma", "gammaln", "loggamma", "rgamma", "digamma", "psi", "polygamma",
-    "multigammaln", "beta", "betaln", "poch", "binom",
+    "multigammaln", "beta", "betaln", "poch", "binom", "gammasgn",
 ]
 
 # --- gamma, beta and related ----------------------------------------------------------------
@@ -114,3 +115,7 @@ def multigammaln(a, d):
     for j in range(1, d):
         total = total + gammaln_p(a - 0.5 * j)
     return total + d * (d - 1) / 4 * math.log(math.pi)
+
+gammasgn_p, gammasgn = special_function(
+    "gammasgn", sc.gammasgn, {"x": ZERO},
+    "The sign of the gamma function (piecewise constant: derivative 0).")

@@ -30,8 +30,13 @@ import math
 
 import numpy as np
 
+from ..core.primitive import Primitive
+from ..core.zeros import Zero, dtype_of, shape_of, tangent_dtype
+from ..errors import NoRuleError
 from . import elementwise as ew
-from .families import elementwise, no_derivative, public_function
+from . import reductions, shape
+from . import sparsity_rules as sr
+from .families import broadcasting_batch, elementwise, no_derivative, public_function, times
 
 _SQRT_PI = math.sqrt(math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
@@ -109,6 +114,80 @@ def public(prim, argnames, doc, *, orders=(), integers=(), name=None):
     outputs, a rule of its own): SciPy's name and argument names, and its scalar dtypes."""
     return public_function(prim, name or prim.name, argnames, doc, _MODULE,
                            prepare=_prepare(orders, integers))
+
+
+def multiple_outputs(name, fn, slopes, doc, argnames=("x",), fixed=None, wrt=-1,
+                     orders=None):
+    """A special function with several outputs (``airy``'s four, the pairs of integrals
+    ``iti0k0``, ``pbdv``'s value and slope ...), elementwise and broadcasting:
+    ``(name_p, name) = multiple_outputs(name, fn, slopes, doc, argnames)``. It is
+    differentiable in one argument, the last unless ``wrt`` says which; ``slopes(*args)``
+    gives the derivative of each output with respect to it, in diffkit operations. The
+    other arguments (orders, parameters) are held fixed: ``fixed`` says why (a
+    ``no_derivative``), in the error that differentiating with respect to one of them
+    raises. Products follow the 0 x inf rule. ``orders``: the positions of arguments that
+    do not take part in the result's dtype (by default all but the differentiable one)."""
+    where = f"{_MODULE}.{name}"
+    last = wrt % len(argnames)
+    others = tuple(i for i in range(len(argnames)) if i != last)
+    orders = others if orders is None else orders
+
+    def no_rule(argname):
+        return NoRuleError(
+            f"{where} has no derivative with respect to its argument {argname!r} "
+            f"({fixed.why}). Differentiate with respect to {argnames[last]!r} only and hold "
+            f"{argname!r} fixed: pass it as a constant, or as dk.stop_gradient({argname}).")
+
+    def check_fixed(tangents):
+        for i in others:
+            t = tangents[i]
+            if t is not None and type(t) is not Zero and dtype_of(t).kind in "fc":
+                raise no_rule(argnames[i])
+
+    def typed_slopes(primals):
+        """The slopes in the dtype of the differentiable argument (a float64 order or
+        parameter must not make a float32 slope float64)."""
+        dtype = dtype_of(primals[last])
+        return [ew.astype(d, dtype) if dtype.kind == "f" and dtype_of(d).kind == "f"
+                and dtype_of(d) != dtype else d for d in slopes(*primals)]
+
+    def jvp(primals, tangents):
+        check_fixed(tangents)
+        out, t = prim(*primals), tangents[last]
+        if t is None or type(t) is Zero:
+            return out, tuple(Zero(shape_of(o), tangent_dtype(dtype_of(o))) for o in out)
+        parts = tuple(times(t, d) for d in typed_slopes(primals))
+        return out, tuple(p if shape_of(p) == shape_of(o) else shape.broadcast_to(
+            p, shape_of(o)) for p, o in zip(parts, out))
+
+    def vjp(cts, out, *primals):
+        total = None
+        for ct, d in zip(cts, typed_slopes(primals)):
+            if type(ct) is not Zero:
+                part = times(ct, d)
+                total = part if total is None else total + part
+        x_shape = shape_of(primals[last])
+        return total if shape_of(total) == x_shape else reductions.unbroadcast(total, x_shape)
+
+    def fixed_vjp(i):
+        def rule(cts, out, *primals):
+            if dtype_of(primals[i]).kind in "fc":
+                raise no_rule(argnames[i])
+            return None
+        return rule
+
+    rules = [vjp if i == last else fixed_vjp(i) for i in range(len(argnames))]
+    prim = Primitive(name, _typed(fn, orders), jvp, tuple(rules), multiple_results=True,
+                     vjp_ignores=("out",))
+    broadcast = broadcasting_batch(prim)
+
+    def batch(axis_size, values, batch_axes):
+        out, _ = broadcast(axis_size, values, batch_axes)   # the batch axis ends up in front
+        return out, (0,) * len(out)
+
+    prim.batch = batch
+    prim.sparsity = sr.per_output(sr.elementwise_sparsity())
+    return prim, public(prim, argnames, doc, orders=orders)
 
 
 def _prepare(orders, integers):

@@ -1,6 +1,7 @@
 """Exponential, trigonometric and elliptic integrals and other functions as
 primitives: ``expn``, ``exp1``, ``expi``, ``exprel``, ``sici``, ``shichi``, ``spence``,
-``ellipk``, ``ellipkm1``, ``ellipe``, ``lambertw``, ``wrightomega``, the Box-Cox transforms
+``ellipk``, ``ellipkm1``, ``ellipe``, ``ellipkinc``, ``ellipeinc``, ``lambertw``,
+``wrightomega``, the Box-Cox transforms
 (``boxcox``, ``boxcox1p``, ``inv_boxcox``, ``inv_boxcox1p``), ``cosm1``, ``exp10``, and
 NumPy's ``log1p`` and ``expm1`` under their SciPy names.
 
@@ -16,6 +17,9 @@ exprel, boxcox,        at 0 (u = lmbda log x, lmbda y, z - 1) a Taylor series re
 inv_boxcox, spence     0/0 formula, so derivatives of every order are exact there
 ellipk, ellipe,        near m == 0 the derivatives' series (exact at every order there);
 ellipkm1               ellipk'(1) = +inf, ellipkm1'(0) = -inf (one-sided limits)
+ellipkinc, ellipeinc   near m == 0 the m-derivatives' series (exact at every order there); at
+                       m == 1 dF/dm by its Taylor polynomial of degree 1 in m - 1 (the closed
+                       form is 0/0 there): exact to second order
 lambertw'              +inf at the float nearest -1/e (where SciPy's value is nan)
 exprel                 derivatives of every order as one primitive; +inf where e^x overflows
 sici, shichi           Si'(0) = Shi'(0) = 1 (the limit); Ci'(0) = Chi'(0) = +inf
@@ -32,6 +36,7 @@ from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of
 from . import elementwise as ew
 from . import sparsity_rules as sr
+from . import ufuncs
 from .families import times, zero_safe
 from .special_helpers import (
     INTEGER_ORDER,
@@ -45,8 +50,9 @@ from .special_helpers import (
 
 __all__ = [
     "expn", "exp1", "expi", "exprel", "spence", "ellipk", "ellipkm1", "ellipe", "lambertw",
-    "wrightomega", "boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p", "sici", "shichi",
-    "cosm1", "exp10", "log1p", "expm1",
+    "ellipkinc", "ellipeinc", "wrightomega", "boxcox", "boxcox1p", "inv_boxcox",
+    "inv_boxcox1p", "sici", "shichi",
+    "cosm1", "exp10", "log1p", "expm1", "cbrt", "exp2", "radian", "powm1", "agm",
 ]
 
 def _exprel_derivative_impl(x, order):
@@ -255,6 +261,76 @@ ellipkm1_p, ellipkm1 = special_function(
     "``ellipk(1 - p)``, accurate near p = 0.")
 
 
+# The incomplete integrals F(phi, m) = int_0^phi dt / D(t), E(phi, m) = int_0^phi D(t) dt,
+# D(t) = sqrt(1 - m sin(t)^2) (DLMF 19.2.4-5): d/dphi is 1/D(phi) and D(phi); in m
+# (DLMF 19.4.1-2 in m instead of k)
+#   dF/dm = (E - (1 - m) F) / (2 m (1 - m)) - sin(phi) cos(phi) / (2 (1 - m) D(phi)),
+#   dE/dm = (E - F) / (2 m),
+# both 0/0 at m = 0: for |m| < 0.1 the series of the integrands in m, term by term,
+# dF/dm = sum_n>=1 n c_n m^(n-1) S_n, dE/dm = -sum_n>=1 n c_n m^(n-1) S_n / (2n - 1), with
+# c_n = binom(2n, n) / 4^n and S_n = int_0^phi sin^2n, S_n = ((2n-1) S_(n-1) - sin^(2n-1)
+# cos) / (2n), S_0 = phi. At m = 1 dF/dm is 0/0 as well; there its Taylor polynomial in
+# m - 1 of degree 1, from (1/2) int sin^2 / D^3 and (3/4) int sin^4 / D^5 at m = 1.
+_INCOMPLETE_TERMS = 16
+_BINOMIAL_C = [math.comb(2 * n, n) / 4 ** n for n in range(_INCOMPLETE_TERMS + 1)]
+
+
+def _incomplete_series(phi, m, second_kind):
+    s, c = ew.sin_p(phi), ew.cos_p(phi)
+    s2 = ew.square_p(s)
+    integral, odd_power = phi, s      # S_0, sin^(2n-1) for n = 1
+    total, m_power = 0.0, 1.0
+    for n in range(1, _INCOMPLETE_TERMS + 1):
+        integral = ((2 * n - 1) * integral - odd_power * c) / (2 * n)
+        weight = n * _BINOMIAL_C[n] / (1 - 2 * n if second_kind else 1)
+        total = total + weight * m_power * integral
+        odd_power, m_power = odd_power * s2, m_power * m
+    return total
+
+
+def _ellipkinc_at_1(phi, m):
+    """dF/dm near m = 1 to first order in m - 1 (exact value and m-slope at m = 1)."""
+    sec, tan = 1 / ew.cos_p(phi), ew.tan_p(phi)
+    gd = ufuncs.arcsinh(tan)
+    first = 0.25 * (sec * tan - gd)
+    second = 0.75 * (0.25 * sec ** 3 * tan - 0.625 * sec * tan + 0.375 * gd)
+    return first + second * (m - 1)
+
+
+def _ellipkinc_m(phi, m):
+    small = ew.less_p(ew.abs_p(m), 0.1)
+    one = ew.equal_p(m, 1)
+    u = ew.where_p(ew.logical_or_p(small, one), 0.5, m)
+    s, c = ew.sin_p(phi), ew.cos_p(phi)
+    delta = ew.sqrt_p(1 - u * ew.square_p(s))
+    direct = ((ellipeinc_p(phi, u) - (1 - u) * ellipkinc_p(phi, u)) / (2 * u * (1 - u))
+              - s * c / (2 * (1 - u) * delta))
+    series = _incomplete_series(phi, ew.where_p(small, m, 0.0), second_kind=False)
+    at_one = _ellipkinc_at_1(phi, ew.where_p(one, m, 1.0))
+    return ew.where_p(small, series, ew.where_p(one, at_one, direct))
+
+
+def _ellipeinc_m(phi, m):
+    small = ew.less_p(ew.abs_p(m), 0.1)
+    u = ew.where_p(small, 0.5, m)
+    direct = (ellipeinc_p(phi, u) - ellipkinc_p(phi, u)) / (2 * u)
+    return ew.where_p(small, _incomplete_series(phi, ew.where_p(small, m, 0.0), True), direct)
+
+
+ellipkinc_p, ellipkinc = special_function(
+    "ellipkinc", sc.ellipkinc,
+    {"phi": lambda phi, m: 1 / ew.sqrt_p(1 - m * ew.square_p(ew.sin_p(phi))),
+     "m": lambda phi, m: _ellipkinc_m(phi, m)},
+    "The incomplete elliptic integral of the first kind F(phi, m), differentiable in "
+    "``phi`` and ``m``.")
+ellipeinc_p, ellipeinc = special_function(
+    "ellipeinc", sc.ellipeinc,
+    {"phi": lambda phi, m: ew.sqrt_p(1 - m * ew.square_p(ew.sin_p(phi))),
+     "m": lambda phi, m: _ellipeinc_m(phi, m)},
+    "The incomplete elliptic integral of the second kind E(phi, m), differentiable in "
+    "``phi`` and ``m``.")
+
+
 def _lambertw_impl(x, tol):
     w = sc.lambertw(x, 0, tol)
     with np.errstate(invalid="ignore"):
@@ -335,6 +411,46 @@ inv_boxcox1p_p, inv_boxcox1p = special_function(
 
 log1p = ew.log1p
 expm1 = ew.expm1
+cbrt = ufuncs.cbrt
+exp2 = ufuncs.exp2
+
+radian_p, radian = special_function(
+    "radian", sc.radian,
+    {"d": math.pi / 180, "m": math.pi / (180 * 60), "s": math.pi / (180 * 3600)},
+    "An angle in degrees, minutes and seconds, in radians.")
+
+
+def _powm1_y(x, y, out):
+    # (out + 1) log x = x^y log x, 0 where x^y == 0 (x == 0 with y > 0: the limit)
+    power = out + 1
+    vanishes = ew.equal_p(power, 0)
+    return ew.where_p(vanishes, 0.0, power * ew.log_p(ew.where_p(vanishes, 1.0, x)))
+
+
+powm1_p, powm1 = special_function(
+    "powm1", sc.powm1,
+    {"x": lambda x, y: y * ew.power(x, y - 1), "y": _powm1_y},
+    "``x**y - 1``, accurate where x**y is near 1.")
+
+
+def _agm_partial(a, b, out, first):
+    """The partials of M = agm(a, b) = pi (a + b) / (4 K(m)), m = ((a - b)/(a + b))^2:
+    dM/da = M/s - M K'(m)/K(m) 4 t b / s^2, dM/db = M/s + M K'(m)/K(m) 4 t a / s^2, with
+    s = a + b, t = (a - b)/s (Euler's relation a dM/da + b dM/db = M holds)."""
+    s = a + b
+    t = (a - b) / s
+    m = ew.square_p(t)
+    log_slope = _ellipk_slope(m) / ellipk_p(m)
+    other = b if first else -a
+    return out / s - out * log_slope * 4 * t * other / ew.square_p(s)
+
+
+agm_p, agm = special_function(
+    "agm", sc.agm,
+    {"a": lambda a, b, out: _agm_partial(a, b, out, True),
+     "b": lambda a, b, out: _agm_partial(a, b, out, False)},
+    "The arithmetic-geometric mean of ``a`` and ``b`` (of one sign), differentiable in "
+    "both.")
 
 
 def lambertw(z, k=0, tol=1e-8):

@@ -25,13 +25,13 @@ import scipy.special as sc
 
 from ..core.zeros import shape_of
 from . import elementwise as ew
-from . import reductions, shape
+from . import reductions, shape, ufuncs
 from .control import stop_gradient
 from .special_helpers import _weak, special_function
 
 __all__ = [
     "expit", "logit", "log_expit", "logsumexp", "softmax", "log_softmax", "xlogy",
-    "xlog1py", "entr", "rel_entr", "kl_div", "huber", "pseudo_huber",
+    "xlog1py", "entr", "rel_entr", "kl_div", "huber", "pseudo_huber", "softplus",
 ]
 
 # --- logistic and information-theoretic functions -----------------------------------------
@@ -178,3 +178,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     if return_sign:
         return out, sign
     return ew.where_p(ew.less_p(sign, 0), np.nan, out)
+
+
+def softplus(x, **kwargs):
+    """``log(1 + exp(x))``, as ``scipy.special.softplus`` (NumPy's ``logaddexp(0, x)``);
+    its derivative is ``expit(x)``. Keywords go to the ufunc as in SciPy."""
+    return ufuncs.logaddexp(0.0, x, **kwargs) if kwargs else ufuncs.logaddexp(0.0, x)

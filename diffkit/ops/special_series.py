@@ -41,12 +41,13 @@ from ..errors import NoRuleError
 from . import elementwise as ew
 from . import reductions
 from . import sparsity_rules as sr
-from .families import broadcasting_batch, sum_tangents
+from .families import broadcasting_batch, no_derivative, sum_tangents
 from .jets import Jets
 from .special_gamma import digamma_p, gamma_p
 from .special_helpers import _typed, special_function
 
-__all__ = ["hyp1f1", "hyp2f1", "zeta"]
+__all__ = ["hyp1f1", "hyp2f1", "zeta", "zetac", "hyp0f1", "hyperu", "wright_bessel",
+           "log_wright_bessel"]
 
 PARAMETER_ORDER = 3          # derivatives in the parameters up to the third
 _MAX_TERMS = 20000
@@ -319,3 +320,40 @@ def zeta(x, q=None, out=None):
     if q is None:
         return _riemann_zeta(x)
     return _hurwitz_zeta(x, q)
+
+
+zetac_p, zetac = special_function(
+    "zetac", sc.zetac, {"x": _riemann_x},
+    "``zeta(x) - 1``, accurate for large x; its derivative is Riemann zeta's.")
+
+# --- functions whose derivative in the argument is a shifted function (DLMF 16.3.1, 13.3.22,
+# 10.46's Wright function); their parameters have no closed-form derivative -------------------
+
+
+def _held(name, what):
+    return no_derivative(f"scipy.special.{name} has no closed-form derivative in {what}")
+
+
+hyp0f1_p, hyp0f1 = special_function(
+    "hyp0f1", sc.hyp0f1,
+    {"v": _held("hyp0f1", "v"), "z": lambda v, z: hyp0f1_p(v + 1, z) / v},
+    "The confluent hypergeometric limit function 0F1(; v; z), differentiable in ``z`` "
+    "(``d/dz = 0F1(; v + 1; z) / v``; ``v`` held fixed).", orders=(0,))
+hyperu_p, hyperu = special_function(
+    "hyperu", sc.hyperu,
+    {"a": _held("hyperu", "a"), "b": _held("hyperu", "b"),
+     "x": lambda a, b, x: -a * hyperu_p(a + 1, b + 1, x)},
+    "Tricomi's confluent hypergeometric function U(a, b, x), differentiable in ``x`` "
+    "(``d/dx = -a U(a + 1, b + 1, x)``; ``a``, ``b`` held fixed).", orders=(0, 1))
+wright_bessel_p, wright_bessel = special_function(
+    "wright_bessel", sc.wright_bessel,
+    {"a": _held("wright_bessel", "a"), "b": _held("wright_bessel", "b"),
+     "x": lambda a, b, x: wright_bessel_p(a, a + b, x)},
+    "Wright's generalized Bessel function Phi(a, b; x), differentiable in ``x`` "
+    "(``d/dx = Phi(a, a + b; x)``; ``a``, ``b`` held fixed).", orders=(0, 1))
+log_wright_bessel_p, log_wright_bessel = special_function(
+    "log_wright_bessel", sc.log_wright_bessel,
+    {"a": _held("log_wright_bessel", "a"), "b": _held("log_wright_bessel", "b"),
+     "x": lambda a, b, x, out: ew.exp_p(log_wright_bessel_p(a, a + b, x) - out)},
+    "The logarithm of ``wright_bessel``, differentiable in ``x`` (``a``, ``b`` held "
+    "fixed).", orders=(0, 1))

@@ -1,6 +1,8 @@
 """``diffkit.scipy.signal``: differentiable convolutions and correlations with SciPy's names,
 signatures, modes and errors: ``convolve``, ``correlate``, ``fftconvolve``, ``oaconvolve``,
-``convolve2d`` and ``correlate2d``.
+``convolve2d`` and ``correlate2d``; linear filtering, ``lfilter`` (a primitive whose
+derivatives in the coefficients and the signal are filters again), and Welch's power
+spectral density ``welch`` (a composition of segments, window, FFT and average).
 
 All are compositions over one primitive, ``convolve_nd`` (diffkit/ops/signal.py: the full or
 valid N-D convolution, computed by SciPy itself): ``'same'`` is a window of the full result,
@@ -16,9 +18,12 @@ and the two are swapped when ``in2`` is the larger; ``correlate2d`` of a swapped
 pair returns SciPy's conjugated result.
 """
 
+import warnings
+
 import numpy as np
 import scipy.signal as _ss
 
+from .. import numpy as _dnp
 from ..core.concrete import holds_tracer
 from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
@@ -26,9 +31,10 @@ from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ..ops.array_padding import pad as _pad
 from ..ops.indexing import getitem
-from ..ops.signal import convolve_nd, reverse_axes
+from ..ops.signal import convolve_nd, lfilter_p, reverse_axes
 
-__all__ = ["convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "correlate2d"]
+__all__ = ["convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "correlate2d",
+           "lfilter", "welch"]
 
 _MODES = ("full", "same", "valid")
 _BOUNDARIES = {"fill": "fill", "pad": "fill", "wrap": "wrap", "circular": "wrap",
@@ -209,3 +215,120 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     if not holds_tracer(in1, in2, fillvalue):
         return _ss.correlate2d(in1, in2, mode, boundary, fillvalue)
     return _conv2d(in1, in2, mode, boundary, fillvalue, True, "correlate2d")
+
+
+# --- linear filtering and spectral estimation ------------------------------------------------
+
+
+def lfilter(b, a, x, axis=-1):
+    """``scipy.signal.lfilter(b, a, x, axis)`` with zero initial conditions: the output of
+    the IIR/FIR filter with numerator ``b`` and denominator ``a`` (1-D) along ``axis``.
+    Differentiable in ``b``, ``a`` and ``x``; each derivative is another filter
+    (``diffkit/ops/signal.py``). Initial conditions (SciPy's ``zi``) are not supported."""
+    if not holds_tracer(b, a, x):
+        return _ss.lfilter(b, a, x, axis=axis)
+    b, a, x = as_array(b), as_array(a), as_array(x)
+    if _ndim(b) != 1 or _ndim(a) != 1:
+        raise ValueError("lfilter: b and a must be 1-D arrays of filter coefficients")
+    ndim = _ndim(x)
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"lfilter: axis {axis} is out of bounds for an array of dimension "
+                         f"{ndim}")
+    return lfilter_p(b, a, x, axis=axis - ndim if axis >= 0 else axis)
+
+
+def _median_bias(n):
+    """SciPy's bias of the median of ``n`` chi-squared(2) periodogram values."""
+    ii_2 = 2 * np.arange(1.0, (n - 1) // 2 + 1)
+    return 1 + np.sum(1.0 / (ii_2 + 1) - 1.0 / ii_2)
+
+
+def _segments_window(window, nperseg, length):
+    """The window array and segment length, as SciPy chooses them."""
+    if isinstance(window, (str, tuple)):
+        if nperseg is None:
+            nperseg = 256
+        if nperseg > length:
+            warnings.warn(f"nperseg={nperseg} is greater than signal length {length}, using "
+                          f"nperseg = {length}", stacklevel=3)
+            nperseg = length
+        return np.asarray(_ss.get_window(window, nperseg)), nperseg
+    win = np.asarray(window)
+    if win.ndim != 1:
+        raise ValueError("window must be 1-D")
+    if length < win.shape[-1]:
+        raise ValueError("window is longer than input signal")
+    if nperseg is not None and nperseg != win.shape[0]:
+        raise ValueError("value specified for nperseg is different from length of window")
+    return win, win.shape[0]
+
+
+def _detrended(segments, detrend):
+    if detrend is False or detrend is None:
+        return segments
+    if callable(detrend):
+        return detrend(segments)
+    if detrend == "constant":
+        return segments - _dnp.mean(segments, axis=-1, keepdims=True)
+    if detrend == "linear":   # remove the least-squares line: project out span{1, t}
+        n = shape_of(segments)[-1]
+        basis, _ = np.linalg.qr(np.stack([np.ones(n), np.arange(n, dtype=float)], axis=1))
+        return segments - _dnp.matmul(_dnp.matmul(segments, basis), basis.T)
+    raise ValueError(f"detrend must be 'constant', 'linear', False or a function, not "
+                     f"{detrend!r}")
+
+
+def welch(x, fs=1.0, window="hann_periodic", nperseg=None, noverlap=None, nfft=None,
+          detrend="constant", return_onesided=True, scaling="density", axis=-1,
+          average="mean"):
+    """``scipy.signal.welch``: the power spectral density by Welch's method, as SciPy
+    computes it (segments, detrending, window, FFT, one-sided doubling, mean or
+    bias-corrected median over segments), written with diffkit's functions, so
+    differentiable in ``x``. Returns ``(f, Pxx)``; ``f`` is a NumPy array."""
+    if not holds_tracer(x):
+        return _ss.welch(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesided,
+                         scaling, axis, average)
+    x = _dnp.moveaxis(as_array(x), axis, -1)
+    length = shape_of(x)[-1]
+    win, nperseg = _segments_window(window, nperseg, length)
+    noverlap = nperseg // 2 if noverlap is None else int(noverlap)
+    nfft = nperseg if nfft is None else int(nfft)
+    if noverlap >= nperseg:
+        raise ValueError("noverlap must be less than nperseg.")
+    if nfft < nperseg:
+        raise ValueError("nfft must be greater than or equal to nperseg.")
+    if scaling == "density":
+        scale = 1.0 / (fs * np.sum(win * win))
+    elif scaling == "spectrum":
+        scale = 1.0 / np.sum(win) ** 2
+    else:
+        raise ValueError(f"Unknown scaling: {scaling!r}")
+    onesided = bool(return_onesided) and dtype_of(x).kind != "c"
+    step = nperseg - noverlap
+    count = (length - noverlap) // step
+    starts = np.arange(count) * step
+    segments = getitem(x, (Ellipsis, starts[:, None] + np.arange(nperseg)[None, :]))
+    segments = _detrended(segments, detrend) * win
+    if onesided:
+        spectrum = _dnp.fft.rfft(segments, n=nfft, axis=-1)
+        freqs = np.fft.rfftfreq(nfft, 1 / fs)
+    else:
+        spectrum = _dnp.fft.fft(segments, n=nfft, axis=-1)
+        freqs = np.fft.fftfreq(nfft, 1 / fs)
+    power = (_dnp.real(spectrum) ** 2 + _dnp.imag(spectrum) ** 2) * scale
+    if onesided:   # the negative frequencies' power, folded onto the positive ones
+        doubled = np.full(shape_of(power)[-1], 2.0)
+        doubled[0] = 1.0
+        if nfft % 2 == 0:
+            doubled[-1] = 1.0
+        power = power * doubled
+    if average == "mean":
+        result = _dnp.mean(power, axis=-2) if count > 0 else _dnp.sum(power, axis=-2)
+    elif average == "median":
+        result = _dnp.median(power, axis=-2) / _median_bias(count)
+    else:
+        raise ValueError(f"average must be 'median' or 'mean', got {average}")
+    result = _dnp.moveaxis(result, -1, axis)
+    real = np.result_type(dtype_of(x), np.float32)
+    real = np.dtype(real.char.lower()) if real.kind == "c" else real
+    return freqs.astype(real), ew.astype(result, real) if dtype_of(result) != real else result

@@ -480,3 +480,98 @@ def test_multiple_results_large():
                                rtol=1e-12)
     assert math.isclose(dk.grad(lambda v: sp.shichi(v)[1])(0.5), math.cosh(0.5) / 0.5,
                         rel_tol=1e-12)
+
+
+# --- the functions added for the rest of scipy.special ------------------------------------
+
+
+def test_airy_and_struve_closed_forms_at_zero():
+    ai_slope = dk.grad(lambda x: sp.airy(x)[0])(0.0)
+    assert ai_slope == sc.airy(0.0)[1]
+    assert dk.grad(lambda x: sp.airy(x)[1])(0.0) == 0.0          # Ai'' = x Ai
+    np.testing.assert_allclose(dk.grad(lambda x: sp.airy(x)[3])(2.0),
+                               2.0 * sc.airy(2.0)[2], rtol=1e-14)
+    np.testing.assert_allclose(dk.grad(lambda x: sp.struve(0, x))(0.0), 2 / np.pi, rtol=1e-14)
+    np.testing.assert_allclose(dk.grad(lambda x: sp.modstruve(0, x))(0.0), 2 / np.pi,
+                               rtol=1e-14)
+    # H_1(x) = 2 x^2 / (3 pi) + O(x^4)
+    np.testing.assert_allclose(dk.grad(dk.grad(lambda x: sp.struve(1, x)))(0.0),
+                               4 / (3 * np.pi), rtol=1e-14)
+    assert dk.grad(lambda x: sp.struve(2.5, x))(0.0) == 0.0
+
+
+def test_incomplete_elliptic_integrals_in_m():
+    phi = np.array([0.3, 1.2, 2.5])
+    # at m = 0: F = E = phi and dF/dm = -dE/dm = (phi - sin(phi) cos(phi)) / 4
+    expected = (phi - np.sin(phi) * np.cos(phi)) / 4
+    np.testing.assert_allclose(dk.vmap(dk.grad(sp.ellipkinc, argnums=1))(phi, np.zeros(3)),
+                               expected, rtol=1e-14)
+    np.testing.assert_allclose(dk.vmap(dk.grad(sp.ellipeinc, argnums=1))(phi, np.zeros(3)),
+                               -expected, rtol=1e-14)
+    # at m = 1 (|phi| < pi/2): dF/dm = (sec(phi) tan(phi) - asinh(tan(phi))) / 4
+    phi = np.array([0.3, 1.2])
+    limit = (np.tan(phi) / np.cos(phi) - np.arcsinh(np.tan(phi))) / 4
+    np.testing.assert_allclose(dk.vmap(dk.grad(sp.ellipkinc, argnums=1))(phi, np.ones(2)),
+                               limit, rtol=1e-12)
+    # in phi: 1 / sqrt(1 - m sin^2) and sqrt(1 - m sin^2), for every phi
+    np.testing.assert_allclose(dk.grad(sp.ellipkinc)(4.0, 0.5),
+                               1 / np.sqrt(1 - 0.5 * np.sin(4.0) ** 2), rtol=1e-14)
+
+
+def test_orthogonal_polynomial_slopes():
+    theta = np.array([0.3, 1.1, 2.0])
+    for n in (1, 2, 5):
+        slope = dk.vmap(dk.grad(lambda x, n=n: sp.eval_chebyt(n, x)))(np.cos(theta))
+        np.testing.assert_allclose(slope, n * np.sin(n * theta) / np.sin(theta), rtol=1e-12)
+    assert dk.grad(lambda x: sp.eval_legendre(0, x))(0.3) == 0.0
+    np.testing.assert_allclose(dk.grad(lambda x: sp.eval_hermite(3, x))(0.5),
+                               24 * 0.25 - 12, rtol=1e-14)   # H_3 = 8x^3 - 12x
+
+
+def test_kolmogorov_slope_is_minus_the_density():
+    y = np.array([0.2, 0.6, 1.0, 1.7])
+    k = np.arange(1, 40)[:, None]
+    # the CDF 1 - 2 sum (-1)^(k-1) exp(-2 k^2 y^2), and for small y its theta form
+    # sqrt(2 pi)/y sum exp(-a_k / y^2), a_k = (2k - 1)^2 pi^2 / 8, differentiated by hand
+    alternating = 8 * y * np.sum((-1.0) ** (k - 1) * k ** 2 * np.exp(-2 * k ** 2 * y ** 2),
+                                 axis=0)
+    a = (2 * k - 1) ** 2 * np.pi ** 2 / 8
+    theta = np.sqrt(2 * np.pi) * np.sum(np.exp(-a / y ** 2) * (2 * a / y ** 4 - 1 / y ** 2),
+                                        axis=0)
+    density = np.where(y < 1, theta, alternating)
+    np.testing.assert_allclose(dk.vmap(dk.grad(sp.kolmogorov))(y), -density, rtol=1e-9)
+    p = sp.kolmogorov(y[1:])   # (at 0.2, p rounds to within 1e-11 of 1)
+    np.testing.assert_allclose(dk.vmap(dk.grad(sp.kolmogi))(p), -1 / density[1:], rtol=1e-9)
+
+
+def test_multiple_outputs_batch_a_fixed_order():
+    v = np.array([0.0, 1.0, 2.5])
+    d, dp = dk.vmap(lambda v: sp.pbdv(v, 0.7))(v)
+    expected = sc.pbdv(v, 0.7)
+    np.testing.assert_allclose(d, expected[0], rtol=1e-14)
+    np.testing.assert_allclose(dp, expected[1], rtol=1e-14)
+    slopes = dk.vmap(dk.grad(lambda v, x: sp.pbdv(v, x)[0], argnums=1), (0, None))(v, 0.7)
+    np.testing.assert_allclose(slopes, expected[1], rtol=1e-14)
+
+
+@pytest.mark.parametrize(("name", "fun", "args", "argnum", "argname"), [
+    ("struve", sp.struve, (1.5, 2.0), 0, "v"),
+    ("pbdv", lambda v, x: sp.pbdv(v, x)[0], (1.5, 0.5), 0, "v"),
+    ("ellipj", lambda u, m: sp.ellipj(u, m)[0], (0.5, 0.3), 1, "m"),
+    ("mathieu_cem", lambda q, x: sp.mathieu_cem(1, q, x)[0], (1.5, 30.0), 0, "q"),
+    ("eval_jacobi", lambda a, x: sp.eval_jacobi(2, a, 1.0, x), (0.5, 0.3), 0, "alpha"),
+])
+def test_parameters_without_a_closed_form_name_the_scipy_function(name, fun, args, argnum,
+                                                                  argname):
+    for transform in (dk.grad, dk.jacfwd):
+        with pytest.raises(NoRuleError, match=f"scipy.special.*{argname}") as info:
+            transform(fun, argnums=argnum)(*args)
+        assert f"{name} has no derivative with respect to its argument '{argname}'" \
+            in str(info.value)
+
+
+def test_an_unsupported_scipy_ufunc_is_named_as_scipy_special():
+    with pytest.raises(NoRuleError, match=r"^scipy\.special\.mathieu_a has no diffkit rule"):
+        dk.grad(lambda q: sc.mathieu_a(2, q))(1.0)
+    with pytest.raises(NoRuleError, match=r"^scipy\.special\.sindg has no diffkit rule"):
+        dk.grad(sc.sindg)(30.0)

@@ -49,6 +49,12 @@ E += edge("signal_convolve_scalar", 0.0, -0.0, ref=scipy.signal.convolve)
 E += edge("signal_convolve_full_direct", np.zeros(4), np.zeros(3),
           ref=lambda a, v: scipy.signal.convolve(a, v, "full", "direct"))
 
+E += edge("signal_lfilter", np.zeros(2), np.zeros(2), np.zeros(4),
+          ref=lambda b, a, x: scipy.signal.lfilter(b, np.array([1.0, 0.0]) + 0.3 * a, x),
+          label="zeros")
+E += edge("signal_lfilter_fir", [1.0, 0.0, 0.0], np.zeros(5),
+          ref=lambda b, x: scipy.signal.lfilter(b, [1.0], x), label="identity")
+
 # --- shapes and indices -------------------------------------------------------------------------
 E += kink("split", [INF, 0.0, -0.0, NAN], ref=lambda x: np.split(x, 2), jacobian=np.eye(4))
 E += edge("take_index_argument_wrap", np.arange(6.0).reshape(2, 3), np.array([-4, 3, -1, 6]),

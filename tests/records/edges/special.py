@@ -153,6 +153,78 @@ E += sp("jn", ints(0, 1), [0.0, 0.0])
 E += sp_kink("yn", ints(0, 1), [0.0, 0.0], jacobian=np.diag([INF, INF]))
 E += sp_kink("kn", ints(0, 1), [0.0, 0.0], jacobian=np.diag([-INF, -INF]))
 
+# --- Airy and Struve functions, integrals of Bessel and Struve functions at 0 --------------
+E += sp("airy", [0.0, -0.0, 10.0, -10.0])
+E += sp("airye", [0.5, 30.0])
+E += sp("itairy", [0.0, -0.0])
+E += sp("struve", ints(0, 1, 2), [0.0, 0.0, 0.0])
+E += sp("modstruve", ints(0, 1, 2), [0.0, 0.0, 0.0])
+E += sp("itstruve0", [0.0, -0.0])
+E += sp("it2struve0", [1e-3], label="near 0")
+E += sp("itmodstruve0", [0.0, -0.0])
+E += sp("iti0k0", [1.0, 3.0])
+E += sp("itj0y0", [1.0, 3.0])
+E += sp("it2i0k0", [0.05, 3.0])
+E += sp("it2j0y0", [0.05, 3.0])
+E += sp_kink("iti0k0", [0.0], jacobian=[[1.0], [INF]])
+E += sp_kink("itj0y0", [0.0], jacobian=[[1.0], [-INF]])
+E += sp_kink("it2i0k0", [0.0], jacobian=[[0.0], [-INF]])
+E += sp_kink("it2j0y0", [0.0], jacobian=[[0.0], [INF]])
+
+# --- orthogonal polynomials at the ends of their interval, degree 0 -------------------------
+for _name in ("chebyt", "chebyu", "legendre"):
+    E += sp(f"eval_{_name}", ints(0, 2, 3), [1.0, -1.0, 0.0])
+for _name in ("sh_chebyt", "sh_chebyu", "sh_legendre", "laguerre", "hermite", "hermitenorm",
+              "chebyc", "chebys"):
+    E += sp(f"eval_{_name}", ints(0, 2, 3), [1.0, 0.0, 0.5])
+E += sp("eval_jacobi", ints(0, 2), ints(1, 2), ints(2, 1), [1.0, -1.0])
+E += sp("eval_sh_jacobi", ints(0, 2), [1.0, 0.0], ref=lambda n, x: scipy.special.eval_sh_jacobi(
+    n, 2.3, 1.2, x))
+E += sp("eval_gegenbauer", ints(0, 2), ints(1, 2), [1.0, -1.0])
+E += sp("eval_genlaguerre", ints(0, 2), ints(1, 0), [0.0, 0.0])
+E += sp("lpmv", ints(0, 1), ints(2, 3), [0.0, 0.0])
+
+# --- Kelvin functions at 0, parabolic cylinder, Mathieu, Jacobi elliptic functions --------
+for _name in ("ber", "bei", "berp", "beip"):
+    E += sp(_name, [0.0, -0.0, 1.0])
+E += sp_kink("ker", [0.0], jacobian=-INF)
+E += sp_kink("kerp", [0.0], jacobian=INF)
+E += sp_boundary("kei", [0.0], side=1, second_order=False)
+E += sp_kink("keip", [0.0], jacobian=INF)
+E += sp("kei", [1.0, 5.0], label="positive")
+E += sp("keip", [1.0, 5.0], label="positive")
+E += sp("pbdv", ints(0, 1), [0.0, 0.0])
+E += sp("pbvv", ints(0, 1), [0.0, 0.0])
+E += sp("pbwa", [0.0, 1.0], ref=lambda x: scipy.special.pbwa(0.7, x))
+E += sp("mathieu_cem", ints(0, 1), ints(1, 1), [0.0, 90.0])
+E += sp("mathieu_sem", ints(1, 2), ints(1, 1), [0.0, 90.0])
+E += sp("ellipj", [0.0, -0.0], ref=lambda u: scipy.special.ellipj(u, 0.4))
+E += sp("ellipj_both", [0.5, 1.0], ints(0, 1), ref=scipy.special.ellipj)
+
+# --- more Bessel, hypergeometric and Wright functions; distributions ------------------------
+E += sp("jve", ints(0, 1), [0.0, 0.0])
+E += sp("yve", ints(0, 1), [1.0, 2.0])   # SciPy's yve is nan at 0
+E += sp("zetac", [2.0, 50.0])
+E += sp("hyp0f1", ints(1, 2), [0.0, 0.0])
+E += sp("hyperu", ints(1, 2), ints(1, 1), [1.0, 30.0])
+E += sp_boundary("wright_bessel", ints(1, 2), ints(1, 1), [0.0, 0.0], side=1)
+E += sp_boundary("log_wright_bessel", ints(1, 2), ints(1, 1), [0.0, 0.0], side=1)
+E += sp("radian", [0.0, 180.0], [0.0, 30.0], [0.0, 15.0])
+E += sp("powm1", [1.0, 2.0], [0.0, 0.0], label="y=0")
+E += sp_boundary("powm1", [0.0], [2.0], side=1, label="x=0", second_order=False)
+E += sp("agm", [1.0, 2.0], [1.0, 2.0], label="a=b")
+E += sp("gammasgn", [0.5, -0.5, -1.5])
+E += sp("kolmogorov", [-1.0, 0.0, 0.05, 1.0, 10.0])
+E += sp_kink("kolmogorov", [INF], jacobian=0.0)
+E += sp("kolmogorov", [0.3, 0.999, 1.001, 2.0], label="series switch")
+E += sp_kink("kolmogi", [0.0, 1.0], label="ends", jacobian=np.diag([-INF, -INF]))
+E += sp("tklmbda", [0.0, 8.0], label="inside,outside",
+        ref=lambda x: scipy.special.tklmbda(x, 0.14))
+E += sp("stdtrit_integer_df", ints(1, 3), [0.5, 0.5], ref=scipy.special.stdtrit)
+E += sp_kink("stdtrit_integer_df", ints(1, 3), [0.0, 1.0], label="ends",
+             jacobian=np.diag([INF, INF]), ref=scipy.special.stdtrit)
+E += sp("stdtr_integer_df", ints(1, 3), [0.0, 0.0], ref=scipy.special.stdtr)
+
 # --- exponential integrals and others ------------------------------------------------------------
 E += sp_kink("expn", ints(1, 2), [0.0, 0.0], jacobian=np.diag([-INF, -INF]))
 E += sp_kink("exp1", [0.0], jacobian=-INF)
@@ -168,6 +240,9 @@ E += sp_kink("ellipk", [1.0], label="m=1", jacobian=INF)
 E += sp("ellipe", [0.0, -0.0])
 E += sp_kink("ellipe", [1.0], label="m=1", jacobian=-INF)
 E += sp_kink("ellipkm1", [0.0], label="p=0", jacobian=-INF)
+for _name in ("ellipkinc", "ellipeinc"):
+    E += sp(_name, [0.0, 1.0, -7.0], [0.5, 0.0, -0.0], label="phi=0,m=0")
+    E += sp_boundary(_name, [0.4, 1.2], [1.0, 1.0], side=-1, label="m=1")
 E += sp("lambertw", [0.0, -0.0], ref=lambda x: scipy.special.lambertw(x).real)
 E += sp_kink("lambertw", [-np.exp(-1.0)], label="branch_point", jacobian=INF,
              ref=lambda x: scipy.special.lambertw(x).real)

@@ -4,6 +4,8 @@ compositions over the ``convolve_nd`` primitive (diffkit/ops/signal.py); complex
 checked as functions of their real and imaginary parts, a complex output returned as
 ``(real, imag)``."""
 
+import numpy as np
+
 import diffkit.numpy as dnp
 from diffkit.scipy import integrate as dint
 from diffkit.scipy import signal as dsig
@@ -67,6 +69,29 @@ for _name in ("convolve2d", "correlate2d"):
              lambda a, v, c, f=_f: f(a, v, "full", fillvalue=c), (2, 3), (2, 2), ())
     R += one(f"signal_{_name}_large_kernel_wrap",
              lambda a, v, f=_f: f(a, v, "full", boundary="wrap"), (2, 3), (3, 4))
+
+# --- lfilter (derivatives in b, a and x) and welch ------------------------------------------
+
+
+def stable_lfilter(b, a, x, axis=-1, xp=dsig):
+    """lfilter with the denominator kept away from 0 and from instability: a0 = 1 + 0.3 a[0],
+    the other coefficients scaled by 0.3."""
+    scale = np.full(a.shape[-1:] if hasattr(a, "shape") else (), 0.3)
+    shift = np.zeros_like(scale)
+    shift[0] = 1.0
+    return xp.lfilter(b, a * scale + shift, x, axis=axis)
+
+
+R += records("signal_lfilter", stable_lfilter, [((2,), (2,), (5,)), ((3,), (3,), (2, 4)),
+                                                ((1,), (2,), (3,))])
+R += one("signal_lfilter_axis0", lambda b, a, x: stable_lfilter(b, a, x, axis=0), (2,), (2,),
+         (4, 2))
+R += one("signal_lfilter_fir", lambda b, x: dsig.lfilter(b, [1.0], x), (3,), (5,))
+for _kw in ({"nperseg": 4}, {"nperseg": 5, "noverlap": 1, "nfft": 6, "detrend": "linear"},
+            {"nperseg": 4, "scaling": "spectrum", "return_onesided": False}):
+    _label = "_".join(f"{k}_{v}" for k, v in _kw.items())
+    R += one(f"signal_welch_{_label}", lambda x, kw=_kw: dsig.welch(x, **kw)[1], (12,))
+R += one("signal_welch_axis0", lambda x: dsig.welch(x, nperseg=4, axis=0)[1], (10, 2))
 
 # --- integrate ------------------------------------------------------------------------------
 R += records("integrate_trapezoid", lambda y: dint.trapezoid(y, dx=0.3), [((4,),), ((2, 3),)])

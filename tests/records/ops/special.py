@@ -139,6 +139,121 @@ R += binary("ive_negative_x", sp.ive, (ORDER, Domain("negative", -3.0, -0.2)),
 for _name in ("jn", "yn", "kn"):
     R += binary(_name, getattr(sp, _name), (ORDER, POSITIVE), shapes=BINARY[:1])
 
+# --- Airy and Struve functions, integrals of Bessel and Struve functions -------------------
+AIRY = Domain("(-3, 3)", -3.0, 3.0)
+R += unary("airy", sp.airy, AIRY, shapes=UNARY[1:])
+R += unary("airy_second", lambda z: sp.airy(z)[2], AIRY, shapes=[((3,),)])
+R += unary("airye", sp.airye, POSITIVE, shapes=UNARY[1:])
+R += unary("airye_negative", lambda z: sp.airye(z)[2:], Domain("negative", -3.0, -0.2),
+           shapes=[((3,),)])
+# SciPy's itairy is accurate to about 1e-9 relative: small arguments, where it is best
+R += unary("itairy", sp.itairy, Domain("(0.05, 1)", 0.05, 1.0), shapes=UNARY[1:2])
+R += binary("struve", sp.struve, (ORDER, AIRY), shapes=BINARY)
+R += unary("struve_real_order", lambda x: sp.struve(1.5, x), POSITIVE, shapes=UNARY[1:2])
+R += binary("modstruve", sp.modstruve, (ORDER, AIRY), shapes=BINARY)
+R += unary("modstruve_real_order", lambda x: sp.modstruve(0.5, x), POSITIVE,
+           shapes=UNARY[1:2])
+R += unary("itstruve0", sp.itstruve0, AIRY, shapes=UNARY)
+R += unary("it2struve0", sp.it2struve0, POSITIVE, shapes=UNARY)
+R += unary("itmodstruve0", sp.itmodstruve0, AIRY, shapes=UNARY)
+for _name in ("iti0k0", "itj0y0", "it2i0k0", "it2j0y0"):
+    R += unary(_name, getattr(sp, _name), POSITIVE, shapes=UNARY[1:])
+R += unary("it2i0k0_near_0", lambda x: sp.it2i0k0(x)[0], Domain("(-0.1, 0.1)", -0.1, 0.1),
+           shapes=UNARY[1:2])
+
+# --- orthogonal polynomials, lpmv -----------------------------------------------------------
+for _name, _domain in [("chebyt", SMALL), ("chebyu", SMALL), ("chebyc", WIDE),
+                       ("chebys", WIDE), ("sh_chebyt", UNIT), ("sh_chebyu", UNIT),
+                       ("legendre", SMALL), ("sh_legendre", UNIT), ("laguerre", WIDE),
+                       ("hermite", WIDE), ("hermitenorm", WIDE)]:
+    R += binary(f"eval_{_name}", getattr(sp, f"eval_{_name}"), (ORDER, _domain),
+                shapes=BINARY[:2])
+for _name in ("chebyt", "chebyu", "legendre", "laguerre"):
+    _fn = getattr(sp, f"eval_{_name}")
+    R += unary(f"eval_{_name}_real_degree", lambda x, f=_fn: f(2.5, x), INSIDE,
+               shapes=UNARY[1:2])
+R += records("eval_jacobi", sp.eval_jacobi, [((3,), (3,), (3,), (3,)), ((2, 1), (), (), (3,))],
+             (ORDER, ORDER_1, ORDER_1, SMALL))
+R += records("eval_sh_jacobi", lambda n, x: sp.eval_sh_jacobi(n, 2.3, 1.2, x),
+             [((3,), (3,)), ((2, 1), (3,))], (ORDER, UNIT))
+R += records("eval_gegenbauer", sp.eval_gegenbauer, TERNARY, (ORDER, ORDER_1, SMALL))
+R += unary("eval_gegenbauer_real", lambda x: sp.eval_gegenbauer(2.5, 0.7, x), INSIDE,
+           shapes=UNARY[1:2])
+R += records("eval_genlaguerre", sp.eval_genlaguerre, TERNARY, (ORDER, ORDER, WIDE))
+R += unary("eval_jacobi_real", lambda x: sp.eval_jacobi(3, 0.3, 1.2, x), SMALL,
+           shapes=UNARY[1:2])
+R += records("lpmv", sp.lpmv, [((3,), (3,), (3,)), ((2, 1), (), (3,))],
+             (Domain("order -1..2", -1, 2, kind="int"), ORDER_1, INSIDE))
+R += unary("lpmv_real_degree", lambda x: sp.lpmv(1, 2.5, x), INSIDE, shapes=UNARY[1:2])
+
+# --- Kelvin, parabolic cylinder, Mathieu, Jacobi elliptic functions ------------------------
+for _name in ("ber", "bei", "berp", "beip"):
+    R += unary(_name, getattr(sp, _name), AIRY, shapes=UNARY[1:])
+for _name in ("ker", "kei", "kerp", "keip"):
+    R += unary(_name, getattr(sp, _name), POSITIVE, shapes=UNARY[1:])
+R += binary("pbdv", sp.pbdv, (ORDER, SMALL), shapes=BINARY)
+R += unary("pbdv_real_order", lambda x: sp.pbdv(1.5, x), SMALL, shapes=UNARY[1:2])
+R += binary("pbvv", sp.pbvv, (ORDER, SMALL), shapes=BINARY[:2])
+R += unary("pbwa", lambda x: sp.pbwa(0.7, x), SMALL, shapes=UNARY[1:])
+R += binary("pbwa_integer_a", sp.pbwa, (ORDER, SMALL), shapes=BINARY[:1])
+R += records("mathieu_cem", sp.mathieu_cem, TERNARY,
+             (ORDER, ORDER_1, Domain("degrees", -90.0, 90.0)))
+R += unary("mathieu_cem_real_q", lambda x: sp.mathieu_cem(2, 1.5, x),
+           Domain("degrees", -90.0, 90.0), shapes=UNARY[1:2])
+R += records("mathieu_sem", sp.mathieu_sem, TERNARY[:1],
+             (ORDER_1, ORDER_1, Domain("degrees", -90.0, 90.0)))
+R += unary("ellipj", lambda u: sp.ellipj(u, 0.4), AIRY, shapes=UNARY[1:])
+R += binary("ellipj_both", sp.ellipj, (AIRY, Domain("m grid", 0, 0, kind="int")),
+            shapes=BINARY[:2])
+
+# --- more Bessel, hypergeometric and Wright functions; distributions ------------------------
+R += binary("jve", sp.jve, (ORDER, POSITIVE), shapes=BINARY[:2])
+R += binary("yve", sp.yve, (ORDER, POSITIVE), shapes=BINARY[:2])
+for _name in ("jvp", "yvp", "ivp", "kvp"):
+    _fn = getattr(sp, _name)
+    R += unary(_name, lambda x, f=_fn: f(1.5, x, 2), POSITIVE, shapes=UNARY[1:2])
+R += unary("zetac", sp.zetac, LARGE, shapes=UNARY[1:])
+R += binary("hyp0f1", sp.hyp0f1, (ORDER_1, WIDE), shapes=BINARY)
+R += unary("hyp0f1_real_v", lambda z: sp.hyp0f1(1.5, z), WIDE, shapes=UNARY[1:2])
+R += records("hyperu", sp.hyperu, TERNARY, (ORDER_1, ORDER_1, POSITIVE))
+R += unary("hyperu_real", lambda x: sp.hyperu(0.5, 1.3, x), POSITIVE, shapes=UNARY[1:2])
+R += records("wright_bessel", sp.wright_bessel, TERNARY, (ORDER_1, ORDER_1, POSITIVE))
+R += unary("wright_bessel_real", lambda x: sp.wright_bessel(0.5, 1.3, x), POSITIVE,
+           shapes=UNARY[1:2])
+R += records("log_wright_bessel", sp.log_wright_bessel, TERNARY,
+             (ORDER_1, ORDER_1, POSITIVE))
+R += records("radian", sp.radian, TERNARY, (REAL, REAL, REAL))
+R += binary("powm1", sp.powm1, (POSITIVE, REAL), shapes=BINARY)
+R += binary("agm", sp.agm, (POSITIVE, POSITIVE), shapes=BINARY)
+R += unary("gammasgn", sp.gammasgn, NEGATIVE_NONINTEGER, shapes=UNARY[1:2])
+R += unary("softplus", sp.softplus, WIDE, shapes=UNARY[1:])
+R += unary("kolmogorov", sp.kolmogorov, Domain("(0.1, 2.5)", 0.1, 2.5), shapes=UNARY)
+R += unary("kolmogi", sp.kolmogi, UNIT, shapes=UNARY)
+R += unary("tklmbda", lambda x: sp.tklmbda(x, 0.14), WIDE, shapes=UNARY[1:])
+R += binary("tklmbda_integer_lmbda", sp.tklmbda, (SMALL, Domain("lmbda -1..0", -1, 0,
+                                                                 kind="int")),
+            shapes=BINARY[:2])
+R += unary("stdtr", lambda t: sp.stdtr(3.5, t), WIDE, shapes=UNARY[1:])
+R += binary("stdtr_integer_df", sp.stdtr, (ORDER_1, WIDE), shapes=BINARY[:2])
+for _name in ("chdtr", "chdtrc"):
+    R += binary(_name, getattr(sp, _name), (SHAPE, POSITIVE), shapes=BINARY[:2])
+for _name in ("gdtr", "gdtrc", "fdtr", "fdtrc"):
+    R += records(_name, getattr(sp, _name), TERNARY, (SHAPE, SHAPE, POSITIVE))
+for _name in ("pdtr", "pdtrc"):
+    _fn = getattr(sp, _name)
+    R += unary(_name, lambda m, f=_fn: f(3, m), POSITIVE, shapes=UNARY[1:2])
+for _name in ("bdtr", "bdtrc", "nbdtr", "nbdtrc", "bdtri", "nbdtri"):
+    _fn = getattr(sp, _name)
+    R += unary(_name, lambda p, f=_fn: f(2, 6, p), UNIT, shapes=UNARY[1:2])
+R += binary("chdtri", sp.chdtri, (SHAPE, UNIT), shapes=BINARY[:2])
+R += unary("pdtri", lambda y: sp.pdtri(3, y), UNIT, shapes=UNARY[1:2])
+# probabilities away from the ends, where the inverses' curvature defeats finite differences
+P_MID = Domain("(0.15, 0.85)", 0.15, 0.85)
+R += records("gdtrix", sp.gdtrix, TERNARY, (LARGE, LARGE, P_MID))
+R += records("fdtri", sp.fdtri, TERNARY, (SHAPE, LARGE, P_MID))
+R += unary("stdtrit", lambda p: sp.stdtrit(3.5, p), P_MID, shapes=UNARY[1:])
+R += binary("stdtrit_integer_df", sp.stdtrit, (ORDER_1, P_MID), shapes=BINARY[:2])
+
 # --- exponential integrals and others --------------------------------------------------------
 R += binary("expn", sp.expn, (ORDER, POSITIVE), shapes=BINARY)
 R += unary("exp1", sp.exp1, POSITIVE, shapes=UNARY)
@@ -152,6 +267,11 @@ R += unary("exp10", sp.exp10, SMALL, shapes=UNARY[1:])
 R += unary("ellipk", sp.ellipk, NONZERO_M, shapes=UNARY)
 R += unary("ellipe", sp.ellipe, NONZERO_M, shapes=UNARY)
 R += unary("ellipkm1", sp.ellipkm1, P_BELOW_1, shapes=UNARY)
+PHI = Domain("(-3, 3)", -3.0, 3.0)
+NEAR_0 = Domain("(-0.09, 0.09)", -0.09, 0.09)
+for _name in ("ellipkinc", "ellipeinc"):
+    R += binary(_name, getattr(sp, _name), (PHI, NONZERO_M), shapes=BINARY)
+    R += binary(f"{_name}_small_m", getattr(sp, _name), (PHI, NEAR_0), shapes=BINARY[:1])
 R += unary("lambertw", sp.lambertw, LAMBERT, shapes=UNARY)
 R += unary("wrightomega", sp.wrightomega, WIDE, shapes=UNARY)
 R += binary("boxcox", sp.boxcox, (POSITIVE, REAL), shapes=BINARY)
