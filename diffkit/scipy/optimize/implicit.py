@@ -343,10 +343,12 @@ def _flatten_tree(tree):
 
 
 def minimize(plain_minimize, fun, x0, args=(), method=None, jac=None, hess=None, hessp=None,
-             bounds=None, constraints=(), tol=None, callback=None, options=None, jit=True):
+             bounds=None, constraints=(), tol=None, callback=None, options=None,
+             **solver_options):
     """``diffkit.scipy.optimize.minimize`` (``plain_minimize``) whose solution
     differentiates in the traced values of ``args`` (and those ``fun`` closes over):
-    optimality ``grad f = 0``."""
+    optimality ``grad f = 0``. ``solver_options`` (``jit``, ``sparse``, ``workers``) go to
+    the plain solve."""
     args = args if isinstance(args, tuple) else (args,)
     params, x0_flat = _start(x0, "minimize")
     user = _UserFunction(fun, params.tree, args, {}, params.x0, "minimize")
@@ -360,7 +362,7 @@ def minimize(plain_minimize, fun, x0, args=(), method=None, jac=None, hess=None,
         result = plain_minimize(scipy_fun, params.tree(start), args=scipy_args, method=method,
                                 jac=jac, hess=hess, hessp=hessp, bounds=bounds,
                                 constraints=constraints, tol=tol, callback=callback,
-                                options=options, jit=jit)
+                                options=options, **solver_options)
         return params.flat(result.x, "the solution"), result
 
     def objective(y, theta):
@@ -387,9 +389,10 @@ def minimize(plain_minimize, fun, x0, args=(), method=None, jac=None, hess=None,
 
 
 def root(plain_root, fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None,
-         options=None):
+         options=None, **solver_options):
     """``diffkit.scipy.optimize.root`` (``plain_root``) whose solution differentiates in the
-    traced values of ``args`` (and those ``fun`` closes over): ``fun(x, *args) = 0``."""
+    traced values of ``args`` (and those ``fun`` closes over): ``fun(x, *args) = 0``.
+    ``solver_options`` (``jit``, ``workers``) go to the plain solve."""
     args = args if isinstance(args, tuple) else (args,)
     params, x0_flat = _start(x0, "root")
     user = _UserFunction(fun, params.tree, args, {}, params.x0, "root")
@@ -397,7 +400,8 @@ def root(plain_root, fun, x0, args=(), method="hybr", jac=None, tol=None, callba
     def solve(start, theta):
         scipy_fun, scipy_args, _ = user.for_scipy(theta, _flatten_tree)
         result = plain_root(scipy_fun, params.tree(start), args=scipy_args, method=method,
-                            jac=jac, tol=tol, callback=callback, options=options)
+                            jac=jac, tol=tol, callback=callback, options=options,
+                            **solver_options)
         return params.flat(result.x, "the solution"), result
 
     def residual(y, theta):

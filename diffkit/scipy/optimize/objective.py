@@ -27,6 +27,12 @@ class _Objective:
         self.params, self.args, self.fun = params, args, fun
         self.cache = _Cache()
         self.stager = Stager(stage)
+        self.workers = None   # an executor for the dense Hessian's chunks (not staged)
+
+    def __getstate__(self):
+        """What a worker needs to evaluate ``fun`` (``workers=``): not the staged functions,
+        the cache or the executor, which hold locks and connections."""
+        return {k: v for k, v in vars(self).items() if k not in ("stager", "cache", "workers")}
 
     @property
     def stage(self):
@@ -80,8 +86,11 @@ class _Objective:
 
     def hess(self, x):
         """The Hessian at ``x``, shape ``(n, n)``."""
-        return self.cache.get(x, "hess", lambda: {"hess": np.asarray(
-            self._run("hess", lambda: api.hessian(self.of_flat), x), np.float64)})
+        if self.workers is not None:
+            hessian = lambda: api.hessian(self.of_flat, executor=self.workers)(x)  # noqa: E731
+        else:
+            hessian = lambda: self._run("hess", lambda: api.hessian(self.of_flat), x)  # noqa: E731
+        return self.cache.get(x, "hess", lambda: {"hess": np.asarray(hessian(), np.float64)})
 
 
 def _real_scalar(value, what):

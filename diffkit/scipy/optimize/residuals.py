@@ -30,6 +30,13 @@ class _Residuals:
         self.square = square  # n equations in n unknowns (root, except method 'lm')
         self.stager = stager or Stager(False)
         self.sparse = None
+        self.workers = None   # an executor for the Jacobian's chunks (not staged)
+
+    def __getstate__(self):
+        """What a worker needs to evaluate ``fun`` (``workers=``): not the staged functions,
+        the cache or the executor, which hold locks and connections."""
+        return {k: v for k, v in vars(self).items()
+                if k not in ("stager", "cache", "sparse", "workers")}
 
     def _traced(self, x):
         values = _flat_output(self.fun(self.params.tree(x), *self.args, **self.kwargs),
@@ -59,7 +66,11 @@ class _Residuals:
             self(x)
         with_values = lambda y: (lambda r: (r, r))(self._traced(y))  # noqa: E731
         transform = api.jacfwd if self.params.n <= self.size else api.jacrev
-        jac, values = self.stager.run("jac", lambda: transform(with_values, has_aux=True), x)
+        if self.workers is not None:
+            jac, values = transform(with_values, has_aux=True, executor=self.workers)(x)
+        else:
+            jac, values = self.stager.run("jac", lambda: transform(with_values, has_aux=True),
+                                          x)
         return {"values": np.asarray(values, np.float64),
                 "jac": np.asarray(jac, np.float64).reshape(self.size, self.params.n)}
 
@@ -133,6 +144,12 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
     ``jit=False`` to run ``fun`` at every point; a ``fun`` that draws random numbers is
     evaluated eagerly.
 
+    ``workers``: SciPy's map-like callable ``workers(fun, iterable)`` (or any executor
+    ``diffkit.jacobian`` takes). The dense Jacobian's chunks of unit vectors run on it
+    (``executor=`` of ``jacfwd``/``jacrev``; that Jacobian is then not staged), and SciPy
+    gets it too, for what it computes by finite differences. The sparse path computes its
+    few colours in this process.
+
     Returns SciPy's ``OptimizeResult`` with ``x`` and ``grad`` as pytrees like ``x0``;
     ``fun`` (residuals, ``(m,)``), ``jac`` (``(m, n)``) and ``active_mask`` are flat.
     """
@@ -146,6 +163,9 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
     residuals = _Residuals(fun, params, args, kwargs or {}, "least_squares",
                            stager=Stager(jit))
     residuals.sparse = least_squares_jacobian(residuals, params.x0, jac, sparse, options)
+    residuals.workers = options.get("workers")
+    if residuals.workers is not None and not callable(residuals.workers):
+        del options["workers"]   # an executor object: SciPy takes only map-like callables
     if jac is None:
         scipy_jac = residuals.jac
     elif callable(jac):
@@ -160,7 +180,7 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
 
 
 def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, options=None,
-         jit=True):
+         jit=True, workers=None):
     """Find a root of ``fun(params, *args)`` (a pytree of values with as many elements as
     the parameters) with ``scipy.optimize.root`` and an exact Jacobian.
 
@@ -176,6 +196,10 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     ``jit=False`` to run ``fun`` at every point; a ``fun`` that draws random numbers is
     evaluated eagerly.
 
+    ``workers``: a map-like callable ``workers(fun, iterable)`` or an executor (as
+    ``diffkit.jacobian``'s ``executor=``): the Jacobian's chunks of unit vectors run on it
+    (then not staged). SciPy's ``root`` itself takes no ``workers``.
+
     Returns SciPy's ``OptimizeResult`` with ``x`` as a pytree like ``x0``; ``fun`` and the
     Jacobian fields are flat, as SciPy gives them.
     """
@@ -186,6 +210,7 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     args = args if isinstance(args, tuple) else (args,)
     square = not (isinstance(method, str) and method.lower() == "lm")  # lm: least squares
     residuals = _Residuals(fun, params, args, {}, "root", square, Stager(jit))
+    residuals.workers = workers
     if callable(jac):
         scipy_jac = lambda x: jac(params.tree(x), *args)  # noqa: E731
     elif jac is not None:

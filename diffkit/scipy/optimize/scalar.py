@@ -11,7 +11,8 @@ from .sparse_path import check_option, minimize_hessian
 
 
 def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
-             constraints=(), tol=None, callback=None, options=None, jit=True, sparse=None):
+             constraints=(), tol=None, callback=None, options=None, jit=True, sparse=None,
+             workers=None):
     """Minimize the scalar ``fun(params, *args)`` over a pytree of parameters with
     ``scipy.optimize.minimize``, with exact derivatives from diffkit.
 
@@ -72,6 +73,10 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     guide). Other methods take no sparse derivatives
     (``sparse=True`` is then an error).
 
+    ``workers``: a map-like callable ``workers(fun, iterable)`` (SciPy's convention) or an
+    executor (as ``diffkit.hessian``'s ``executor=``): the dense Hessian's chunks of
+    columns run on it (then not staged). The gradient is one reverse pass and stays here.
+
     Returns SciPy's ``OptimizeResult``; ``x`` (and ``jac``, the gradient, when SciPy reports
     it; ``grad`` and ``lagrangian_grad`` for trust-constr) are pytrees like ``x0``, each leaf
     with its shape and dtype. ``hess_inv`` and the other fields are as SciPy gives them, on
@@ -86,6 +91,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     # with jac=True, fun returns (value, gradient); the automatic Hessians need the value
     value_fun = (lambda *a: fun(*a)[0]) if jac is True else fun
     objective = _Objective(value_fun, params, args, stage=jit)
+    objective.workers = workers
     scipy_fun, scipy_jac, scipy_hess, scipy_hessp = _derivatives(
         objective, method, jac, hess, hessp, fun, params, args)
     check_option(sparse, "minimize")
