@@ -1,0 +1,207 @@
+"""The ODE solve primitive and its rules.
+
+``odesolve_p(y0, t0, ts, *params, field, method, options)`` is the solution of
+``y' = field(t, y, *params)``, ``y(t0) = y0``, at the output times ``ts`` (a 1-D array,
+ordered in the direction of integration from ``t0``): an array of shape ``(len(ts), n)``.
+Its implementation calls SciPy (``solve_ivp`` with ``t_eval=ts``, or ``odeint`` for
+``method="odeint"``); the implicit methods get the exact Jacobian of the field (dense, or
+sparse when the pattern is sparse: ``ode_field.Jacobian``).
+
+- JVP: the forward sensitivity system ``(y, s)`` (``SensitivityField``) solved by the same
+  primitive, so it differentiates again; a tangent of an output time adds ``f(t_k, y_k)``
+  times it, a tangent of ``t0`` starts ``s`` at ``-f(t0, y0) dt0``.
+- VJP: the adjoint method. From the last output time back to ``t0``, interval by interval,
+  the augmented system ``(y, a, g)`` (``AdjointField``) is solved backwards by the same
+  primitive and method, the state restarting from the stored output at each output time
+  (the checkpoints), where the adjoint ``a`` receives that output's cotangent. ``a(t0)`` is
+  the cotangent of ``y0``, ``g(t0)`` those of the parameters, and ``-a(t0) . f(t0, y0)``
+  that of ``t0``. One backward sweep serves every argument's rule.
+- Batching: one solve per batch member (a loop), stacked.
+
+Derivatives are those of the exact solution, computed to the solver's tolerances: the
+sensitivity and adjoint systems are solved with the same ``rtol``/``atol``.
+"""
+
+import numpy as np
+import scipy.integrate as _si
+
+from ... import api
+from ...core.concrete import underlying
+from ...core.primitive import EachArgument, Primitive
+from ...core.zeros import instantiate, is_zero, shape_of
+from ...errors import DiffkitError
+from ...numpy import concatenate, dot, reshape, stack, zeros
+from .ode_field import AdjointField, Jacobian, SensitivityField, differentiable
+
+IMPLICIT = ("BDF", "Radau", "LSODA", "odeint")
+
+
+class ODESolveError(DiffkitError, RuntimeError):
+    """SciPy's solver did not reach the last output time: there is no solution, and no
+    derivative, to give."""
+
+
+class Options:
+    """The solver's settings, hashable and shared by the derivative solves: ``method``,
+    ``rtol``, ``atol``, the other SciPy options (``items``), the sparse choice, a user's
+    ``jac`` (for the user's field only) and the statistics of the last solve."""
+
+    def __init__(self, method, rtol, atol, items=(), sparse=None, jac=None,
+                 jac_sparsity=None, name="solve_ivp"):
+        self.method, self.rtol, self.atol = method, rtol, atol
+        self.items, self.sparse, self.jac = tuple(items), sparse, jac
+        self.jac_sparsity, self.name = jac_sparsity, name
+        self.stats = None
+
+    def derived(self):
+        """The options of a derivative solve: no user jac, no first step."""
+        return Options(self.method, self.rtol, self.atol,
+                       [(k, v) for k, v in self.items if k not in ("first_step", "h0")],
+                       self.sparse, name=self.name)
+
+    def atol_for(self, sizes):
+        """``atol`` for an augmented state made of blocks of ``sizes``."""
+        atol = np.asarray(self.atol, float)
+        if atol.ndim == 0:
+            return self.atol
+        return np.concatenate([atol] + [np.full(k, atol.min()) for k in sizes])
+
+
+def _impl(y0, t0, ts, *params, field, options):
+    y0 = np.asarray(y0, float)
+    ts = np.asarray(ts, float)
+    t0 = float(t0)
+    n = y0.shape[0]
+
+    def rhs(t, y):
+        return np.asarray(field(t, y, *params), float)
+
+    jac = options.jac
+    if jac is None and options.method in IMPLICIT:
+        jac = Jacobian(field, params, y0, t0, options.sparse, options.jac_sparsity)
+    if options.method == "odeint":
+        skip = 1 if len(ts) == 0 or ts[0] != t0 else 0
+        times = np.concatenate([[t0], ts]) if skip else ts
+        Y, info = _si.odeint(rhs, y0, times, Dfun=jac, tfirst=True, rtol=options.rtol,
+                             atol=options.atol, full_output=True, **dict(options.items))
+        if info["message"] != "Integration successful.":
+            raise ODESolveError(f"{options.name}: odeint failed: {info['message']}")
+        options.stats = dict(nfev=int(info["nfe"][-1]), njev=int(info["nje"][-1]), nlu=0,
+                             status=0, message=info["message"])
+        return Y[skip:].reshape(len(ts), n)
+    if len(ts) == 0:
+        return np.zeros((0, n))
+    extra = {} if jac is None or options.method not in IMPLICIT else {"jac": jac}
+    sol = _si.solve_ivp(rhs, (t0, float(ts[-1])), y0, method=options.method, t_eval=ts,
+                        rtol=options.rtol, atol=options.atol, **extra, **dict(options.items))
+    if sol.status != 0 or sol.y.shape[1] != len(ts):
+        raise ODESolveError(f"{options.name}: the {options.method} solver failed before the "
+                            f"last output time {ts[-1]!r}: {sol.message} (no solution, so "
+                            "no derivative)")
+    options.stats = dict(nfev=sol.nfev, njev=sol.njev, nlu=sol.nlu, status=sol.status,
+                         message=sol.message)
+    return sol.y.T.copy()
+
+
+def odesolve(y0, t0, ts, params, field, options):
+    return odesolve_p(y0, t0, ts, *params, field=field, options=options)
+
+
+def _rows(field, ts, Y, params):
+    """``f(ts[k], Y[k])`` for every row."""
+    return api.vmap(lambda t, y: field(t, y, *params))(ts, Y)
+
+
+def _jvp(primals, tangents, *, field, options):
+    y0, t0, ts, *params = primals
+    dy0, dt0, dts, *dps = tangents
+    out = odesolve_p(y0, t0, ts, *params, field=field, options=options)
+    n = shape_of(y0)[0]
+    which = [i for i, d in enumerate(dps) if not is_zero(d) and differentiable(params[i])]
+    s0 = None if is_zero(dy0) else dy0
+    if not is_zero(dt0):
+        start = -field(t0, y0, *params) * dt0
+        s0 = start if s0 is None else s0 + start
+    tangent = None
+    if s0 is not None or which:
+        s0 = zeros(n) if s0 is None else s0
+        aug = SensitivityField(field, n, len(params), which)
+        Z = odesolve_p(concatenate([y0, s0]), t0, ts, *params, *[dps[i] for i in which],
+                       field=aug, options=_derived(options, [n]))
+        tangent = Z[:, n:]
+    if not is_zero(dts):
+        part = _rows(field, ts, out, params) * reshape(dts, (-1, 1))
+        tangent = part if tangent is None else tangent + part
+    if tangent is None:
+        tangent = zeros(shape_of(out))
+    return out, tangent
+
+
+def _derived(options, sizes):
+    derived = options.derived()
+    derived.atol = options.atol_for(sizes)
+    return derived
+
+
+class _Sweep:
+    """The cotangents of one backward sweep, computed by the first rule asking for them and
+    handed to the others (the rules of one primitive application share one sweep)."""
+
+    key = None
+    values = None
+
+
+_sweep = _Sweep()
+
+
+def _backward(ct, out, y0, t0, ts, params, field, options):
+    key = (ct, out, y0, t0, ts, *params)
+    if _sweep.key is not None and len(_sweep.key) == len(key) and \
+            all(a is b for a, b in zip(_sweep.key, key)):
+        return _sweep.values
+    n = shape_of(y0)[0]
+    m = shape_of(ts)[0]
+    which = [i for i, p in enumerate(params) if differentiable(p)]
+    sizes = [int(np.prod(shape_of(params[i]))) for i in which]
+    G = instantiate(ct)
+    aug = AdjointField(field, n, which)
+    derived = _derived(options, [n] + sizes)
+    times = [float(underlying(t)) for t in np.asarray(underlying(ts)).ravel()]
+    a = G[m - 1] if m else zeros(n)
+    g = zeros(sum(sizes))
+    for k in range(m - 1, -1, -1):
+        target, t_target = (ts[k - 1], times[k - 1]) if k > 0 else (t0, float(underlying(t0)))
+        if t_target != times[k]:
+            z = concatenate([out[k], a, g])
+            Z = odesolve_p(z, ts[k], reshape(target, (1,)), *params, field=aug,
+                           options=derived)
+            a, g = Z[0, n:2 * n], Z[0, 2 * n:]
+        if k > 0:
+            a = a + G[k - 1]
+    ct_params = [None] * len(params)
+    start = 0
+    for i, size in zip(which, sizes):
+        ct_params[i] = reshape(g[start:start + size], shape_of(params[i]))
+        start += size
+    f0 = field(t0, y0, *params)
+    ct_ts = api.vmap(dot)(G, _rows(field, ts, out, params)) if m else zeros(0)
+    values = [a, -dot(a, f0), ct_ts] + ct_params
+    _sweep.key, _sweep.values = key, values
+    return values
+
+
+def _vjp_rule(i):
+    def rule(ct, out, y0, t0, ts, *params, field, options):
+        return _backward(ct, out, y0, t0, ts, params, field, options)[i]
+    return rule
+
+
+def _batch(axis_size, values, batch_axes, *, field, options):
+    outs = []
+    for b in range(axis_size):
+        args = [v[b] if ax is not None else v for v, ax in zip(values, batch_axes)]
+        outs.append(odesolve_p(*args, field=field, options=options))
+    return stack(outs), 0
+
+
+odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _batch)
