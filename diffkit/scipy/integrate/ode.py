@@ -140,6 +140,9 @@ def _steps(field, params, y0, a, b, opts):
     """The solver's own step times at the current values (plain SciPy)."""
     y = np.asarray(underlying(y0), float)
     ps = [np.asarray(underlying(p)) for p in params]
+    if y.shape != shape_of(y0) or any(q.shape != shape_of(p) for q, p in zip(ps, params)):
+        raise OptionError("solve_ivp: under vmap the output times must be given (t_eval): "
+                          "the solver's own steps differ from one batch member to the next")
 
     def rhs(t, y):
         return np.asarray(underlying(field(t, y, *ps)), float)
