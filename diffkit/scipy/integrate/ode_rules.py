@@ -171,7 +171,12 @@ def _backward(ct, out, y0, t0, ts, params, field, options):
     g = zeros(sum(sizes))
     for k in range(m - 1, -1, -1):
         target, t_target = (ts[k - 1], times[k - 1]) if k > 0 else (t0, float(underlying(t0)))
-        if t_target != times[k]:
+        if t_target != times[k] and options.method in IMPLICIT:
+            y_prev = out[k - 1] if k > 0 else y0
+            ag = adjoint_step_p(y_prev, out[k], a, g, ts[k], target, *params, field=field,
+                                options=options)
+            a, g = ag[:n], ag[n:]
+        elif t_target != times[k]:
             z = concatenate([out[k], a, g])
             Z = odesolve_p(z, ts[k], reshape(target, (1,)), *params, field=aug,
                            options=derived)
@@ -205,3 +210,105 @@ def _batch(axis_size, values, batch_axes, *, field, options):
 
 
 odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _batch)
+
+
+# --- the adjoint step of the stiff methods --------------------------------------------------
+#
+# Solving the state backwards is unstable for a stiff system (its fast modes grow), so the
+# implicit methods take each interval of the backward sweep in two solves: the state
+# forwards from the checkpoint at the interval's start (SciPy's dense output kept), then the
+# adjoint and parameter cotangent backwards along that interpolant. The step's own
+# derivatives (second order) are those of the same map written with the backward re-solve.
+
+
+def _step_impl(y_prev, y_k, a, g, t_from, t_to, *params, field, options):
+    t_from, t_to = float(t_from), float(t_to)
+    jac = options.jac if options.jac is not None else Jacobian(
+        field, params, y_prev, t_to, options.sparse, options.jac_sparsity)
+    forward = _si.solve_ivp(lambda t, y: np.asarray(field(t, y, *params), float),
+                            (t_to, t_from), np.asarray(y_prev, float), method=_scipy_method(
+                                options.method), rtol=options.rtol, atol=options.atol,
+                            jac=jac, dense_output=True)
+    if forward.status != 0:
+        raise ODESolveError(f"{options.name}: the state solve of the adjoint sweep failed: "
+                            f"{forward.message}")
+    which = [i for i, p in enumerate(params) if differentiable(p)]
+    state = forward.sol
+
+    def pulls(t, a):
+        def f(y, *chosen):
+            q = list(params)
+            for i, v in zip(which, chosen):
+                q[i] = v
+            return field(t, y, *q)
+
+        _, pull = api.vjp(f, state(t), *[params[i] for i in which])
+        return pull(a)
+
+    def rhs(t, a):
+        return -np.asarray(pulls(t, a)[0], float)
+
+    def jac_back(t, a):
+        return -np.asarray(Jacobian(field, params, y_prev, t_to, False)(t, state(t)),
+                           float).T
+
+    atol = options.atol if np.ndim(options.atol) == 0 else np.min(options.atol)
+    back = _si.solve_ivp(rhs, (t_from, t_to), np.asarray(a, float),
+                         method=_scipy_method(options.method), rtol=options.rtol, atol=atol,
+                         jac=jac_back, dense_output=True)
+    if back.status != 0:
+        raise ODESolveError(f"{options.name}: the adjoint solve failed: {back.message}")
+    g = np.asarray(g, float)
+    if g.size:   # the parameters' cotangent is a quadrature along the adjoint (no feedback)
+        def integrand(t):
+            return np.concatenate([np.ravel(c) for c in pulls(t, back.sol(t))[1:]])
+
+        # the adjoint's steps as break points: it has fast transients (after each jump
+        # at an output time) that a quadrature without them samples too coarsely
+        lo, hi = min(t_to, t_from), max(t_to, t_from)
+        points = np.unique(np.clip(back.t, lo, hi))
+        sign = 1.0 if t_from >= t_to else -1.0
+        g = g + sign * _si.quad_vec(integrand, lo, hi, epsrel=options.rtol, epsabs=atol,
+                                    points=points[1:-1])[0]
+    return np.concatenate([back.y[:, -1], g])
+
+
+def _scipy_method(method):
+    return "LSODA" if method == "odeint" else method
+
+
+def _resolve(y_prev, y_k, a, g, t_from, t_to, *params, field, options):
+    """The adjoint step written with the backward re-solve of the state."""
+    n = shape_of(y_k)[0]
+    sizes = [int(np.prod(shape_of(p))) for p in params if differentiable(p)]
+    which = [i for i, p in enumerate(params) if differentiable(p)]
+    Z = odesolve_p(concatenate([y_k, a, g]), t_from, reshape(t_to, (1,)), *params,
+                   field=AdjointField(field, n, which), options=_derived(options, [n] + sizes))
+    return Z[0, n:]
+
+
+def _step_jvp(primals, tangents, *, field, options):
+    out = adjoint_step_p(*primals, field=field, options=options)
+    tangents = [instantiate(t) for t in tangents]
+    _, tangent = api.jvp(lambda *xs: _resolve(*xs, field=field, options=options),
+                         tuple(primals), tuple(tangents))
+    return out, tangent
+
+
+def _step_vjp(i):
+    def rule(ct, out, *primals, field, options):
+        _, pull = api.vjp(lambda *xs: _resolve(*xs, field=field, options=options), *primals)
+        return pull(instantiate(ct))[i]
+    return rule
+
+
+def _step_batch(axis_size, values, batch_axes, *, field, options):
+    outs = []
+    for b in range(axis_size):
+        args = [v[b] if ax is not None else v for v, ax in zip(values, batch_axes)]
+        outs.append(adjoint_step_p(*args, field=field, options=options))
+    return stack(outs), 0
+
+
+adjoint_step_p = Primitive("odesolve_adjoint_step", _step_impl, _step_jvp,
+                           EachArgument(_step_vjp), _step_batch)
