@@ -28,6 +28,7 @@ from ...core.trace import Tracer, innermost_trace
 from ...core.zeros import dtype_of, shape_of
 from ...errors import DiffkitError
 from ...interpreters.staging import Const, custom_call_p, stage_flat
+from ...jit import jit
 from ...numpy import asarray, concatenate, ravel, reshape
 from ...sparse import jacobian_sparsity, sparse_jacobian
 from ...tree_util import tree_flatten
@@ -181,8 +182,32 @@ class AdjointField:
         return concatenate([dy] + [-ravel(c) for c in cts])
 
 
-def float_scalar(t):
-    return float(underlying(t))
+def compiled(field, kind, which=()):
+    """A staged (``diffkit.jit``) function of ``field``, made once per field and kept:
+    ``"rhs"``: ``(t, y, *params) -> f``; ``"pull"``: ``(t, y, a, *params) -> (a J_y,
+    *(a J_p for the parameters at which))``; ``"jac"``: ``(t, y, *params) -> J_y`` (dense).
+    The solvers call them on plain values, where a replay is straight-line NumPy."""
+    key = (kind, tuple(which))
+    fn = field.cache.get(key)
+    if fn is not None:
+        return fn
+    if kind == "rhs":
+        def fn(t, y, *params):
+            return field(t, y, *params)
+    elif kind == "pull":
+        def fn(t, y, a, *params):
+            def f(y, *chosen):
+                q = list(params)
+                for i, v in zip(which, chosen):
+                    q[i] = v
+                return field(t, y, *q)
+            _, pull = api.vjp(f, y, *[params[i] for i in which])
+            return tuple(pull(a))
+    else:
+        def fn(t, y, *params):
+            return api.jacfwd(lambda y: field(t, y, *params))(y)
+    fn = field.cache[key] = jit(fn)
+    return fn
 
 
 class Jacobian:
@@ -214,8 +239,9 @@ class Jacobian:
                 if sj is None:
                     sj = field.cache[jkey] = sparse_jacobian(g, sparsity=pattern)
                 self.fn = sj
-        if not self.sparse:
-            self.fn = api.jacfwd(g)
+        self.dense = None if self.sparse else compiled(field, "jac")
 
     def __call__(self, t, y):
+        if self.dense is not None:
+            return self.dense(float(t), np.asarray(y, float), *self.params)
         return self.fn(y, np.asarray(t, float), *self.params)
