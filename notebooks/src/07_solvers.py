@@ -10,6 +10,7 @@
 # %%
 import time
 
+import matplotlib.pyplot as plt
 import numpy as np
 import scipy.integrate as si
 
@@ -17,6 +18,8 @@ import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.scipy.integrate import solve_ivp
 from diffkit.scipy.optimize import least_squares
+
+plt.rcParams.update({"figure.dpi": 60, "figure.figsize": (7, 2.4), "font.size": 9})
 
 
 def central(f, x, h):
@@ -148,3 +151,14 @@ for _ in range(40):
 print(f"loss {history[0]:.3f} -> {history[-1]:.4f} in 40 steps, "
       f"{time.perf_counter() - begin:.1f} s")
 assert history[-1] < 0.25 * history[0]
+
+# %%
+fitted = solve_ivp(mlp, (0.0, 2.0), z0, t_eval=ts, args=(weights,), rtol=1e-6, atol=1e-8).y
+fig, (left, right) = plt.subplots(1, 2)
+left.plot(target[0], target[1], "k.", label="data")
+left.plot(fitted[0], fitted[1], label="neural ODE")
+left.legend()
+right.semilogy(history)
+right.set_xlabel("step")
+right.set_ylabel("loss")
+plt.tight_layout()
