@@ -28,7 +28,8 @@ from ...core.trace import Tracer, innermost_trace
 from ...core.zeros import dtype_of, shape_of
 from ...errors import DiffkitError
 from ...interpreters.staging import Const, custom_call_p, stage_flat
-from ...jit import jit
+from ...jit import make_graph
+from ...jit.graph import GuardFailure, Unverifiable
 from ...numpy import asarray, concatenate, ravel, reshape
 from ...sparse import jacobian_sparsity, sparse_jacobian
 from ...tree_util import tree_flatten
@@ -203,11 +204,49 @@ def compiled(field, kind, which=()):
                 return field(t, y, *q)
             _, pull = api.vjp(f, y, *[params[i] for i in which])
             return tuple(pull(a))
+    elif kind == "jac_all":
+        def fn(t, y, *params):
+            def f(y, *chosen):
+                q = list(params)
+                for i, v in zip(which, chosen):
+                    q[i] = v
+                return field(t, y, *q)
+            blocks = api.jacfwd(f, argnums=tuple(range(1 + len(which))))(
+                y, *[params[i] for i in which])
+            return concatenate([reshape(b, (shape_of(y)[0], -1)) for b in blocks], axis=1)
     else:
         def fn(t, y, *params):
             return api.jacfwd(lambda y: field(t, y, *params))(y)
-    fn = field.cache[key] = jit(fn)
+    fn = field.cache[key] = Staged(fn)
     return fn
+
+
+class Staged:
+    """``fn`` recorded once (``diffkit.jit.make_graph``) and replayed as straight-line NumPy
+    on plain arguments, without ``jit``'s per-call cache lookup (the solvers call it
+    thousands of times with arguments of one signature: ``t`` a Python float, ``y`` a
+    float array, the parameters unchanged). A failing guard records again, up to
+    ``MAX_GRAPHS`` graphs; past them, and for traced arguments, ``fn`` runs itself."""
+
+    MAX_GRAPHS = 4
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.graphs = []
+
+    def __call__(self, *args):
+        if any(isinstance(a, Tracer) for a in args):
+            return self.fn(*args)
+        for graph in self.graphs:
+            try:
+                return graph.out_tree.unflatten(graph.run_flat(args))
+            except (GuardFailure, Unverifiable):
+                continue
+        if len(self.graphs) >= self.MAX_GRAPHS:
+            return self.fn(*args)
+        graph = make_graph(self.fn)(*args)
+        self.graphs.insert(0, graph)
+        return graph.out_tree.unflatten(graph.run_flat(args))
 
 
 class Jacobian:

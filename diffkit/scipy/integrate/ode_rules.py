@@ -166,25 +166,8 @@ def _backward(ct, out, y0, t0, ts, params, field, options):
     which = [i for i, p in enumerate(params) if differentiable(p)]
     sizes = [int(np.prod(shape_of(params[i]))) for i in which]
     G = instantiate(ct)
-    aug = AdjointField(field, n, which)
-    derived = _derived(options, [n] + sizes)
-    times = [float(underlying(t)) for t in np.asarray(underlying(ts)).ravel()]
-    a = G[m - 1] if m else zeros(n)
-    g = zeros(sum(sizes))
-    for k in range(m - 1, -1, -1):
-        target, t_target = (ts[k - 1], times[k - 1]) if k > 0 else (t0, float(underlying(t0)))
-        if t_target != times[k] and options.method in IMPLICIT:
-            y_prev = out[k - 1] if k > 0 else y0
-            ag = adjoint_step_p(y_prev, out[k], a, g, ts[k], target, *params, field=field,
-                                options=options)
-            a, g = ag[:n], ag[n:]
-        elif t_target != times[k]:
-            z = concatenate([out[k], a, g])
-            Z = odesolve_p(z, ts[k], reshape(target, (1,)), *params, field=aug,
-                           options=derived)
-            a, g = Z[0, n:2 * n], Z[0, 2 * n:]
-        if k > 0:
-            a = a + G[k - 1]
+    ag = adjoint_sweep_p(y0, t0, ts, out, G, *params, field=field, options=options)
+    a, g = ag[:n], ag[n:]
     ct_params = [None] * len(params)
     start = 0
     for i, size in zip(which, sizes):
@@ -214,107 +197,153 @@ def _batch(axis_size, values, batch_axes, *, field, options):
 odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _batch)
 
 
-# --- the adjoint step of the stiff methods --------------------------------------------------
+# --- the adjoint sweep ------------------------------------------------------------------
 #
-# Solving the state backwards is unstable for a stiff system (its fast modes grow), so the
-# implicit methods take each interval of the backward sweep in two solves: the state
-# forwards from the checkpoint at the interval's start (SciPy's dense output kept), then the
-# adjoint and parameter cotangent backwards along that interpolant. The step's own
-# derivatives (second order) are those of the same map written with the backward re-solve.
+# ``adjoint_sweep_p(y0, t0, ts, out, G, *params)`` is ``(a(t0), g(t0))``: the adjoint and
+# the parameters' cotangent after the backward sweep over every output interval. Its
+# implementation solves the state once forwards with SciPy's dense output (the same solve
+# as the primal's: its values at ``ts`` are ``out``), then, interval by interval from the
+# last output time, the adjoint backwards along that interpolant (a stiff system's state
+# is never solved backwards, where its fast modes grow), adding each output's cotangent at
+# its time. The parameters' cotangent is integrated with the adjoint (five-point
+# Gauss-Legendre on the adjoint's own steps for BDF, whose step control trips on the
+# augmented system). The sweep's own derivatives (second order) are those of the same map
+# written with the solve primitive: the state re-solved backwards with the adjoint from
+# each checkpoint (``_resolve``).
 
 
-def _step_impl(y_prev, y_k, a, g, t_from, t_to, *params, field, options):
-    t_from, t_to = float(t_from), float(t_to)
-    jac = options.jac if options.jac is not None else Jacobian(
-        field, params, y_prev, t_to, options.sparse, options.jac_sparsity)
-    staged = compiled(field, "rhs")
-    forward = _si.solve_ivp(lambda t, y: np.asarray(staged(t, y, *params), float),
-                            (t_to, t_from), np.asarray(y_prev, float), method=_scipy_method(
-                                options.method), rtol=options.rtol, atol=options.atol,
-                            jac=jac, dense_output=True)
-    if forward.status != 0:
-        raise ODESolveError(f"{options.name}: the state solve of the adjoint sweep failed: "
-                            f"{forward.message}")
+def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
+    y0, ts, G = np.asarray(y0, float), np.asarray(ts, float), np.asarray(G, float)
+    t0 = float(t0)
+    n, m = y0.shape[0], ts.shape[0]
     which = [i for i, p in enumerate(params) if differentiable(p)]
-    state = forward.sol
-
+    sizes = [int(np.size(params[i])) for i in which]
+    P = sum(sizes)
+    method = "LSODA" if options.method == "odeint" else options.method
+    implicit = method in IMPLICIT
+    rtol = options.rtol
+    atol = options.atol if np.ndim(options.atol) == 0 else float(np.min(options.atol))
+    staged = compiled(field, "rhs")
+    jac = None
+    if implicit:
+        jac = options.jac if options.jac is not None else Jacobian(
+            field, params, y0, t0, options.sparse, options.jac_sparsity)
+    extra = {"jac": jac} if implicit else {}
+    items = dict((k, v) for k, v in options.items if k in ("max_step", "min_step"))
+    if m == 0 or ts[-1] == t0:
+        state = None
+    else:
+        forward = _si.solve_ivp(lambda t, y: np.asarray(staged(t, y, *params), float),
+                                (t0, float(ts[-1])), y0, method=method, rtol=rtol,
+                                atol=options.atol, dense_output=True, **extra, **items)
+        if forward.status != 0:
+            raise ODESolveError(f"{options.name}: the state solve of the adjoint sweep "
+                                f"failed: {forward.message}")
+        state = forward.sol
     pull = compiled(field, "pull", which)
-    dense = Jacobian(field, params, y_prev, t_to, False)
+    quadrature = method == "BDF" and P > 0
+    width = n if quadrature else n + P
 
-    def pulls(t, a):
-        return pull(float(t), state(t), np.asarray(a, float), *params)
+    def rhs(t, z):
+        cts = pull(float(t), state(t), z[:n], *params)
+        if quadrature:
+            return -np.asarray(cts[0], float)
+        return -np.concatenate([np.ravel(c) for c in cts])
 
-    def rhs(t, a):
-        return -np.asarray(pulls(t, a)[0], float)
+    back_extra = {}
+    if implicit:
+        full = compiled(field, "jac_all", which)
 
-    def jac_back(t, a):
-        return -np.asarray(dense(t, state(t)), float).T
+        def back_jac(t, z):
+            J = np.asarray(full(float(t), state(t), *params), float)   # (n, n + P)
+            M = np.zeros((width, width))
+            M[:, :n] = -J[:, :width].T
+            return M
+        back_extra["jac"] = back_jac
 
-    atol = options.atol if np.ndim(options.atol) == 0 else np.min(options.atol)
-    back = _si.solve_ivp(rhs, (t_from, t_to), np.asarray(a, float),
-                         method=_scipy_method(options.method), rtol=options.rtol, atol=atol,
-                         jac=jac_back, dense_output=True)
-    if back.status != 0:
-        raise ODESolveError(f"{options.name}: the adjoint solve failed: {back.message}")
-    g = np.asarray(g, float)
-    if g.size:   # the parameters' cotangent: a quadrature along the adjoint (no feedback)
-        g = g + _gauss(lambda t: np.concatenate(
-            [np.ravel(c) for c in pulls(t, back.sol(t))[1:]]), back.t)
-    return np.concatenate([back.y[:, -1], g])
+    a = G[m - 1].copy() if m else np.zeros(n)
+    g = np.zeros(P)
+    times = list(ts)
+    for k in range(m - 1, -1, -1):
+        target = times[k - 1] if k > 0 else t0
+        if target != times[k]:
+            z0 = a if quadrature else np.concatenate([a, g])
+            back = _si.solve_ivp(rhs, (times[k], target), z0, method=method, rtol=rtol,
+                                 atol=atol, dense_output=quadrature, **back_extra, **items)
+            if back.status != 0:
+                raise ODESolveError(f"{options.name}: the adjoint solve failed: "
+                                    f"{back.message}")
+            a = back.y[:n, -1].copy()
+            if quadrature:
+                g = g + _gauss(lambda t, sol=back.sol: np.concatenate(
+                    [np.ravel(c) for c in pull(float(t), state(t), sol(t), *params)[1:]]),
+                    back.t)
+            else:
+                g = back.y[n:, -1].copy()
+        if k > 0:
+            a = a + G[k - 1]
+    return np.concatenate([a, g])
 
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(5)
 
 
 def _gauss(integrand, steps):
-    """``integral of integrand`` from ``steps[-1]`` to ``steps[0]`` (the backward solve's
+    """``integral of integrand`` from ``steps[-1]`` to ``steps[0]`` (a backward solve's
     step times): five-point Gauss-Legendre on each step, exact for polynomials of degree 9,
     so its error stays below the solver's own on the steps the solver chose (the adjoint's
     fast transients after each jump get short steps, so they are sampled finely)."""
     total = 0.0
-    for left, right in zip(steps[1:], steps[:-1]):   # backwards: right > left going forward
+    for left, right in zip(steps[1:], steps[:-1]):
         half, mid = (right - left) / 2, (right + left) / 2
         for node, weight in zip(_NODES, _WEIGHTS):
             total = total + weight * half * integrand(mid + half * node)
     return total
 
 
-def _scipy_method(method):
-    return "LSODA" if method == "odeint" else method
-
-
-def _resolve(y_prev, y_k, a, g, t_from, t_to, *params, field, options):
-    """The adjoint step written with the backward re-solve of the state."""
-    n = shape_of(y_k)[0]
-    sizes = [int(np.prod(shape_of(p))) for p in params if differentiable(p)]
+def _resolve(y0, t0, ts, out, G, *params, field, options):
+    """The sweep written with the solve primitive (the state re-solved backwards)."""
+    n, m = shape_of(y0)[0], shape_of(ts)[0]
     which = [i for i, p in enumerate(params) if differentiable(p)]
-    Z = odesolve_p(concatenate([y_k, a, g]), t_from, reshape(t_to, (1,)), *params,
-                   field=AdjointField(field, n, which), options=_derived(options, [n] + sizes))
-    return Z[0, n:]
+    sizes = [int(np.prod(shape_of(params[i]))) for i in which]
+    aug = AdjointField(field, n, which)
+    derived = _derived(options, [n] + sizes)
+    times = [float(t) for t in np.asarray(underlying(ts), float).ravel()]
+    a = G[m - 1] if m else zeros(n)
+    g = zeros(sum(sizes))
+    for k in range(m - 1, -1, -1):
+        target, t_target = (ts[k - 1], times[k - 1]) if k > 0 else (t0, float(underlying(t0)))
+        if t_target != times[k]:
+            Z = odesolve_p(concatenate([out[k], a, g]), ts[k], reshape(target, (1,)),
+                           *params, field=aug, options=derived)
+            a, g = Z[0, n:2 * n], Z[0, 2 * n:]
+        if k > 0:
+            a = a + G[k - 1]
+    return concatenate([a, g])
 
 
-def _step_jvp(primals, tangents, *, field, options):
-    out = adjoint_step_p(*primals, field=field, options=options)
+def _sweep_jvp(primals, tangents, *, field, options):
+    out = adjoint_sweep_p(*primals, field=field, options=options)
     tangents = [instantiate(t) for t in tangents]
     _, tangent = api.jvp(lambda *xs: _resolve(*xs, field=field, options=options),
                          tuple(primals), tuple(tangents))
     return out, tangent
 
 
-def _step_vjp(i):
+def _sweep_vjp(i):
     def rule(ct, out, *primals, field, options):
         _, pull = api.vjp(lambda *xs: _resolve(*xs, field=field, options=options), *primals)
         return pull(instantiate(ct))[i]
     return rule
 
 
-def _step_batch(axis_size, values, batch_axes, *, field, options):
+def _sweep_batch(axis_size, values, batch_axes, *, field, options):
     outs = []
     for b in range(axis_size):
         args = [v[b] if ax is not None else v for v, ax in zip(values, batch_axes)]
-        outs.append(adjoint_step_p(*args, field=field, options=options))
+        outs.append(adjoint_sweep_p(*args, field=field, options=options))
     return stack(outs), 0
 
 
-adjoint_step_p = Primitive("odesolve_adjoint_step", _step_impl, _step_jvp,
-                           EachArgument(_step_vjp), _step_batch)
+adjoint_sweep_p = Primitive("odesolve_adjoint", _sweep_impl, _sweep_jvp,
+                            EachArgument(_sweep_vjp), _sweep_batch)
