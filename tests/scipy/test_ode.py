@@ -286,3 +286,83 @@ def test_failed_solve_raises_never_a_derivative():
         solve_ivp(blowup, (0.0, 2.0), np.array([1.0]))
     with pytest.raises(ODESolveError):
         dk.grad(lambda y0: dnp.sum(solve_ivp(blowup, (0.0, 2.0), y0).y))(np.array([1.0]))
+
+
+# --- the sparse Jacobian of the implicit methods ---------------------------------------------
+
+def brusselator_1d(t, y, n=32, a=1.0, b=3.0, alpha=0.02):
+    u, v = y[:n], y[n:]
+    lap_u = dnp.roll(u, 1) + dnp.roll(u, -1) - 2 * u
+    lap_v = dnp.roll(v, 1) + dnp.roll(v, -1) - 2 * v
+    return dnp.concatenate([a + u * u * v - (b + 1) * u + alpha * (n - 1) ** 2 * lap_u,
+                            b * u - u * u * v + alpha * (n - 1) ** 2 * lap_v])
+
+
+def test_sparse_jacobian_same_solution_fewer_evaluations():
+    n = 32
+    x = np.linspace(0, 1, n)
+    y0 = np.concatenate([1 + np.sin(2 * np.pi * x), np.full(n, 3.0)])
+    pattern = dk.jacobian_sparsity(lambda y: brusselator_1d(0.0, y))(y0)
+    calls = []
+
+    def counted(t, y):
+        calls.append(t)
+        return np.asarray(brusselator_1d(t, y))
+
+    opts = dict(method="BDF", rtol=1e-8, atol=1e-10, t_eval=[0.5, 2.0])
+    ref = si.solve_ivp(counted, (0.0, 2.0), y0, jac_sparsity=pattern, **opts)
+    ours = solve_ivp(brusselator_1d, (0.0, 2.0), y0, **opts)
+    forced = solve_ivp(brusselator_1d, (0.0, 2.0), y0, sparse=True, **opts)
+    dense = solve_ivp(brusselator_1d, (0.0, 2.0), y0, sparse=False, **opts)
+    for sol in (ours, forced, dense):
+        np.testing.assert_allclose(sol.y, ref.y, rtol=1e-6, atol=1e-8)
+    assert ours.nfev < len(calls)
+    np.testing.assert_array_equal(ours.y, forced.y)   # sparse=None picked the sparse path
+
+
+def test_user_jac_is_used_as_given():
+    seen = []
+
+    def jac(t, y, k):
+        seen.append(t)
+        return np.asarray(dk.jacfwd(lambda y: robertson(t, y, k))(y))
+
+    y0 = np.array([1.0, 0.0, 0.0])
+    sol = solve_ivp(robertson, (0.0, 10.0), y0, method="Radau", args=(K,), jac=jac,
+                    rtol=1e-6, atol=1e-10)
+    assert seen and sol.njev == len(seen)
+
+
+def test_closure_control_flow_change_raises():
+    from diffkit.scipy.integrate import ClosureError
+
+    def loss(p):
+        def field(t, y):
+            return -p * y if float(y[0]) > 0.5 else -2.0 * p * y
+        return dnp.sum(solve_ivp(field, (0.0, 3.0), np.array([1.0]), t_eval=[3.0]).y)
+
+    with pytest.raises(ClosureError, match="args"):
+        dk.grad(loss)(1.0)
+
+
+# --- JAX's odeint (only where JAX is installed) ----------------------------------------------
+
+def test_same_gradients_as_jax_odeint():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax.experimental.ode import odeint as jax_odeint
+    jax.config.update("jax_enable_x64", True)
+
+    def j_lv(y, t, p):
+        return jnp.stack([p[0] * y[0] - p[1] * y[0] * y[1], -p[2] * y[1] + p[3] * y[0] * y[1]])
+
+    def j_loss(p):
+        return jnp.sum(jax_odeint(j_lv, jnp.asarray(LV_Y0), jnp.asarray(TE), p,
+                                  rtol=1e-10, atol=1e-10) ** 2)
+
+    def loss(p):
+        return dnp.sum(odeint(lambda y, t, p: lv(t, y, p), LV_Y0, TE, args=(p,),
+                              rtol=1e-10, atol=1e-10) ** 2)
+
+    np.testing.assert_allclose(dk.grad(loss)(P), np.asarray(jax.grad(j_loss)(jnp.asarray(P))),
+                               rtol=1e-6)

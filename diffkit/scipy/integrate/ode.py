@@ -6,14 +6,14 @@ of the same method and tolerances. See ``docs/guide/ode.md``.
 """
 
 import numpy as np
-import scipy.integrate as _si
 
 from ...core.concrete import underlying
+from ...core.trace import innermost_trace
 from ...core.zeros import shape_of
 from ...errors import OptionError
 from ...numpy import asarray, concatenate, reshape
 from .ode_field import SPARSE_DENSITY, SPARSE_MIN_SIZE, ClosureError, as_field
-from .ode_rules import ODESolveError, Options, odesolve
+from .ode_rules import ODESolveError, Options, odesolve, solve_steps
 
 try:   # SciPy's result type (a dict with attribute access)
     from scipy.integrate._ivp.ivp import OdeResult
@@ -105,8 +105,14 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     opts = Options(method_name, rtol, atol, options.items(), sparse, user_jac, jac_sparsity,
                    name)
     if t_eval is None:
-        ts = _steps(field, params, y0, a, b, opts)
-        ts = concatenate([ts[:-1], reshape(t1, (1,))])
+        plain = [underlying(y0)] + [underlying(p) for p in params]
+        if any(np.shape(q) != shape_of(x) for q, x in zip(plain, [y0, *params])):
+            raise OptionError(f"{name}: under vmap the output times must be given (t_eval): "
+                              "the solver's own steps differ from one batch member to the next")
+        steps, Y = solve_steps(plain[0], a, b, plain[1:], field, opts)
+        if innermost_trace() is None:    # nothing to differentiate: the solve is the result
+            return _result(steps, Y, opts)
+        ts = concatenate([steps[:-1], reshape(t1, (1,))])
     else:
         ts = _times(t_eval, name, "t_eval")
         values = np.asarray(underlying(ts), float)
@@ -115,7 +121,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
             raise ValueError(f"{name}: values in t_eval are not within t_span")
         if len(values) > 1 and (values[1] - values[0]) * (b - a) < 0:
             raise ValueError(f"{name}: t_eval must be sorted in the direction of t_span")
-    Y = odesolve(y0, t0, ts, params, field, opts)
+    return _result(ts, odesolve(y0, t0, ts, params, field, opts), opts)
+
+
+def _result(ts, Y, opts):
     stats = opts.stats or dict(nfev=0, njev=0, nlu=0, status=0,
                                message="The solver successfully reached the end of the "
                                "integration interval.")
@@ -134,24 +143,6 @@ def _user_jac(jac, args, tfirst):
     def user_jac(t, y):
         return jac(t, y, *args) if tfirst else jac(y, t, *args)
     return user_jac
-
-
-def _steps(field, params, y0, a, b, opts):
-    """The solver's own step times at the current values (plain SciPy)."""
-    y = np.asarray(underlying(y0), float)
-    ps = [np.asarray(underlying(p)) for p in params]
-    if y.shape != shape_of(y0) or any(q.shape != shape_of(p) for q, p in zip(ps, params)):
-        raise OptionError("solve_ivp: under vmap the output times must be given (t_eval): "
-                          "the solver's own steps differ from one batch member to the next")
-
-    def rhs(t, y):
-        return np.asarray(underlying(field(t, y, *ps)), float)
-
-    sol = _si.solve_ivp(rhs, (a, b), y, method=opts.method, rtol=opts.rtol, atol=opts.atol,
-                        **dict(opts.items))
-    if sol.status != 0:
-        raise ODESolveError(f"solve_ivp: the {opts.method} solver failed: {sol.message}")
-    return sol.t
 
 
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,

@@ -20,6 +20,8 @@ such values through ``args`` instead). A function that closes over no traced val
 called as it is.
 """
 
+import weakref
+
 import numpy as np
 
 from ... import api
@@ -55,13 +57,29 @@ def _rhs_array(value, n, name):
     return out
 
 
+# The Jacobian patterns and colourings found for a user's function, kept across solves
+# while the function lives (a fit calls solve_ivp with the same function many times).
+_SHARED = weakref.WeakKeyDictionary()
+
+
+def _shared(fun, key):
+    try:
+        per_fun = _SHARED.setdefault(fun, {})
+    except TypeError:   # not weakly referenceable
+        return {}
+    return per_fun.setdefault(key, {})
+
+
 class UserField:
     """The user's ``fun(t, y, *args)`` (or ``func(y, t, *args)`` with ``tfirst=False``)
-    on the flat leaves of ``args``."""
+    on the flat leaves of ``args``. ``cache`` holds what is made once per solve (staged
+    replays), ``shared`` what is kept across solves of the same function (the Jacobian's
+    pattern and colouring)."""
 
     def __init__(self, fun, treedef, n, tfirst=True, name="solve_ivp"):
         self.fun, self.treedef, self.n, self.tfirst, self.name = fun, treedef, n, tfirst, name
         self.cache = {}
+        self.shared = _shared(fun, (treedef, n, tfirst))
 
     def __call__(self, t, y, *params):
         args = self.treedef.unflatten(params)
@@ -264,19 +282,22 @@ class Jacobian:
         self.g = g
         self.sparse = False
         if sparse is not False and (sparse or sparsity is not None or n >= SPARSE_MIN_SIZE):
-            key = ("pattern", n)
-            pattern = sparsity if sparsity is not None else field.cache.get(key)
+            shared = getattr(field, "shared", field.cache)
+            key = ("pattern", tuple(shape_of(p) for p in params))
+            pattern = sparsity if sparsity is not None else shared.get(key)
             if pattern is None:
                 pattern = jacobian_sparsity(g)(np.asarray(y0, float), np.asarray(t0, float),
                                                *params)
-                field.cache[key] = pattern
+                shared[key] = pattern
             density = pattern.nnz / max(n * n, 1)
             self.sparse = bool(sparse) or density <= SPARSE_DENSITY
             if self.sparse:
-                jkey = ("sparse_jacobian", n, sparsity is None)
-                sj = field.cache.get(jkey)
+                jkey = ("sparse_jacobian", key[1], sparsity is None)
+                sj = shared.get(jkey) if sparsity is None else None
                 if sj is None:
-                    sj = field.cache[jkey] = sparse_jacobian(g, sparsity=pattern)
+                    sj = sparse_jacobian(g, sparsity=pattern)
+                    if sparsity is None:
+                        shared[jkey] = sj
                 self.fn = sj
         self.dense = None if self.sparse else compiled(field, "jac")
 

@@ -93,16 +93,38 @@ def _impl(y0, t0, ts, *params, field, options):
         return Y[skip:].reshape(len(ts), n)
     if len(ts) == 0:
         return np.zeros((0, n))
+    return _solve(rhs, jac, y0, t0, float(ts[-1]), ts, options).y.T.copy()
+
+
+def _solve(rhs, jac, y0, t0, t1, ts, options):
+    """SciPy's ``solve_ivp`` from ``t0`` to ``t1`` (output at ``ts``, or at its steps for
+    ``ts=None``); a failure raises ``ODESolveError``; the statistics go to ``options``."""
     extra = {} if jac is None or options.method not in IMPLICIT else {"jac": jac}
-    sol = _si.solve_ivp(rhs, (t0, float(ts[-1])), y0, method=options.method, t_eval=ts,
+    sol = _si.solve_ivp(rhs, (t0, t1), y0, method=options.method, t_eval=ts,
                         rtol=options.rtol, atol=options.atol, **extra, **dict(options.items))
-    if sol.status != 0 or sol.y.shape[1] != len(ts):
+    if sol.status != 0 or (ts is not None and sol.y.shape[1] != len(ts)):
         raise ODESolveError(f"{options.name}: the {options.method} solver failed before the "
-                            f"last output time {ts[-1]!r}: {sol.message} (no solution, so "
+                            f"last output time {t1!r}: {sol.message} (no solution, so "
                             "no derivative)")
     options.stats = dict(nfev=sol.nfev, njev=sol.njev, nlu=sol.nlu, status=sol.status,
                          message=sol.message)
-    return sol.y.T.copy()
+    return sol
+
+
+def solve_steps(y0, t0, t1, params, field, options):
+    """The solution at the solver's own steps, on plain values: ``(t, y)`` (``y`` of shape
+    ``(len(t), n)``)."""
+    y0 = np.asarray(y0, float)
+    staged = compiled(field, "rhs")
+
+    def rhs(t, y):
+        return np.asarray(staged(t, y, *params), float)
+
+    jac = options.jac
+    if jac is None and options.method in IMPLICIT:
+        jac = Jacobian(field, params, y0, t0, options.sparse, options.jac_sparsity)
+    sol = _solve(rhs, jac, y0, float(t0), float(t1), None, options)
+    return sol.t, sol.y.T.copy()
 
 
 def odesolve(y0, t0, ts, params, field, options):
