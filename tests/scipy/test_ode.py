@@ -366,3 +366,19 @@ def test_same_gradients_as_jax_odeint():
 
     np.testing.assert_allclose(dk.grad(loss)(P), np.asarray(jax.grad(j_loss)(jnp.asarray(P))),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["BDF", "Radau", "LSODA"])
+def test_robertson_jacobian_reverse_equals_forward(method):
+    # every unit cotangent (an adjoint starting with zero components included)
+    y0 = np.array([1.0, 0.0, 0.0])
+    logk = np.log(K) + np.array([0.3, -0.4, 0.25])
+
+    def observe(logk):
+        sol = solve_ivp(robertson, (0.0, 100.0), y0, method=method, t_eval=ROB_T,
+                        args=(dnp.exp(logk),), rtol=1e-8, atol=1e-12)
+        return dnp.ravel(sol.y * W[:, None])
+
+    forward = dk.jacfwd(observe)(logk)
+    np.testing.assert_allclose(dk.jacrev(observe)(logk), forward, rtol=1e-5,
+                               atol=1e-6 * np.abs(forward).max())

@@ -292,6 +292,12 @@ def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
             z0 = a if quadrature else np.concatenate([a, g])
             back = _si.solve_ivp(rhs, (times[k], target), z0, method=method, rtol=rtol,
                                  atol=atol, dense_output=quadrature, **back_extra, **items)
+            if back.status != 0 and method == "BDF":
+                # SciPy's BDF can fail to start on an adjoint whose components begin at
+                # zero and grow on a fast scale; Radau (also stiff) takes the interval
+                back = _si.solve_ivp(rhs, (times[k], target), z0, method="Radau", rtol=rtol,
+                                     atol=atol, dense_output=quadrature, **back_extra,
+                                     **items)
             if back.status != 0:
                 raise ODESolveError(f"{options.name}: the adjoint solve failed: "
                                     f"{back.message}")
