@@ -6,7 +6,9 @@
 With ``--markdown`` the section between the ``ode`` markers of the file is replaced (or
 appended). Each figure is the median of a few timed runs (the machine may be shared: the
 ratios, measured in one run, are the figures to read). autograd's and JAX's ``odeint`` are
-timed when those packages are installed, and reported as absent otherwise.
+timed when those packages are installed, and reported as absent otherwise; the
+environment variable ``ODE_PEERS`` may name a directory holding them (appended to the
+import path, so that this interpreter's NumPy and SciPy still come first).
 """
 
 import argparse
@@ -25,6 +27,8 @@ import scipy.sparse as sp  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+if os.environ.get("ODE_PEERS"):
+    sys.path.append(os.environ["ODE_PEERS"])
 
 from sparse import brusselator  # noqa: E402
 
@@ -78,12 +82,13 @@ def peers(p):
     try:
         import autograd
         import autograd.numpy as anp
+        from autograd.builtins import tuple as a_tuple
         from autograd.scipy.integrate import odeint as a_odeint
 
         def a_lv(y, t, p):
             return anp.array([p[0] * y[0] - p[1] * y[0] * y[1], -p[2] * y[1] + p[3] * y[0] * y[1]])
 
-        a_grad = autograd.grad(lambda p: anp.sum(a_odeint(a_lv, Y0, T, tuple([p])) ** 2))
+        a_grad = autograd.grad(lambda p: anp.sum(a_odeint(a_lv, Y0, T, a_tuple((p,))) ** 2))
         out["autograd"] = median_time(lambda: a_grad(p))
     except ImportError:
         out["autograd"] = None
