@@ -110,7 +110,7 @@ def peers(p):
     return out
 
 
-def brusselator_rows(n=16):
+def brusselator_rows(n=32):
     f_np, f_dk = brusselator(np, n), brusselator(dnp, n)
     y0 = np.random.default_rng(0).uniform(0.5, 2.0, 2 * n * n)
     pattern = sp.csr_matrix(dk.jacobian_sparsity(f_dk)(y0))
