@@ -51,13 +51,14 @@ def _times(t, name, what):
 
 
 def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
-              vectorized=False, args=None, *, sparse=None, **options):
+              vectorized=False, args=None, **options):
     """Solve an initial value problem as ``scipy.integrate.solve_ivp`` does; the solution
     ``y`` differentiates in ``y0``, the output times (``t_eval``, or the end of ``t_span``)
     and ``args`` (any pytree of arrays), and in traced values ``fun`` closes over.
 
     ``method``: "RK45", "RK23", "DOP853" (explicit), "Radau", "BDF", "LSODA" (implicit: they
-    get the exact Jacobian of ``fun`` in ``y`` unless ``jac`` is given). ``sparse``: the
+    get the exact Jacobian of ``fun`` in ``y`` unless ``jac`` is given). ``sparse=`` (a
+    keyword of diffkit's among ``options``): the
     Jacobian as a ``scipy.sparse`` matrix (``True``), dense (``False``), or chosen from the
     detected pattern (``None``: sparse when at most ``SPARSE_DENSITY`` of its entries are
     nonzero and there are at least ``SPARSE_MIN_SIZE`` unknowns, or when ``jac_sparsity``
@@ -95,6 +96,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     if args is not None and not isinstance(args, tuple):
         args = (args,)
     args = () if args is None else args
+    sparse = options.pop("sparse", None)
     rtol = options.pop("rtol", 1e-3)
     atol = options.pop("atol", 1e-6)
     jac = options.pop("jac", None)
