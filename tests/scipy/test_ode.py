@@ -382,3 +382,16 @@ def test_robertson_jacobian_reverse_equals_forward(method):
     forward = dk.jacfwd(observe)(logk)
     np.testing.assert_allclose(dk.jacrev(observe)(logk), forward, rtol=1e-5,
                                atol=1e-6 * np.abs(forward).max())
+
+
+def test_sparsity_pattern_holds_the_jacobian():
+    def g(x):
+        sol = solve_ivp(lv, (0.0, 1.0), x[:2], t_eval=x[2:4], args=(x[4:],), rtol=1e-8)
+        return dnp.ravel(sol.y.T)
+
+    x = np.array([1.0, 2.0, 0.3, 0.8, 1.5, 1.0, 3.0, 1.0])
+    pattern = dk.jacobian_sparsity(g)(x).toarray()
+    nonzero = np.abs(dk.jacfwd(g)(x)) > 0
+    assert not (nonzero & ~pattern).any()
+    # output k depends on its own output time only
+    np.testing.assert_array_equal(pattern[:, 2:4], np.repeat(np.eye(2, dtype=bool), 2, axis=0))

@@ -33,6 +33,7 @@ from ...core.primitive import EachArgument, Primitive
 from ...core.zeros import instantiate, is_zero, shape_of
 from ...errors import DiffkitError
 from ...numpy import concatenate, dot, reshape, stack, zeros
+from ...ops import sparsity_rules as sr
 from .ode_field import AdjointField, Jacobian, SensitivityField, compiled, differentiable
 
 IMPLICIT = ("BDF", "Radau", "LSODA", "odeint")
@@ -218,7 +219,29 @@ def _batch(axis_size, values, batch_axes, *, field, options):
     return stack(outs), 0
 
 
-odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _batch)
+def _sparsity(args, out, local, **params):
+    """Output ``(k, j)`` depends on every entry of ``y0``, ``t0`` and the parameters, and
+    on the output time ``ts[k]`` alone."""
+    y0, t0, ts, *rest = args
+    size = int(np.prod(shape_of(out)))
+    m, n = shape_of(out)
+    rows = [sr.dense(size, int(np.prod(shape_of(x)))) if sr.differentiable(x) else None
+            for x in (y0, t0)]
+    times = np.repeat(np.arange(m, dtype=np.intp), n) if sr.differentiable(ts) else None
+    return tuple(rows) + (times,) + tuple(
+        sr.dense(size, int(np.prod(shape_of(x)))) if sr.differentiable(x) else None
+        for x in rest)
+
+
+def _dense_sparsity(args, out, local, **params):
+    """Every output entry depends on every entry of every float argument."""
+    size = int(np.prod(shape_of(out)))
+    return tuple(sr.dense(size, int(np.prod(shape_of(x)))) if sr.differentiable(x) else None
+                 for x in args)
+
+
+odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _batch,
+                       sparsity=_sparsity)
 
 
 # --- the adjoint sweep ------------------------------------------------------------------
@@ -376,4 +399,4 @@ def _sweep_batch(axis_size, values, batch_axes, *, field, options):
 
 
 adjoint_sweep_p = Primitive("odesolve_adjoint", _sweep_impl, _sweep_jvp,
-                            EachArgument(_sweep_vjp), _sweep_batch)
+                            EachArgument(_sweep_vjp), _sweep_batch, sparsity=_dense_sparsity)
