@@ -18,7 +18,6 @@ from . import integrate, linalg, optimize, signal, special, stats  # noqa: F401
 for _module, _reference in ((special, _special), (linalg, _linalg), (signal, _signal),
                             (integrate, _integrate)):
     _wrap_namespace(vars(_module), _reference, _module.__name__,
-                    [n for n in getattr(_module, "__all__", None)
-                     or [n for n in dir(_module) if not n.startswith("_")]
-                     if n not in getattr(_module, "OWN_SIGNATURES", ())],
+                    getattr(_module, "WRAPPED", None) or getattr(_module, "__all__", None)
+                    or [n for n in dir(_module) if not n.startswith("_")],
                     name_inputs=_module is special)

@@ -1,0 +1,307 @@
+"""Vector fields of the ODE solvers: the user's function on flat parameters, closure
+conversion of the traced values it closes over, the augmented fields of the derivative
+rules, and the exact (dense or sparse) Jacobians the implicit methods receive.
+
+A *field* is a callable ``field(t, y, *params) -> dy/dt`` written with diffkit operations
+(so it differentiates and batches), where ``params`` is a flat list of arrays. It is the
+static parameter of the solve primitive (``ode_rules.py``): everything it depends on that a
+derivative may flow into is among ``params``.
+
+Closure conversion
+------------------
+A user's function may close over traced values (``grad(lambda p: solve_ivp(lambda t, y: -p
+* y, ...))``). The solve primitive's implementation must never see them, so ``as_field``
+records the function once (``diffkit.interpreters.staging``) at the initial point: every
+traced value of an enclosing transformation the recording uses as a constant becomes one
+more parameter, and the field replays the recording with those parameters in their place.
+The recording is valid while the function's Python control flow takes the same branches:
+its guards are checked on every replay, and a failing one raises ``ClosureError`` (pass
+such values through ``args`` instead). A function that closes over no traced value is
+called as it is.
+"""
+
+import weakref
+
+import numpy as np
+
+from ... import api
+from ...core.concrete import underlying
+from ...core.trace import Tracer, innermost_trace
+from ...core.zeros import dtype_of, shape_of
+from ...errors import DiffkitError
+from ...interpreters.staging import Const, custom_call_p, stage_flat
+from ...jit import make_graph
+from ...jit.graph import GuardFailure, Unverifiable
+from ...numpy import asarray, concatenate, ravel, reshape
+from ...sparse import jacobian_sparsity, sparse_jacobian
+from ...tree_util import tree_flatten
+
+# sparse=None picks the sparse Jacobian when the detected pattern has at most this share
+# of nonzeros (and the system has at least SPARSE_MIN_SIZE unknowns).
+SPARSE_DENSITY = 0.1
+SPARSE_MIN_SIZE = 16
+
+
+class ClosureError(DiffkitError, ValueError):
+    """A vector field closing over traced values takes another Python branch than it took
+    when it was recorded."""
+
+
+def _rhs_array(value, n, name):
+    out = asarray(value)
+    if shape_of(out) != (n,):
+        if int(np.prod(shape_of(out))) == n:
+            return reshape(out, (n,))
+        raise ValueError(f"{name}: the function returned shape {shape_of(out)}, "
+                         f"but the state has shape ({n},)")
+    return out
+
+
+# The Jacobian patterns and colourings found for a user's function, kept across solves
+# while the function lives (a fit calls solve_ivp with the same function many times).
+_SHARED = weakref.WeakKeyDictionary()
+
+
+def _shared(fun, key):
+    try:
+        per_fun = _SHARED.setdefault(fun, {})
+    except TypeError:   # not weakly referenceable
+        return {}
+    return per_fun.setdefault(key, {})
+
+
+class UserField:
+    """The user's ``fun(t, y, *args)`` (or ``func(y, t, *args)`` with ``tfirst=False``)
+    on the flat leaves of ``args``. ``cache`` holds what is made once per solve (staged
+    replays), ``shared`` what is kept across solves of the same function (the Jacobian's
+    pattern and colouring)."""
+
+    def __init__(self, fun, treedef, n, tfirst=True, name="solve_ivp"):
+        self.fun, self.treedef, self.n, self.tfirst, self.name = fun, treedef, n, tfirst, name
+        self.cache = {}
+        self.shared = _shared(fun, (treedef, n, tfirst))
+
+    def __call__(self, t, y, *params):
+        args = self.treedef.unflatten(params)
+        out = self.fun(t, y, *args) if self.tfirst else self.fun(y, t, *args)
+        return _rhs_array(out, self.n, self.name)
+
+
+class ReplayField:
+    """A recorded user function with the traced values it closed over as parameters."""
+
+    def __init__(self, recording, closed_ids, n, name):
+        self.recording, self.n, self.name = recording, n, name
+        self.closed_ids = closed_ids
+        self.num_inputs = recording.num_inputs
+        self.cache = {}
+
+    def _const(self, const, subst):
+        value = const.value
+        return subst.get(id(value), value) if isinstance(value, Tracer) else value
+
+    def __call__(self, t, y, *params):
+        rec = self.recording
+        leaves = params[:self.num_inputs - 2]
+        subst = dict(zip(self.closed_ids, params[self.num_inputs - 2:]))
+        env = dict(enumerate((t, y, *leaves)))
+        for eqn in rec.equations:
+            ins = [env[r] if type(r) is int else self._const(r, subst) for r in eqn.inputs]
+            if eqn.prim is custom_call_p:
+                outs = custom_call_p.bind(ins, eqn.params)
+            else:
+                out = eqn.prim(*ins, **eqn.params)
+                outs = out if eqn.prim.multiple_results else (out,)
+            env.update(zip(eqn.outs, outs))
+        for guard in rec.guards:
+            value = underlying(env[guard.var])
+            if np.shape(value) == np.shape(guard.expected) or guard.test is not None:
+                if not guard.holds(value):
+                    raise ClosureError(
+                        f"{self.name}: the function closes over traced values and its Python "
+                        f"control flow changed since it was recorded ({guard.describe()}). "
+                        "Pass the traced values through args instead of a closure.")
+        (ref,) = rec.outputs
+        out = env[ref] if type(ref) is int else self._const(ref, subst)
+        return _rhs_array(out, self.n, self.name)
+
+
+def as_field(fun, t0, y0, args, tfirst=True, name="solve_ivp"):
+    """``(field, params)``: the user's function as a field and its flat parameters (the
+    leaves of ``args``, then the traced values it closes over)."""
+    leaves, treedef = tree_flatten(args)
+    n = shape_of(y0)[0]
+    field = UserField(fun, treedef, n, tfirst, name)
+    if innermost_trace() is None:     # nothing is traced: no closure can hold a tracer
+        return field, list(leaves)
+
+    def staged(t, y, *ls):
+        return [asarray(field(t, y, *ls))]
+
+    _, recording = stage_flat(staged, [t0, y0, *leaves], name=name)
+    if not recording.holds_tracers:
+        return field, list(leaves)
+    closed, ids = [], []
+    refs = [r for eqn in recording.equations for r in eqn.inputs] + list(recording.outputs)
+    for r in refs:
+        if type(r) is Const and isinstance(r.value, Tracer) and id(r.value) not in ids:
+            ids.append(id(r.value))
+            closed.append(r.value)
+    return ReplayField(recording, ids, n, name), list(leaves) + closed
+
+
+def differentiable(x):
+    return dtype_of(x).kind in "fc"
+
+
+class SensitivityField:
+    """State ``(y, s)``: ``y' = f(t, y, p)``, ``s' = J_y s + J_p dp`` (the forward
+    sensitivity along the tangents ``dp`` of the parameters at ``which``), parameters
+    ``(*p, *dp)``."""
+
+    def __init__(self, field, n, num_params, which):
+        self.field, self.n, self.num_params, self.which = field, n, num_params, tuple(which)
+        self.cache = {}
+
+    def __call__(self, t, z, *params):
+        n, k = self.n, self.num_params
+        p, dp = list(params[:k]), params[k:]
+        y, s = z[:n], z[n:]
+
+        def f(y, *chosen):
+            q = list(p)
+            for i, v in zip(self.which, chosen):
+                q[i] = v
+            return self.field(t, y, *q)
+
+        dy, ds = api.jvp(f, (y, *[p[i] for i in self.which]), (s, *dp))
+        return concatenate([dy, ds])
+
+
+class AdjointField:
+    """State ``(y, a, g)`` integrated backwards: ``y' = f``, ``a' = -a J_y``,
+    ``g' = -a J_p`` (the parameters at ``which``, flattened)."""
+
+    def __init__(self, field, n, which):
+        self.field, self.n, self.which = field, n, tuple(which)
+        self.cache = {}
+
+    def __call__(self, t, z, *params):
+        n = self.n
+        y, a = z[:n], z[n:2 * n]
+
+        def f(y, *chosen):
+            q = list(params)
+            for i, v in zip(self.which, chosen):
+                q[i] = v
+            return self.field(t, y, *q)
+
+        dy, pull = api.vjp(f, y, *[params[i] for i in self.which])
+        cts = pull(a)
+        return concatenate([dy] + [-ravel(c) for c in cts])
+
+
+def compiled(field, kind, which=()):
+    """A staged (``diffkit.jit``) function of ``field``, made once per field and kept:
+    ``"rhs"``: ``(t, y, *params) -> f``; ``"pull"``: ``(t, y, a, *params) -> (a J_y,
+    *(a J_p for the parameters at which))``; ``"jac"``: ``(t, y, *params) -> J_y`` (dense).
+    The solvers call them on plain values, where a replay is straight-line NumPy."""
+    key = (kind, tuple(which))
+    fn = field.cache.get(key)
+    if fn is not None:
+        return fn
+    if kind == "rhs":
+        def fn(t, y, *params):
+            return field(t, y, *params)
+    elif kind == "pull":
+        def fn(t, y, a, *params):
+            def f(y, *chosen):
+                q = list(params)
+                for i, v in zip(which, chosen):
+                    q[i] = v
+                return field(t, y, *q)
+            _, pull = api.vjp(f, y, *[params[i] for i in which])
+            return tuple(pull(a))
+    elif kind == "jac_all":
+        def fn(t, y, *params):
+            def f(y, *chosen):
+                q = list(params)
+                for i, v in zip(which, chosen):
+                    q[i] = v
+                return field(t, y, *q)
+            blocks = api.jacfwd(f, argnums=tuple(range(1 + len(which))))(
+                y, *[params[i] for i in which])
+            return concatenate([reshape(b, (shape_of(y)[0], -1)) for b in blocks], axis=1)
+    else:
+        def fn(t, y, *params):
+            return api.jacfwd(lambda y: field(t, y, *params))(y)
+    fn = field.cache[key] = Staged(fn)
+    return fn
+
+
+class Staged:
+    """``fn`` recorded once (``diffkit.jit.make_graph``) and replayed as straight-line NumPy
+    on plain arguments, without ``jit``'s per-call cache lookup (the solvers call it
+    thousands of times with arguments of one signature: ``t`` a Python float, ``y`` a
+    float array, the parameters unchanged). A failing guard records again, up to
+    ``MAX_GRAPHS`` graphs; past them, and for traced arguments, ``fn`` runs itself."""
+
+    MAX_GRAPHS = 4
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.graphs = []
+
+    def __call__(self, *args):
+        if any(isinstance(a, Tracer) for a in args):
+            return self.fn(*args)
+        for graph in self.graphs:
+            try:
+                return graph.out_tree.unflatten(graph.run_flat(args))
+            except (GuardFailure, Unverifiable):
+                continue
+        if len(self.graphs) >= self.MAX_GRAPHS:
+            return self.fn(*args)
+        graph = make_graph(self.fn)(*args)
+        self.graphs.insert(0, graph)
+        return graph.out_tree.unflatten(graph.run_flat(args))
+
+
+class Jacobian:
+    """The exact Jacobian ``d field / d y`` at the parameters ``params``, for SciPy's
+    ``jac``: dense (``jacfwd``), or sparse (``sparse_jacobian``, pattern and colouring found
+    once per field and reused) as a ``scipy.sparse.csr_array``."""
+
+    def __init__(self, field, params, y0, t0, sparse, sparsity=None):
+        self.params = params
+        n = shape_of(y0)[0]
+
+        def g(y, t, *ps):
+            return field(t, y, *ps)
+
+        self.g = g
+        self.sparse = False
+        if sparse is not False and (sparse or sparsity is not None or n >= SPARSE_MIN_SIZE):
+            shared = getattr(field, "shared", field.cache)
+            key = ("pattern", tuple(shape_of(p) for p in params))
+            pattern = sparsity if sparsity is not None else shared.get(key)
+            if pattern is None:
+                pattern = jacobian_sparsity(g)(np.asarray(y0, float), np.asarray(t0, float),
+                                               *params)
+                shared[key] = pattern
+            density = pattern.nnz / max(n * n, 1)
+            self.sparse = bool(sparse) or density <= SPARSE_DENSITY
+            if self.sparse:
+                jkey = ("sparse_jacobian", key[1], sparsity is None)
+                sj = shared.get(jkey) if sparsity is None else None
+                if sj is None:
+                    sj = sparse_jacobian(g, sparsity=pattern)
+                    if sparsity is None:
+                        shared[jkey] = sj
+                self.fn = sj
+        self.dense = None if self.sparse else compiled(field, "jac")
+
+    def __call__(self, t, y):
+        if self.dense is not None:
+            return self.dense(float(t), np.asarray(y, float), *self.params)
+        return self.fn(y, np.asarray(t, float), *self.params)

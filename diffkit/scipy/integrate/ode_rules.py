@@ -1,0 +1,402 @@
+"""The ODE solve primitive and its rules.
+
+``odesolve_p(y0, t0, ts, *params, field, method, options)`` is the solution of
+``y' = field(t, y, *params)``, ``y(t0) = y0``, at the output times ``ts`` (a 1-D array,
+ordered in the direction of integration from ``t0``): an array of shape ``(len(ts), n)``.
+Its implementation calls SciPy (``solve_ivp`` with ``t_eval=ts``, or ``odeint`` for
+``method="odeint"``); the implicit methods get the exact Jacobian of the field (dense, or
+sparse when the pattern is sparse: ``ode_field.Jacobian``).
+
+- JVP: the forward sensitivity system ``(y, s)`` (``SensitivityField``) solved by the same
+  primitive, so it differentiates again; a tangent of an output time adds ``f(t_k, y_k)``
+  times it, a tangent of ``t0`` starts ``s`` at ``-f(t0, y0) dt0``.
+- VJP: the adjoint method (``adjoint_sweep_p``, below): the state solved once forwards
+  with dense output, then from the last output time back to ``t0``, interval by
+  interval, the adjoint ``a' = -a J_y`` and the parameters' cotangent ``g' = -a J_p``
+  backwards along it, each output's cotangent added to ``a`` at its time (the output
+  times are the checkpoints), with the same method. ``a(t0)`` is the cotangent of ``y0``,
+  ``g(t0)`` those of the parameters, ``-a(t0) . f(t0, y0)`` that of ``t0`` and
+  ``G_k . f(t_k, y_k)`` that of each output time. One backward sweep serves every
+  argument's rule.
+- Batching: one solve per batch member (a loop), stacked.
+
+Derivatives are those of the exact solution, computed to the solver's tolerances: the
+sensitivity and adjoint systems are solved with the same ``rtol``/``atol``.
+"""
+
+import numpy as np
+import scipy.integrate as _si
+
+from ... import api
+from ...core.concrete import underlying
+from ...core.primitive import EachArgument, Primitive
+from ...core.zeros import instantiate, is_zero, shape_of
+from ...errors import DiffkitError
+from ...numpy import concatenate, dot, reshape, stack, zeros
+from ...ops import sparsity_rules as sr
+from .ode_field import AdjointField, Jacobian, SensitivityField, compiled, differentiable
+
+IMPLICIT = ("BDF", "Radau", "LSODA", "odeint")
+
+
+class ODESolveError(DiffkitError, RuntimeError):
+    """SciPy's solver did not reach the last output time: there is no solution, and no
+    derivative, to give."""
+
+
+class Options:
+    """The solver's settings, hashable and shared by the derivative solves: ``method``,
+    ``rtol``, ``atol``, the other SciPy options (``items``), the sparse choice, a user's
+    ``jac`` (for the user's field only) and the statistics of the last solve."""
+
+    def __init__(self, method, rtol, atol, items=(), sparse=None, jac=None,
+                 jac_sparsity=None, name="solve_ivp"):
+        self.method, self.rtol, self.atol = method, rtol, atol
+        self.items, self.sparse, self.jac = tuple(items), sparse, jac
+        self.jac_sparsity, self.name = jac_sparsity, name
+        self.stats = None
+
+    def derived(self):
+        """The options of a derivative solve: no user jac, no first step."""
+        return Options(self.method, self.rtol, self.atol,
+                       [(k, v) for k, v in self.items if k not in ("first_step", "h0")],
+                       self.sparse, name=self.name)
+
+    def atol_for(self, sizes):
+        """``atol`` for an augmented state made of blocks of ``sizes``."""
+        atol = np.asarray(self.atol, float)
+        if atol.ndim == 0:
+            return self.atol
+        return np.concatenate([atol] + [np.full(k, atol.min()) for k in sizes])
+
+
+def _impl(y0, t0, ts, *params, field, options):
+    y0 = np.asarray(y0, float)
+    ts = np.asarray(ts, float)
+    t0 = float(t0)
+    n = y0.shape[0]
+
+    staged = compiled(field, "rhs")
+
+    def rhs(t, y):
+        return np.asarray(staged(t, y, *params), float)
+
+    jac = options.jac
+    if jac is None and options.method in IMPLICIT:
+        jac = Jacobian(field, params, y0, t0, options.sparse, options.jac_sparsity)
+    if options.method == "odeint":
+        skip = 1 if len(ts) == 0 or ts[0] != t0 else 0
+        times = np.concatenate([[t0], ts]) if skip else ts
+        Y, info = _si.odeint(rhs, y0, times, Dfun=jac, tfirst=True, rtol=options.rtol,
+                             atol=options.atol, full_output=True, **dict(options.items))
+        if info["message"] != "Integration successful.":
+            raise ODESolveError(f"{options.name}: odeint failed: {info['message']}")
+        options.stats = dict(nfev=int(info["nfe"][-1]), njev=int(info["nje"][-1]), nlu=0,
+                             status=0, message=info["message"])
+        return Y[skip:].reshape(len(ts), n)
+    if len(ts) == 0:
+        return np.zeros((0, n))
+    return _solve(rhs, jac, y0, t0, float(ts[-1]), ts, options).y.T.copy()
+
+
+def _solve(rhs, jac, y0, t0, t1, ts, options):
+    """SciPy's ``solve_ivp`` from ``t0`` to ``t1`` (output at ``ts``, or at its steps for
+    ``ts=None``); a failure raises ``ODESolveError``; the statistics go to ``options``."""
+    extra = {} if jac is None or options.method not in IMPLICIT else {"jac": jac}
+    sol = _si.solve_ivp(rhs, (t0, t1), y0, method=options.method, t_eval=ts,
+                        rtol=options.rtol, atol=options.atol, **extra, **dict(options.items))
+    if sol.status != 0 or (ts is not None and sol.y.shape[1] != len(ts)):
+        raise ODESolveError(f"{options.name}: the {options.method} solver failed before the "
+                            f"last output time {t1!r}: {sol.message} (no solution, so "
+                            "no derivative)")
+    options.stats = dict(nfev=sol.nfev, njev=sol.njev, nlu=sol.nlu, status=sol.status,
+                         message=sol.message)
+    return sol
+
+
+def solve_steps(y0, t0, t1, params, field, options):
+    """The solution at the solver's own steps, on plain values: ``(t, y)`` (``y`` of shape
+    ``(len(t), n)``)."""
+    y0 = np.asarray(y0, float)
+    staged = compiled(field, "rhs")
+
+    def rhs(t, y):
+        return np.asarray(staged(t, y, *params), float)
+
+    jac = options.jac
+    if jac is None and options.method in IMPLICIT:
+        jac = Jacobian(field, params, y0, t0, options.sparse, options.jac_sparsity)
+    sol = _solve(rhs, jac, y0, float(t0), float(t1), None, options)
+    return sol.t, sol.y.T.copy()
+
+
+def odesolve(y0, t0, ts, params, field, options):
+    return odesolve_p(y0, t0, ts, *params, field=field, options=options)
+
+
+def _rows(field, ts, Y, params):
+    """``f(ts[k], Y[k])`` for every row."""
+    return api.vmap(lambda t, y: field(t, y, *params))(ts, Y)
+
+
+def _jvp(primals, tangents, *, field, options):
+    y0, t0, ts, *params = primals
+    dy0, dt0, dts, *dps = tangents
+    out = odesolve_p(y0, t0, ts, *params, field=field, options=options)
+    n = shape_of(y0)[0]
+    which = [i for i, d in enumerate(dps) if not is_zero(d) and differentiable(params[i])]
+    s0 = None if is_zero(dy0) else dy0
+    if not is_zero(dt0):
+        start = -field(t0, y0, *params) * dt0
+        s0 = start if s0 is None else s0 + start
+    tangent = None
+    if s0 is not None or which:
+        s0 = zeros(n) if s0 is None else s0
+        aug = SensitivityField(field, n, len(params), which)
+        Z = odesolve_p(concatenate([y0, s0]), t0, ts, *params, *[dps[i] for i in which],
+                       field=aug, options=_derived(options, [n]))
+        tangent = Z[:, n:]
+    if not is_zero(dts):
+        part = _rows(field, ts, out, params) * reshape(dts, (-1, 1))
+        tangent = part if tangent is None else tangent + part
+    if tangent is None:
+        tangent = zeros(shape_of(out))
+    return out, tangent
+
+
+def _derived(options, sizes):
+    derived = options.derived()
+    derived.atol = options.atol_for(sizes)
+    return derived
+
+
+class _Sweep:
+    """The cotangents of one backward sweep, computed by the first rule asking for them and
+    handed to the others (the rules of one primitive application share one sweep)."""
+
+    key = None
+    values = None
+
+
+_sweep = _Sweep()
+
+
+def _backward(ct, out, y0, t0, ts, params, field, options):
+    key = (ct, out, y0, t0, ts, *params)
+    if _sweep.key is not None and len(_sweep.key) == len(key) and \
+            all(a is b for a, b in zip(_sweep.key, key)):
+        return _sweep.values
+    n = shape_of(y0)[0]
+    m = shape_of(ts)[0]
+    which = [i for i, p in enumerate(params) if differentiable(p)]
+    sizes = [int(np.prod(shape_of(params[i]))) for i in which]
+    G = instantiate(ct)
+    ag = adjoint_sweep_p(y0, t0, ts, out, G, *params, field=field, options=options)
+    a, g = ag[:n], ag[n:]
+    ct_params = [None] * len(params)
+    start = 0
+    for i, size in zip(which, sizes):
+        ct_params[i] = reshape(g[start:start + size], shape_of(params[i]))
+        start += size
+    f0 = field(t0, y0, *params)
+    ct_ts = api.vmap(dot)(G, _rows(field, ts, out, params)) if m else zeros(0)
+    values = [a, -dot(a, f0), ct_ts] + ct_params
+    _sweep.key, _sweep.values = key, values
+    return values
+
+
+def _vjp_rule(i):
+    def rule(ct, out, y0, t0, ts, *params, field, options):
+        return _backward(ct, out, y0, t0, ts, params, field, options)[i]
+    return rule
+
+
+def _batch(axis_size, values, batch_axes, *, field, options):
+    outs = []
+    for b in range(axis_size):
+        args = [v[b] if ax is not None else v for v, ax in zip(values, batch_axes)]
+        outs.append(odesolve_p(*args, field=field, options=options))
+    return stack(outs), 0
+
+
+def _sparsity(args, out, local, **params):
+    """Output ``(k, j)`` depends on every entry of ``y0``, ``t0`` and the parameters, and
+    on the output time ``ts[k]`` alone."""
+    y0, t0, ts, *rest = args
+    size = int(np.prod(shape_of(out)))
+    m, n = shape_of(out)
+    rows = [sr.dense(size, int(np.prod(shape_of(x)))) if sr.differentiable(x) else None
+            for x in (y0, t0)]
+    times = np.repeat(np.arange(m, dtype=np.intp), n) if sr.differentiable(ts) else None
+    return tuple(rows) + (times,) + tuple(
+        sr.dense(size, int(np.prod(shape_of(x)))) if sr.differentiable(x) else None
+        for x in rest)
+
+
+def _dense_sparsity(args, out, local, **params):
+    """Every output entry depends on every entry of every float argument."""
+    size = int(np.prod(shape_of(out)))
+    return tuple(sr.dense(size, int(np.prod(shape_of(x)))) if sr.differentiable(x) else None
+                 for x in args)
+
+
+odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _batch,
+                       sparsity=_sparsity)
+
+
+# --- the adjoint sweep ------------------------------------------------------------------
+#
+# ``adjoint_sweep_p(y0, t0, ts, out, G, *params)`` is ``(a(t0), g(t0))``: the adjoint and
+# the parameters' cotangent after the backward sweep over every output interval. Its
+# implementation solves the state once forwards with SciPy's dense output (the same solve
+# as the primal's: its values at ``ts`` are ``out``), then, interval by interval from the
+# last output time, the adjoint backwards along that interpolant (a stiff system's state
+# is never solved backwards, where its fast modes grow), adding each output's cotangent at
+# its time. The parameters' cotangent is integrated with the adjoint (five-point
+# Gauss-Legendre on the adjoint's own steps for BDF, whose step control trips on the
+# augmented system). The sweep's own derivatives (second order) are those of the same map
+# written with the solve primitive: the state re-solved backwards with the adjoint from
+# each checkpoint (``_resolve``).
+
+
+def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
+    y0, ts, G = np.asarray(y0, float), np.asarray(ts, float), np.asarray(G, float)
+    t0 = float(t0)
+    n, m = y0.shape[0], ts.shape[0]
+    which = [i for i, p in enumerate(params) if differentiable(p)]
+    sizes = [int(np.size(params[i])) for i in which]
+    P = sum(sizes)
+    method = "LSODA" if options.method == "odeint" else options.method
+    implicit = method in IMPLICIT
+    rtol = options.rtol
+    atol = options.atol if np.ndim(options.atol) == 0 else float(np.min(options.atol))
+    staged = compiled(field, "rhs")
+    jac = None
+    if implicit:
+        jac = options.jac if options.jac is not None else Jacobian(
+            field, params, y0, t0, options.sparse, options.jac_sparsity)
+    extra = {"jac": jac} if implicit else {}
+    items = dict((k, v) for k, v in options.items if k in ("max_step", "min_step"))
+    if m == 0 or ts[-1] == t0:
+        state = None
+    else:
+        forward = _si.solve_ivp(lambda t, y: np.asarray(staged(t, y, *params), float),
+                                (t0, float(ts[-1])), y0, method=method, rtol=rtol,
+                                atol=options.atol, dense_output=True, **extra, **items)
+        if forward.status != 0:
+            raise ODESolveError(f"{options.name}: the state solve of the adjoint sweep "
+                                f"failed: {forward.message}")
+        state = forward.sol
+    pull = compiled(field, "pull", which)
+    quadrature = method == "BDF" and P > 0
+    width = n if quadrature else n + P
+
+    def rhs(t, z):
+        cts = pull(float(t), state(t), z[:n], *params)
+        if quadrature:
+            return -np.asarray(cts[0], float)
+        return -np.concatenate([np.ravel(c) for c in cts])
+
+    back_extra = {}
+    if implicit:
+        full = compiled(field, "jac_all", which)
+
+        def back_jac(t, z):
+            J = np.asarray(full(float(t), state(t), *params), float)   # (n, n + P)
+            M = np.zeros((width, width))
+            M[:, :n] = -J[:, :width].T
+            return M
+        back_extra["jac"] = back_jac
+
+    a = G[m - 1].copy() if m else np.zeros(n)
+    g = np.zeros(P)
+    times = list(ts)
+    for k in range(m - 1, -1, -1):
+        target = times[k - 1] if k > 0 else t0
+        if target != times[k]:
+            z0 = a if quadrature else np.concatenate([a, g])
+            back = _si.solve_ivp(rhs, (times[k], target), z0, method=method, rtol=rtol,
+                                 atol=atol, dense_output=quadrature, **back_extra, **items)
+            if back.status != 0 and method == "BDF":
+                # SciPy's BDF can fail to start on an adjoint whose components begin at
+                # zero and grow on a fast scale; Radau (also stiff) takes the interval
+                back = _si.solve_ivp(rhs, (times[k], target), z0, method="Radau", rtol=rtol,
+                                     atol=atol, dense_output=quadrature, **back_extra,
+                                     **items)
+            if back.status != 0:
+                raise ODESolveError(f"{options.name}: the adjoint solve failed: "
+                                    f"{back.message}")
+            a = back.y[:n, -1].copy()
+            if quadrature:
+                g = g + _gauss(lambda t, sol=back.sol: np.concatenate(
+                    [np.ravel(c) for c in pull(float(t), state(t), sol(t), *params)[1:]]),
+                    back.t)
+            else:
+                g = back.y[n:, -1].copy()
+        if k > 0:
+            a = a + G[k - 1]
+    return np.concatenate([a, g])
+
+
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(5)
+
+
+def _gauss(integrand, steps):
+    """``integral of integrand`` from ``steps[-1]`` to ``steps[0]`` (a backward solve's
+    step times): five-point Gauss-Legendre on each step, exact for polynomials of degree 9,
+    so its error stays below the solver's own on the steps the solver chose (the adjoint's
+    fast transients after each jump get short steps, so they are sampled finely)."""
+    total = 0.0
+    for left, right in zip(steps[1:], steps[:-1]):
+        half, mid = (right - left) / 2, (right + left) / 2
+        for node, weight in zip(_NODES, _WEIGHTS):
+            total = total + weight * half * integrand(mid + half * node)
+    return total
+
+
+def _resolve(y0, t0, ts, out, G, *params, field, options):
+    """The sweep written with the solve primitive (the state re-solved backwards)."""
+    n, m = shape_of(y0)[0], shape_of(ts)[0]
+    which = [i for i, p in enumerate(params) if differentiable(p)]
+    sizes = [int(np.prod(shape_of(params[i]))) for i in which]
+    aug = AdjointField(field, n, which)
+    derived = _derived(options, [n] + sizes)
+    times = [float(t) for t in np.asarray(underlying(ts), float).ravel()]
+    a = G[m - 1] if m else zeros(n)
+    g = zeros(sum(sizes))
+    for k in range(m - 1, -1, -1):
+        target, t_target = (ts[k - 1], times[k - 1]) if k > 0 else (t0, float(underlying(t0)))
+        if t_target != times[k]:
+            Z = odesolve_p(concatenate([out[k], a, g]), ts[k], reshape(target, (1,)),
+                           *params, field=aug, options=derived)
+            a, g = Z[0, n:2 * n], Z[0, 2 * n:]
+        if k > 0:
+            a = a + G[k - 1]
+    return concatenate([a, g])
+
+
+def _sweep_jvp(primals, tangents, *, field, options):
+    out = adjoint_sweep_p(*primals, field=field, options=options)
+    tangents = [instantiate(t) for t in tangents]
+    _, tangent = api.jvp(lambda *xs: _resolve(*xs, field=field, options=options),
+                         tuple(primals), tuple(tangents))
+    return out, tangent
+
+
+def _sweep_vjp(i):
+    def rule(ct, out, *primals, field, options):
+        _, pull = api.vjp(lambda *xs: _resolve(*xs, field=field, options=options), *primals)
+        return pull(instantiate(ct))[i]
+    return rule
+
+
+def _sweep_batch(axis_size, values, batch_axes, *, field, options):
+    outs = []
+    for b in range(axis_size):
+        args = [v[b] if ax is not None else v for v, ax in zip(values, batch_axes)]
+        outs.append(adjoint_sweep_p(*args, field=field, options=options))
+    return stack(outs), 0
+
+
+adjoint_sweep_p = Primitive("odesolve_adjoint", _sweep_impl, _sweep_jvp,
+                            EachArgument(_sweep_vjp), _sweep_batch, sparsity=_dense_sparsity)
