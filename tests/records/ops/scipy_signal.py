@@ -116,3 +116,16 @@ R += one("integrate_cumulative_trapezoid_dx",
          lambda y, d: dint.cumulative_trapezoid(y, dx=d, initial=0), (3,), ())
 
 RECORDS = R
+
+# --- ODE solutions (the solve primitive forwards; its adjoint in reverse mode) ----------------
+
+
+def decaying_solution(y0, k):
+    """y' = -k * y + 0.1 * sin(y), solved tightly, at two output times: derivatives in the
+    initial state and in the rates."""
+    fun = lambda t, y, k: -k * y + 0.1 * dnp.sin(y)  # noqa: E731
+    return dint.solve_ivp(fun, (0.0, 1.0), y0, t_eval=[0.5, 1.0], args=(k,), rtol=1e-11,
+                          atol=1e-12).y
+
+
+R += one("integrate_solve_ivp", decaying_solution, (2,), (2,), domains=(REAL, POSITIVE))
