@@ -211,12 +211,17 @@ def _vjp_rule(i):
     return rule
 
 
-def _batch(axis_size, values, batch_axes, *, field, options):
-    outs = []
-    for b in range(axis_size):
-        args = [v[b] if ax is not None else v for v, ax in zip(values, batch_axes)]
-        outs.append(odesolve_p(*args, field=field, options=options))
-    return stack(outs), 0
+def _looped(name):
+    """The batching rule of the solve primitive ``name``: SciPy solves one problem at a
+    time, so a batch is a loop over its examples, stacked on axis 0."""
+    def batch(axis_size, values, batch_axes, *, field, options):
+        primitive = {"odesolve": odesolve_p, "odesolve_adjoint": adjoint_sweep_p}[name]
+        outs = []
+        for b in range(axis_size):
+            args = [v[b] if ax is not None else v for v, ax in zip(values, batch_axes)]
+            outs.append(primitive(*args, field=field, options=options))
+        return stack(outs), 0
+    return batch
 
 
 def _sparsity(args, out, local, **params):
@@ -240,7 +245,7 @@ def _dense_sparsity(args, out, local, **params):
                  for x in args)
 
 
-odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _batch,
+odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _looped("odesolve"),
                        sparsity=_sparsity)
 
 
@@ -390,13 +395,6 @@ def _sweep_vjp(i):
     return rule
 
 
-def _sweep_batch(axis_size, values, batch_axes, *, field, options):
-    outs = []
-    for b in range(axis_size):
-        args = [v[b] if ax is not None else v for v, ax in zip(values, batch_axes)]
-        outs.append(adjoint_sweep_p(*args, field=field, options=options))
-    return stack(outs), 0
-
-
 adjoint_sweep_p = Primitive("odesolve_adjoint", _sweep_impl, _sweep_jvp,
-                            EachArgument(_sweep_vjp), _sweep_batch, sparsity=_dense_sparsity)
+                            EachArgument(_sweep_vjp), _looped("odesolve_adjoint"),
+                            sparsity=_dense_sparsity)
