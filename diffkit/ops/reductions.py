@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..core.concrete import underlying
+from ..core.concrete import concrete_test, underlying
 from ..core.primitive import Primitive
 from ..core.trace import Tracer
 from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
@@ -308,12 +308,18 @@ def _logsumexp_impl(x, axis, keepdims):
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
+def _all_finite(value):
+    return bool(np.isfinite(value).all())
+
+
 def _softmax_weights(x, out, axis, keepdims):
     """``exp(x - out)``, the softmax; where ``out`` is infinite (every entry -inf, or some
     +inf) the limit along the diagonal instead: shared equally among the entries equal to
     ``out``, as ``logaddexp`` shares equal infinities and ``max`` ties."""
     peak = expand_reduced(out, shape_of(x), axis, keepdims)
-    if not isinstance(peak, Tracer) and np.isfinite(peak).all():
+    # a branch on the values (a recording trace, jit, keeps it as a guard): the limit is
+    # computed only where it is needed, and its 0/0 never runs on finite values
+    if concrete_test(out, _all_finite):
         return ew.exp_p(x - peak)
     finite = ew.isfinite_p(peak)
     smooth = ew.exp_p(ew.where_p(finite, x, 0.0) - ew.where_p(finite, peak, 0.0))
