@@ -87,11 +87,12 @@ def clipped_gradient(w, x, y):
     return g / dnp.maximum(dnp.sqrt(dnp.sum(g ** 2)), 1.0)
 
 
-def per_example(client, rows, features, block, rounds):
+def per_example(client, rows, features, block, local_chunk, rounds):
+    """``block`` examples a dask block (a task), ``local_chunk`` a chunk in one process."""
     import dask.array as da
 
     whole = dk.vmap(clipped_gradient, in_axes=(None, 0, 0))
-    chunked = dk.vmap(clipped_gradient, in_axes=(None, 0, 0), chunk_size=block)
+    chunked = dk.vmap(clipped_gradient, in_axes=(None, 0, 0), chunk_size=local_chunk)
     w = np.random.default_rng(0).normal(size=features) * 0.1
     xs = da.random.default_rng(1).normal(size=(rows, features), chunks=(block, features))
     ys = da.sign(da.random.default_rng(2).normal(size=rows, chunks=block))
@@ -201,6 +202,7 @@ def main():
     p.add_argument("--markdown", metavar="FILE")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--rows", type=int, default=1_000_000)
+    p.add_argument("--block", type=int, default=125_000, help="examples a dask block")
     p.add_argument("--base", metavar="DIR", help="another checkout, for the overhead rows")
     opts = p.parse_args()
 
@@ -209,7 +211,9 @@ def main():
 
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_before = os.getloadavg()
-    block = 25_000
+    # a task should carry about 100 ms of work (docs/guide/distributed.md): 125,000 examples
+    # are about that much here; in one process, smaller chunks keep the temporaries in cache
+    block, local_chunk = opts.block, 25_000
 
     def cluster_run(trim_threshold):
         # Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536, which also turns
@@ -221,7 +225,7 @@ def main():
         client = distributed.Client(cluster)
         try:
             if trim_threshold is None:
-                return (per_example(client, opts.rows, 100, block, opts.rounds),
+                return (per_example(client, opts.rows, 100, block, local_chunk, opts.rounds),
                         jacrev_rows(client, opts.rounds))
             return None, jacrev_rows(client, opts.rounds)
         finally:
@@ -238,13 +242,16 @@ def main():
         f"interleaved rounds, medians). LocalCluster: 2 worker processes x 1 thread; BLAS on "
         "one thread everywhere, so one process is one core and the cluster two. "
         f"Load average (1 min) {load_before[0]:.2f} at start, {load_after[0]:.2f} at the end, "
-        f"on {os.cpu_count()} logical CPUs: the machine was shared with other work while this "
-        "ran, so the two workers did not always have a core each.", "",
+        f"on {os.cpu_count()} logical CPUs"
+        + (": the machine was shared with other work while this ran, so the two workers did "
+           "not always have a core each." if load_before[0] > 0.5 else
+           ": nothing else ran; Dask's scheduler and this client share the two cores with "
+           "the workers."), "",
         f"### Per-example logistic-regression gradients, {opts.rows:,} x 100, each clipped "
         "to norm 1, summed", "",
         "| computation | median time |", "|---|---|",
         f"| one process, `vmap` on NumPy arrays | {fmt(logistic['local'])} |",
-        f"| one process, `chunk_size={block:,}` | {fmt(logistic['local_chunked'])} |",
+        f"| one process, `chunk_size={local_chunk:,}` | {fmt(logistic['local_chunked'])} |",
         f"| LocalCluster, `vmap` of a dask array ({block:,} rows a block), persisted "
         f"| {fmt(logistic['cluster'])} |", "",
         f"- two workers vs one process: **{logistic['local'] / logistic['cluster']:.2f}x** "
