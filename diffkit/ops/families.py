@@ -123,12 +123,7 @@ def zero_safe(derivative):
                 return result
         elif not holds_nan(result):
             return result
-        if holds_nonfinite(t):
-            unit = ew.where_p(ew.isfinite_p(t), t, 1.0)
-            zero = ew.zero_factor_nan(result, t, derivative(unit, *args))
-        else:
-            zero = ew.zero_factor_nan(result, t)
-        return ew.where_p(zero, 0.0, result)
+        return _zero_factors_to_zero(result, t, lambda unit: derivative(unit, *args))
 
     return safe
 
@@ -168,9 +163,16 @@ def _times(t, partial):
             return result
     elif not holds_nan(result):
         return result
+    return _zero_factors_to_zero(result, t, lambda unit: unit * partial)
+
+
+def _zero_factors_to_zero(result, t, product_with):
+    """``result`` (``t`` times a partial, holding NaN) with 0 where a zero factor made the
+    NaN; ``product_with(unit)`` is the same product with ``t``'s non-finite entries
+    replaced by 1 (needed only when ``t`` has some: the partial's own zeros there)."""
     if holds_nonfinite(t):
         unit = ew.where_p(ew.isfinite_p(t), t, 1.0)
-        zero = ew.zero_factor_nan(result, t, unit * partial)
+        zero = ew.zero_factor_nan(result, t, product_with(unit))
     else:
         zero = ew.zero_factor_nan(result, t)
     return ew.where_p(zero, 0.0, result)
