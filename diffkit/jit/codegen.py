@@ -19,6 +19,8 @@ What makes a line cheap:
 - Matrix-vector products with one large matrix are merged (``products.merge``), so the
   matrix is read once; with the elementwise work after them and a product on the other
   side of the same matrix, in one loop over blocks of its rows (``rowblocks.fuse``).
+- Consecutive elementwise operations on large arrays run as one loop over blocks that
+  stay in the cache (``blocks.fuse``); only the values read after them are whole arrays.
 - Large arrays are deleted after their last use, and an elementwise operation writes into
   a dying input's buffer where that is safe (``buffers.plan``), so peak memory falls.
 
@@ -32,7 +34,7 @@ import numpy as np
 
 from ..interpreters.staging import is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
-from . import buffers, products, rowblocks
+from . import blocks, buffers, products, rowblocks
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
 _UNARY = {np.negative: "-"}
@@ -42,9 +44,9 @@ _PY_NUMBERS = (float, int)
 class _Writer:
     """The source lines and the names they use (constants, implementations)."""
 
-    def __init__(self, graph, fail, program):
+    def __init__(self, fail, program, guards_after):
         self.rec = program
-        self.guards_after = graph._guards_after
+        self.guards_after = guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
                       "_fresh": _fresh, "_inf": np.inf}
         self.ids = {}
@@ -132,9 +134,11 @@ def generate_replay(graph, fail):
     function of the flat arguments; ``fail(guard)`` is the exception a failing guard
     raises. The function's ``source`` attribute holds its text, its ``program`` the
     program it runs (``graph.program`` with merged products, ``products.merge``, and
-    row-block passes, ``rowblocks.fuse``)."""
+    row-block passes, ``rowblocks.fuse``, and elementwise stretches in blocks,
+    ``blocks.fuse``)."""
     rec = rowblocks.fuse(products.merge(graph.program))
-    w = _Writer(graph, fail, rec)
+    rec, guards_after = blocks.fuse(rec, graph._guards_after, fail)
+    w = _Writer(fail, rec, guards_after)
     for var in range(rec.num_inputs):
         w.check(var, "")
     frees, reuse = buffers.plan(rec)

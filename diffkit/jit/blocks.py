@@ -1,0 +1,239 @@
+"""Stretches of elementwise operations on large arrays, run block by block while a block
+is still in the cache.
+
+A derivative of elementwise code on a large array (``sum(sin(x) * exp(-x**2))`` at a
+million entries) replays as a dozen NumPy calls, each of which reads and writes whole
+arrays: every intermediate value is a fresh array of the input's size, and the values
+that stay alive together set the peak memory (three arrays of the input's size there,
+however the buffers are reused). ``fuse`` turns a stretch of consecutive elementwise
+equations on arrays of one shape into one equation whose implementation is a generated
+loop over blocks of ``BLOCK`` entries: within a block every intermediate value lives in
+a small buffer that stays in the cache, and only the values read after the stretch (or
+returned) are arrays of the full size. Peak memory falls to those arrays and the
+blocks; the arithmetic no longer streams through main memory.
+
+Exactness: an elementwise NumPy function computes each entry from the same entries of
+its inputs, by the same loop whatever the array's length, so each entry of a blocked
+result is the entry of the whole-array result, bit for bit. Reductions are never
+fused (a blocked sum would add in another order).
+
+What is fused: ufuncs with one output and no parameters (``sin``, ``multiply`` ...) and
+``scalar_power`` (``np.power`` with a constant exponent), recorded without a rule's own
+error handling, whose result and array inputs all have the stretch's shape; other inputs
+are values of no dimension. A stretch needs at least two equations and one value that
+does not outlive it.
+
+Guards: a 0 x inf rule's check that a value has no NaN (``holds_nan(v) == False``, or
+``holds_nonfinite``) holds for the whole array exactly when it holds for every block, so
+it is checked block by block inside the loop, and the value need not be kept whole. Any
+other guard keeps its value whole and is checked after the loop, as before. A failing
+check raises as the line-by-line replay would; the call then traces again, and what the
+loop wrote is dropped with it.
+"""
+
+import math
+
+import numpy as np
+
+from ..interpreters.staging import Equation
+from ..ops.elementwise import scalar_power_p
+from ..ops.families import holds_nan, holds_nonfinite
+
+MIN_ENTRIES = 1 << 16   # arrays this large stream from memory; smaller ones sit in the cache
+BLOCK = 1 << 14         # entries a block: 128 KiB of float64, a few live in the level-2 cache
+
+
+class _Blocks:
+    """Stands where a primitive does in a fused equation (listing and replay only)."""
+
+    name = "elementwise_blocks"
+    multiple_results = True
+
+    def __init__(self, impl):
+        self.impl = impl
+
+
+def fuse(program, guards_after, fail):
+    """``(program, guards_after)`` with each fusable stretch as one equation, and without
+    the guards now checked inside the loops (``fail(guard)`` is what a failing one
+    raises). The program itself and the same guards where there is nothing to fuse."""
+    equations = list(program.equations)
+    later_reads = _readers(equations, program.outputs)
+    guards_after = dict(guards_after)
+    changed = False
+    i = 0
+    while i < len(equations):
+        end = _stretch_end(equations, i, program.avals)
+        if end - i >= 2:
+            fused = _fuse(equations[i:end], end, later_reads, guards_after, fail,
+                          program.avals)
+            if fused is not None:
+                equations[i:end] = [fused]
+                changed = True
+                i += 1
+                continue
+        i = max(end, i + 1)
+    if not changed:
+        return program, guards_after
+    copy = type(program).__new__(type(program))
+    copy.__dict__.update(program.__dict__)
+    copy.equations = equations
+    return copy, guards_after
+
+
+def _readers(equations, outputs):
+    """``var -> index of the last equation reading it`` (``inf`` for an output)."""
+    last = {}
+    for i, eqn in enumerate(equations):
+        for ref in eqn.inputs:
+            if type(ref) is int:
+                last[ref] = i
+    for ref in outputs:
+        if type(ref) is int:
+            last[ref] = math.inf
+    return last
+
+
+def _blockable(eqn, shape, avals):
+    """Whether ``eqn`` computes an entry from the same entries of arrays of ``shape``."""
+    if eqn.errstate is not None or len(eqn.outs) != 1 or eqn.avals[0][0] != shape \
+            or np.dtype(eqn.avals[0][1]).kind not in "fc":
+        return False
+    impl = eqn.prim.impl
+    if eqn.prim is scalar_power_p:
+        if np.ndim(eqn.params["exponent"]) != 0:
+            return False
+    elif not (isinstance(impl, np.ufunc) and impl.signature is None and impl.nout == 1
+              and not eqn.params and len(eqn.inputs) == impl.nin):
+        return False
+    for ref in eqn.inputs:
+        dims = avals[ref][0] if type(ref) is int else np.shape(ref.value)
+        if dims != shape and dims != ():
+            return False
+    return True
+
+
+def _stretch_end(equations, i, avals):
+    """The end (exclusive) of the stretch of blockable equations starting at ``i``."""
+    shape = equations[i].avals[0][0]
+    if not shape or math.prod(shape) < MIN_ENTRIES:
+        return i
+    end = i
+    while end < len(equations) and _blockable(equations[end], shape, avals):
+        end += 1
+    return end
+
+
+def _blockwise_guard(guard):
+    return guard.test in (holds_nan, holds_nonfinite) and guard.expected is False
+
+
+def _fuse(stretch, end, later_reads, guards_after, fail, avals):
+    """The fused equation of ``stretch`` (ending before equation ``end``), or None where
+    every value it makes is needed whole. Its results are the whole values, in the order
+    of their variables; their guards stay with the replay's writer, after the loop."""
+    made = [e.outs[0] for e in stretch]
+    whole = sorted(v for v in made if later_reads.get(v, -1) >= end
+                   or not all(_blockwise_guard(g) for g in guards_after.get(v, ())))
+    if len(whole) == len(made):
+        return None
+    inside_guards = {v: guards_after.pop(v) for v in made
+                     if v not in whole and v in guards_after}
+    impl, outside = _generate(stretch, whole, inside_guards, fail, avals)
+    out_avals = tuple(avals[v] for v in whole)
+    return Equation(_Blocks(impl), {}, tuple(outside), tuple(whole), out_avals, None)
+
+
+class _Source:
+    """The generated loop's lines and the names it closes over."""
+
+    def __init__(self, fail):
+        self.names = {"_empty": np.empty, "_fail": fail, "_power": np.power,
+                      "_min": min, "_BLOCK": BLOCK}
+        self.ids = {}
+
+    def constant(self, value):
+        name = self.ids.get(id(value))
+        if name is None:
+            name = self.ids[id(value)] = f"c{len(self.names)}"
+            self.names[name] = value
+        return name
+
+
+def _generate(stretch, whole, inside_guards, fail, avals):
+    """``(implementation, outside inputs)`` of the loop over blocks."""
+    src = _Source(fail)
+    shape, size = stretch[0].avals[0][0], math.prod(stretch[0].avals[0][0])
+    made = {e.outs[0]: np.dtype(e.avals[0][1]) for e in stretch}
+    outside = list(dict.fromkeys(r for e in stretch for r in e.inputs
+                                 if type(r) is int and r not in made))
+    last_use = {}
+    for k, eqn in enumerate(stretch):
+        for ref in eqn.inputs:
+            if type(ref) is int:
+                last_use[ref] = k
+    slots, free, slot_of = [], [], {}
+    full = [v for v in outside if avals[v][0] == shape]
+    head = [f"f{v} = v{v}.reshape(-1)" for v in full]   # a view where v is C-contiguous
+    head += [f"w{v} = v{v}" for v in outside if v not in full]   # values of no dimension
+    head += [f"v{v} = _empty({shape!r}, {src.constant(made[v])}); f{v} = v{v}.reshape(-1)"
+             for v in whole]
+    loop = [f"e = _min(s + _BLOCK, {size})"]
+    loop += [f"w{v} = f{v}[s:e]" for v in full]
+    cut = {src.constant(ref.value) for eqn in stretch for ref in eqn.inputs
+           if type(ref) is not int and np.shape(ref.value) == shape}
+    for name in sorted(cut):   # constant arrays of the full shape are cut like the inputs
+        head.append(f"f{name} = {name}.reshape(-1)")
+        loop.append(f"b{name} = f{name}[s:e]")
+    for k, eqn in enumerate(stretch):
+        var = eqn.outs[0]
+        for ref in dict.fromkeys(eqn.inputs):   # a dying block buffer may take the result
+            if type(ref) is int and ref in slot_of and last_use.get(ref) == k:
+                free.append(slot_of[ref])
+        if var in whole:
+            loop.append(f"w{var} = f{var}[s:e]")
+        else:
+            slot_of[var] = _take_slot(slots, free, made[var])
+            loop.append(f"w{var} = t{slot_of[var]}[:e - s]")
+        loop.append(_call(src, eqn, var, shape))
+        for guard in inside_guards.get(var, ()):
+            loop.append(f"if {src.constant(guard.test)}(w{var}): raise _fail("
+                        f"{src.constant(guard)})")
+        if var in slot_of and var not in last_use:   # read by nothing but its guards
+            free.append(slot_of[var])
+    head += [f"t{j} = _empty(_BLOCK, {src.constant(dtype)})" for j, dtype in enumerate(slots)]
+    body = head + [f"for s in range(0, {size}, _BLOCK):"] + ["    " + line for line in loop]
+    body.append(f"return ({''.join(f'v{v}, ' for v in whole)})")
+    params = ", ".join(f"v{v}" for v in outside)
+    source = (f"def make({', '.join(src.names)}):\n"
+              f"    def elementwise_blocks({params}):\n"
+              + "".join(f"        {line}\n" for line in body)
+              + "    return elementwise_blocks\n")
+    namespace = {}
+    exec(compile(source, "<diffkit.jit elementwise blocks>", "exec"), namespace)  # noqa: S102
+    impl = namespace["make"](**src.names)
+    impl.source = source
+    return impl, outside
+
+
+def _take_slot(slots, free, dtype):
+    for j in free:
+        if slots[j] == dtype:
+            free.remove(j)
+            return j
+    slots.append(dtype)
+    return len(slots) - 1
+
+
+def _call(src, eqn, var, shape):
+    """The line computing ``var``'s block into ``w{var}``."""
+    def arg(ref):
+        if type(ref) is int:
+            return f"w{ref}"
+        name = src.constant(ref.value)
+        return f"b{name}" if np.shape(ref.value) == shape else name
+
+    args = ", ".join(arg(r) for r in eqn.inputs)
+    if eqn.prim is scalar_power_p:
+        return f"_power({args}, {src.constant(eqn.params['exponent'])}, out=w{var})"
+    return f"{src.constant(eqn.prim.impl)}({args}, out=w{var})"
