@@ -1,10 +1,12 @@
 """``vmap`` over ``dask.array.Array`` arguments: a lazy dask array (see the package notes).
 
 The mapped arrays are lined up block for block along their mapped axis (the first dask
-array's blocks, or ``chunk_size`` examples a block when given) and kept in one block along
-every other axis. One ``blockwise`` task per block of examples runs the vmapped function
-on that block, in one batched call; each output is then a ``map_blocks`` taking its part
-of the block's results. Nothing is computed when the array is built: the shapes and dtypes
+array's blocks: the user chose them, and a persisted array stays where it is) and kept in
+one block along every other axis. One ``blockwise`` task per block of examples runs the
+vmapped function on that block: in one batched call, or with ``chunk_size`` in batched
+calls of at most that many examples, which bounds the memory a worker needs for a block
+as it bounds it in one process; each output is then a ``map_blocks`` taking its part of
+the block's results. Nothing is computed when the array is built: the shapes and dtypes
 of the outputs come from a trace over a batch of no examples (``np.empty`` blocks). So
 ``.compute()`` (or ``.sum(...).compute()``, or ``.to_zarr(...)``) runs it block by block,
 holding a few blocks at a time, on whatever scheduler dask uses, a cluster included.
@@ -30,16 +32,26 @@ def is_dask_array(x):
 
 
 class _Block:
-    """One block of examples: the vmapped function on it, the outputs as a flat tuple with
-    the batch on axis 0 (an output that is the same for every example is repeated)."""
+    """One block of examples: the vmapped function on it (in passes of at most
+    ``chunk_size`` examples when given), the outputs as a flat tuple with the batch on axis
+    0 (an output that is the same for every example is repeated)."""
 
-    def __init__(self, task):
+    def __init__(self, task, chunk_size):
         self.task = task
+        self.chunk_size = chunk_size
 
     def outputs(self, blocks):
         """``(out_tree, leaves)`` of the function mapped over ``blocks``."""
         size = shape_of(blocks[0])[0]
-        out, batched = self.task(0, size, list(blocks))
+        if self.chunk_size is None or self.chunk_size >= size:
+            return self._pass(list(blocks), size)
+        parts = [self._pass([b[start:start + self.chunk_size] for b in blocks],
+                            min(self.chunk_size, size - start))
+                 for start in range(0, size, self.chunk_size)]
+        return parts[0][0], tuple(np.concatenate(leaf) for leaf in zip(*(p[1] for p in parts)))
+
+    def _pass(self, blocks, size):
+        out, batched = self.task(0, size, blocks)
         leaves, out_tree = tree_util.tree_flatten(out)
         return out_tree, tuple(np.asarray(v) if b is not None else
                                np.broadcast_to(v, (size,) + shape_of(v)).copy()
@@ -76,16 +88,16 @@ def vmap_dask_arrays(make_task, flat_args, flat_axes, chunk_size, output_axes):
     if len(sizes) > 1:
         raise BatchingError(f"vmap got different batch sizes {sorted(sizes)}; every mapped "
                             "axis must have the same size")
-    arrays = [da.moveaxis(da.asarray(flat_args[i]), axes[i], 0) for i in mapped]
+    arrays = [da.asarray(flat_args[i]) for i in mapped]
+    arrays = [a if axes[i] == 0 else da.moveaxis(a, axes[i], 0) for i, a in zip(mapped, arrays)]
     lead = next((a for i, a in zip(mapped, arrays) if is_dask_array(flat_args[i])), arrays[0])
-    blocks = chunk_size if chunk_size is not None else lead.chunks[0]
-    arrays = [a.rechunk((blocks,) + (-1,) * (a.ndim - 1)) for a in arrays]
+    arrays = [a.rechunk((lead.chunks[0],) + (-1,) * (a.ndim - 1)) for a in arrays]
     consts = [None if a is not None else
               (np.asarray(x.compute()) if is_dask_array(x) else x)
               for x, a in zip(flat_args, axes)]
     # the task sees the mapped leaves with their batch axis first
     task = make_task(consts, [None if a is None else 0 for a in axes])
-    block = _Block(task)
+    block = _Block(task, chunk_size)
 
     # shapes and dtypes of the outputs: a trace over a batch of no examples
     out_tree, probe = block.outputs([np.empty((0,) + a.shape[1:], a.dtype) for a in arrays])

@@ -76,8 +76,11 @@ def test_axes_pytrees_and_chunk_size():
     local = dk.vmap(f, in_axes=(1, None), out_axes={"s": 0, "v": 1})(xs, 3.0)
     np.testing.assert_allclose(out["v"].compute(), local["v"], rtol=1e-15)
     np.testing.assert_allclose(out["s"].compute(), local["s"], rtol=1e-15)
-    rechunked = dk.vmap(f, in_axes=(1, None), chunk_size=10)(lazy, 3.0)
-    assert rechunked["v"].chunks[0] == (10,) * 4
+    # chunk_size: passes of at most 10 examples inside each block; the blocks stay
+    passes = dk.vmap(f, in_axes=(1, None), out_axes={"s": 0, "v": 1}, chunk_size=10)(lazy, 3.0)
+    assert passes["v"].chunks[1] == (16, 16, 8) and passes["s"].chunks[0] == (16, 16, 8)
+    np.testing.assert_allclose(passes["v"].compute(), local["v"], rtol=1e-15)
+    np.testing.assert_allclose(passes["s"].compute(), local["s"], rtol=1e-15)
     # a mapped NumPy array alongside a dask array is cut into the same blocks
     both = dk.vmap(lambda a, b: a * b, in_axes=(1, 0))(lazy, np.arange(40.0))
     np.testing.assert_allclose(both.compute(), xs.T * np.arange(40.0)[:, None], rtol=1e-15)
@@ -93,3 +96,30 @@ def test_unbatched_outputs_and_errors():
         dk.vmap(dnp.sin, executor=map)(lazy)
     with pytest.raises(BatchingError, match="batch sizes"):
         dk.vmap(lambda a, b: a * b)(lazy, da.ones(4))
+
+
+def test_chunk_size_bounds_the_memory_of_a_block():
+    """One block of 20,000 examples whose passes each make a 200-wide hidden layer per
+    example (32 MB for the block at once): in passes of 500 examples the peak is a small
+    part of that, and the per-example values are the same."""
+    rng = np.random.default_rng(11)
+    weights = rng.normal(size=(50, 200)) / 7.0
+    lazy = da.from_array(rng.normal(size=(20_000, 50)), chunks=(20_000, 50))
+
+    def f(x):
+        return dnp.sum(dnp.tanh(x @ weights) ** 2)
+
+    def peak(chunk_size):
+        values = dk.vmap(dk.grad(f), chunk_size=chunk_size)(lazy)
+        tracemalloc.start()
+        try:
+            result = values.sum(axis=0).compute(scheduler="sync")
+            return tracemalloc.get_traced_memory()[1], result
+        finally:
+            tracemalloc.stop()
+
+    whole, expected = peak(None)
+    passes, result = peak(500)
+    np.testing.assert_allclose(result, expected, rtol=1e-12)
+    hidden = 20_000 * 200 * 8
+    assert whole > hidden and passes < whole / 3, (whole, passes)
