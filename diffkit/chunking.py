@@ -24,6 +24,11 @@ them:
 - a map-like callable ``workers(fun, iterable)`` returning the results in order: SciPy's
   ``workers=`` convention (``multiprocessing.Pool(...).map``, ``map`` itself).
 
+SciPy's ``workers=`` also takes an integer, the number of processes of a pool made for the
+call (``-1``: one per CPU). The ``diffkit.scipy.optimize`` adapters accept it through
+``integer_workers``: a ``ProcessPoolExecutor`` of that size lives for the whole solve and is
+shut down when it returns.
+
 What travels: the task (the user's function and the point, with every constant it closes
 over) is pickled once per call with cloudpickle, so closures and lambdas work; each chunk
 item carries only its bounds and its slice of the batch. A process pool or a map has no
@@ -51,6 +56,7 @@ can round differently for another batch size).
 """
 
 import concurrent.futures
+import functools
 import math
 import os
 import pickle
@@ -64,7 +70,8 @@ from .core.zeros import shape_of
 from .errors import ChunkError, MissingDependencyError, OptionError
 
 __all__ = ["run_chunks", "register_executor", "register_lazy_array", "lazy_array_handler",
-           "spans", "run_task", "WorkerTraceback", "TARGET_SECONDS", "PILOT_SECONDS"]
+           "spans", "run_task", "WorkerTraceback", "TARGET_SECONDS", "PILOT_SECONDS",
+           "integer_workers"]
 
 TARGET_SECONDS = 0.1   # the work a chunk should carry when the chunk size is chosen for you
 PILOT_SECONDS = 0.02   # the pilot grows until one chunk takes this long
@@ -281,6 +288,28 @@ def runner(executor, name):
         f"{name}: executor must be None, a concurrent.futures.Executor (or an object with "
         "submit), a dask.distributed.Client, or a map-like callable workers(fun, iterable); "
         f"got {type(executor).__name__}")
+
+
+def integer_workers(solver):
+    """Decorate a solver taking ``workers=`` so that an integer ``n`` there means a pool of
+    ``n`` processes (``-1``: one per CPU), as in SciPy; the pool serves the whole call and
+    is shut down when it returns. Other values pass through unchanged."""
+
+    @functools.wraps(solver)
+    def with_pool(*args, **kwargs):
+        workers = kwargs.get("workers")
+        if workers is None or isinstance(workers, bool) or not isinstance(workers, int):
+            return solver(*args, **kwargs)
+        if workers == -1:
+            workers = os.cpu_count() or 1
+        if workers < 1:
+            raise OptionError(f"{solver.__name__}: workers={kwargs['workers']} is not a number "
+                              "of processes; pass a positive integer, -1 for one per CPU, "
+                              "an executor or a map-like callable")
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+            return solver(*args, **{**kwargs, "workers": pool})
+
+    return with_pool
 
 
 # --- progress ------------------------------------------------------------------------------

@@ -1,13 +1,18 @@
 """``workers=`` of the ``diffkit.scipy.optimize`` adapters: the Jacobians of
 ``least_squares`` and ``root`` and the dense Hessian of ``minimize`` computed in chunks on a
 process pool or a map-like callable give the solution of the local run, and SciPy's own
-``workers`` convention (``Pool.map``-like callables) is accepted."""
+``workers`` convention (``Pool.map``-like callables, or a number of processes) is
+accepted."""
+
+import concurrent.futures
+import os
 
 import numpy as np
 import pytest
 
 import diffkit.numpy as dnp
 from diffkit import chunking
+from diffkit.errors import OptionError
 from diffkit.scipy import optimize as dko
 
 pytest.importorskip("cloudpickle", reason="pip install 'diffkit[distributed]'")
@@ -75,3 +80,48 @@ def test_minimize_dense_hessian_on_a_pool(pool):
     remote = dko.minimize(fun, np.zeros(8), method="trust-exact", workers=pool)
     np.testing.assert_allclose(remote.x, local.x, rtol=1e-10)
     assert remote.nit == local.nit
+
+
+class _RecordedPool(concurrent.futures.ProcessPoolExecutor):
+    """A process pool that notes its size, its tasks and its shutdown."""
+
+    log = []
+
+    def __init__(self, max_workers):
+        super().__init__(max_workers=max_workers)
+        self.log.append(("made", max_workers))
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.log.append("task")
+        return super().submit(fn, *args, **kwargs)
+
+    def shutdown(self, *args, **kwargs):
+        self.log.append("shut")
+        return super().shutdown(*args, **kwargs)
+
+
+def test_an_integer_is_a_pool_of_that_many_processes_for_the_solve(monkeypatch):
+    """SciPy's integer workers: a pool of that size serves the whole solve and is shut
+    down when it returns (-1: one process per CPU)."""
+    monkeypatch.setattr(chunking.concurrent.futures, "ProcessPoolExecutor", _RecordedPool)
+    _RecordedPool.log = []
+
+    def fun(p):
+        return dnp.sum(dnp.log(dnp.cosh(A @ p - B))) + 0.5 * dnp.sum(p ** 2)
+    local = dko.minimize(fun, np.zeros(8), method="trust-exact")
+    pooled = dko.minimize(fun, np.zeros(8), method="trust-exact", workers=2)
+    np.testing.assert_allclose(pooled.x, local.x, rtol=1e-10)
+    assert _RecordedPool.log[0] == ("made", 2) and _RecordedPool.log[-1] == "shut"
+    assert "task" in _RecordedPool.log and _RecordedPool.log.count(("made", 2)) == 1
+
+    _RecordedPool.log = []
+    squares = dko.least_squares(residuals, np.zeros(8), workers=-1)
+    np.testing.assert_allclose(squares.x, dko.least_squares(residuals, np.zeros(8)).x,
+                               rtol=1e-12)
+    assert _RecordedPool.log[0] == ("made", os.cpu_count()) and _RecordedPool.log[-1] == "shut"
+
+
+@pytest.mark.parametrize("workers", [0, -2])
+def test_an_integer_that_is_no_number_of_processes_is_refused(workers):
+    with pytest.raises(OptionError, match="positive integer, -1 for one per CPU"):
+        dko.root(residuals, np.zeros(8), workers=workers)

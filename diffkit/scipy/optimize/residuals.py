@@ -6,6 +6,7 @@ import scipy.optimize as _so
 
 from ... import api
 from ...api_checks import check_callable
+from ...chunking import integer_workers
 from ...core.zeros import shape_of
 from ...errors import ShapeMismatchError
 from . import implicit as _implicit
@@ -112,6 +113,7 @@ def _least_squares_bounds(bounds, params):
     return (_flat_limit(bounds[0], params, -np.inf), _flat_limit(bounds[1], params, np.inf))
 
 
+@integer_workers
 def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback=None,
                   jit=True, sparse=None, **options):
     """Solve a nonlinear least-squares problem, minimizing ``0.5 * sum(rho(r_i ** 2))`` over
@@ -144,8 +146,9 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
     ``jit=False`` to run ``fun`` at every point; a ``fun`` that draws random numbers is
     evaluated eagerly.
 
-    ``workers``: SciPy's map-like callable ``workers(fun, iterable)`` (or any executor
-    ``diffkit.jacobian`` takes). The dense Jacobian's chunks of unit vectors run on it
+    ``workers``: SciPy's map-like callable ``workers(fun, iterable)``, any executor
+    ``diffkit.jacobian`` takes, or a number of processes (a pool made for this call; ``-1``,
+    one per CPU). The dense Jacobian's chunks of unit vectors run on it
     (``executor=`` of ``jacfwd``/``jacrev``; that Jacobian is then not staged), and SciPy
     gets it too, for what it computes by finite differences. The sparse path computes its
     few colours in this process.
@@ -179,6 +182,7 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
     return _as_trees(result, params, ("x", "grad"))
 
 
+@integer_workers
 def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, options=None,
          jit=True, workers=None):
     """Find a root of ``fun(params, *args)`` (a pytree of values with as many elements as
@@ -196,7 +200,8 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     ``jit=False`` to run ``fun`` at every point; a ``fun`` that draws random numbers is
     evaluated eagerly.
 
-    ``workers``: a map-like callable ``workers(fun, iterable)`` or an executor (as
+    ``workers``: a number of processes (SciPy's integer: a pool made for this call;
+    ``-1``, one per CPU), a map-like callable ``workers(fun, iterable)`` or an executor (as
     ``diffkit.jacobian``'s ``executor=``): the Jacobian's chunks of unit vectors run on it
     (then not staged). SciPy's ``root`` itself takes no ``workers``.
 

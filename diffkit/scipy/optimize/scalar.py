@@ -3,6 +3,7 @@
 import scipy.optimize as _so
 
 from ...api_checks import check_callable
+from ...chunking import integer_workers
 from . import implicit as _implicit
 from .constraints import _constraint_list, _flat_bounds, _flat_constraints
 from .flat import _as_trees, _Params, _tree_callback
@@ -10,6 +11,7 @@ from .objective import _default_method, _derivatives, _Objective
 from .sparse_path import check_option, minimize_hessian
 
 
+@integer_workers
 def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
              constraints=(), tol=None, callback=None, options=None, jit=True, sparse=None,
              workers=None):
@@ -73,9 +75,11 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     guide). Other methods take no sparse derivatives
     (``sparse=True`` is then an error).
 
-    ``workers``: a map-like callable ``workers(fun, iterable)`` (SciPy's convention) or an
-    executor (as ``diffkit.hessian``'s ``executor=``): the dense Hessian's chunks of
-    columns run on it (then not staged). The gradient is one reverse pass and stays here.
+    ``workers``: a number of processes (SciPy's integer: a pool made for this call;
+    ``-1``, one per CPU), a map-like callable ``workers(fun, iterable)`` (SciPy's
+    convention) or an executor (as ``diffkit.hessian``'s ``executor=``): the dense
+    Hessian's chunks of columns run on it (then not staged). The gradient is one reverse
+    pass and stays here.
 
     Returns SciPy's ``OptimizeResult``; ``x`` (and ``jac``, the gradient, when SciPy reports
     it; ``grad`` and ``lagrangian_grad`` for trust-constr) are pytrees like ``x0``, each leaf
