@@ -222,6 +222,15 @@ def compiled(field, kind, which=()):
                 return field(t, y, *q)
             _, pull = api.vjp(f, y, *[params[i] for i in which])
             return tuple(pull(a))
+    elif kind == "aug":
+        def fn(t, y, a, *params):
+            def f(y, *chosen):
+                q = list(params)
+                for i, v in zip(which, chosen):
+                    q[i] = v
+                return field(t, y, *q)
+            out, pull = api.vjp(f, y, *[params[i] for i in which])
+            return (out, *pull(a))
     elif kind == "jac_all":
         def fn(t, y, *params):
             def f(y, *chosen):

@@ -55,6 +55,9 @@ class Options:
         self.items, self.sparse, self.jac = tuple(items), sparse, jac
         self.jac_sparsity, self.name = jac_sparsity, name
         self.stats = None
+        # odeint only: whether a solve with these options switched LSODA to its stiff
+        # method (None: no solve seen yet); the adjoint sweep's choice of solver reads it
+        self.stiff = None
 
     def derived(self):
         """The options of a derivative solve: no user jac, no first step."""
@@ -91,6 +94,8 @@ def _impl(y0, t0, ts, *params, field, options):
                              atol=options.atol, full_output=True, **dict(options.items))
         if info["message"] != "Integration successful.":
             raise ODESolveError(f"{options.name}: odeint failed: {info['message']}")
+        stiff = bool(np.any(np.asarray(info["mused"]) == 2))
+        options.stiff = stiff if options.stiff is None else (options.stiff or stiff)
         options.stats = dict(nfev=int(info["nfe"][-1]), njev=int(info["nje"][-1]), nlu=0,
                              status=0, message=info["message"])
         return Y[skip:].reshape(len(ts), n)
@@ -271,6 +276,9 @@ def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
     which = [i for i, p in enumerate(params) if differentiable(p)]
     sizes = [int(np.size(params[i])) for i in which]
     P = sum(sizes)
+    if _one_sweep(options) and m and ts[-1] != t0:
+        return _explicit_sweep(y0, t0, ts, np.asarray(out, float), G, params, field, options,
+                               which, P)
     method = "LSODA" if options.method == "odeint" else options.method
     implicit = method in IMPLICIT
     rtol = options.rtol
@@ -338,6 +346,75 @@ def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
                     back.t)
             else:
                 g = back.y[n:, -1].copy()
+        if k > 0:
+            a = a + G[k - 1]
+    return np.concatenate([a, g])
+
+
+_EXPLICIT = {"RK45": _si.RK45, "RK23": _si.RK23, "DOP853": _si.DOP853,
+             "odeint": _si.DOP853}
+
+
+def _one_sweep(options):
+    """The explicit methods, and ``odeint`` whose solves never went stiff, sweep back with
+    one explicit Runge-Kutta solver per interval and no state interpolant."""
+    if options.method == "odeint":
+        return options.stiff is False
+    return options.method in _EXPLICIT
+
+
+def _explicit_sweep(y0, t0, ts, out, G, params, field, options, which, P):
+    """The adjoint sweep of a non-stiff problem: ``(y, a, g)`` solved backwards together,
+    interval by interval, with the state restarted at each checkpoint from the output
+    (``out[k]``, so its error never accumulates over more than one interval) and the
+    cotangent ``G[k]`` added to ``a`` there. One replay per evaluation gives ``f``, ``a J_y``
+    and ``a J_p``; each interval's solver starts from the step size the previous interval
+    reached (no initial step selection), so the restarts cost one evaluation each.
+    ``odeint``'s non-stiff problems use DOP853 (the same tolerances)."""
+    n, m = y0.shape[0], ts.shape[0]
+    cls = _EXPLICIT[options.method]
+    rtol = options.rtol
+    atol = options.atol if np.ndim(options.atol) == 0 else float(np.min(options.atol))
+    items = dict(options.items)
+    extra = {}
+    if options.method == "odeint":
+        if items.get("hmax"):
+            extra["max_step"] = float(items["hmax"])
+    elif "max_step" in items:
+        extra["max_step"] = items["max_step"]
+    aug = compiled(field, "aug", which)
+    width = 2 * n + P
+
+    def fun(t, z):
+        res = aug(float(t), z[:n], z[n:2 * n], *params)
+        dz = np.empty(width)
+        dz[:n] = res[0]
+        dz[n:2 * n] = -np.asarray(res[1], float)
+        start = 2 * n
+        for c in res[2:]:
+            c = np.ravel(c)
+            dz[start:start + c.size] = -c
+            start += c.size
+        return dz
+
+    a = G[m - 1].copy()
+    g = np.zeros(P)
+    h = None
+    for k in range(m - 1, -1, -1):
+        here = float(ts[k])
+        target = float(ts[k - 1]) if k > 0 else t0
+        if target != here:
+            first = None if h is None else min(h, abs(target - here))
+            solver = cls(fun, here, np.concatenate([out[k], a, g]), target, rtol=rtol,
+                         atol=atol, first_step=first, **extra)
+            while solver.status == "running":
+                proposal = solver.h_abs
+                solver.step()
+            if solver.status != "finished":
+                raise ODESolveError(f"{options.name}: the adjoint solve failed at "
+                                    f"t={solver.t!r}")
+            h = proposal
+            a, g = solver.y[n:2 * n].copy(), solver.y[2 * n:].copy()
         if k > 0:
             a = a + G[k - 1]
     return np.concatenate([a, g])
