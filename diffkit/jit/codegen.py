@@ -13,6 +13,10 @@ What makes a line cheap:
   type's method (a ``complex`` on the left would; so would an array subclass).
 - **Inline guards** for the 0 x inf rule's checks on scalars: ``holds_nan(v)`` is
   ``v != v`` and ``holds_nonfinite(v)`` is ``not -inf < v < inf`` for a real scalar.
+- **Basic indexing inline**: a ``getitem`` by integers and slices alone is ``x[index]``
+  with the index made once, and its adjoint ``scatter_add`` writes into a new array of
+  zeros (``_scatter_basic``: a basic index never repeats an element), without rebuilding
+  the index on each call.
 - **One ``np.errstate`` block per run** of consecutive equations recorded under the same
   error handling (a rule's own ``np.errstate``), instead of one per equation.
 - Constants and implementations are closure variables of the function, not globals.
@@ -32,6 +36,7 @@ import numpy as np
 
 from ..interpreters.staging import is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
+from ..ops.indexing import ARRAY, getitem_p, scatter_add_p
 from . import buffers, products, rowblocks
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
@@ -46,7 +51,8 @@ class _Writer:
         self.rec = program
         self.guards_after = graph._guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
-                      "_fresh": _fresh, "_inf": np.inf}
+                      "_fresh": _fresh, "_inf": np.inf,
+                      "_scatter_basic": _scatter_basic}
         self.ids = {}
         self.body = []
 
@@ -103,6 +109,15 @@ class _Writer:
                 return f"{self.ref(inputs[0])} {_BINARY[impl]} {self.ref(inputs[1])}"
             if len(inputs) == 1 and impl in _UNARY and self.is_numpy(inputs[0]):
                 return f"{_UNARY[impl]}{self.ref(inputs[0])}"
+        if eqn.prim in (getitem_p, scatter_add_p) and len(inputs) == 1:
+            index = _basic_index(eqn.params["spec"])
+            if index is not None:
+                c = self.constant(index)
+                if eqn.prim is getitem_p:
+                    return f"{self.ref(inputs[0])}[{c}]"
+                shape, dtype = eqn.avals[0]
+                return (f"_scatter_basic({self.ref(inputs[0])}, "
+                        f"{self.constant(tuple(shape))}, {self.constant(np.dtype(dtype))}, {c})")
         args = [self.ref(i) for i in inputs]
         for key, value in eqn.params.items():
             if key.isidentifier() and not keyword.iskeyword(key):
@@ -110,6 +125,24 @@ class _Writer:
             else:
                 args.append(f"**{self.constant({key: value})}")
         return f"{self.constant(impl)}({', '.join(args)})"
+
+
+def _basic_index(spec):
+    """The NumPy index of an indexing ``spec`` without index arrays (``None`` if it has
+    some)."""
+    index = []
+    for entry in spec:
+        if entry is ARRAY:
+            return None
+        index.append(slice(*entry) if type(entry) is tuple else entry)
+    return tuple(index)
+
+
+def _scatter_basic(values, shape, dtype, index):
+    """``scatter_add`` of a basic index: ``values`` written into zeros."""
+    out = np.zeros(shape, dtype)
+    out[index] = values
+    return out
 
 
 def _fresh(value):
