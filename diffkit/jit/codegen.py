@@ -16,7 +16,7 @@ What makes a line cheap:
 - **Basic indexing inline**: a ``getitem`` by integers and slices alone is ``x[index]``
   with the index made once, and its adjoint ``scatter_add`` writes into a new array of
   zeros (``_scatter_basic``: a basic index never repeats an element), without rebuilding
-  the index on each call.
+  the index on each call; ``reshape`` of a NumPy value is its ``reshape`` method.
 - **One ``np.errstate`` block per run** of consecutive equations recorded under the same
   error handling (a rule's own ``np.errstate``), instead of one per equation.
 - Constants and implementations are closure variables of the function, not globals.
@@ -37,6 +37,7 @@ import numpy as np
 from ..interpreters.staging import is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
 from ..ops.indexing import ARRAY, getitem_p, scatter_add_p
+from ..ops.shape import reshape_p
 from . import buffers, products, rowblocks
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
@@ -109,6 +110,9 @@ class _Writer:
                 return f"{self.ref(inputs[0])} {_BINARY[impl]} {self.ref(inputs[1])}"
             if len(inputs) == 1 and impl in _UNARY and self.is_numpy(inputs[0]):
                 return f"{_UNARY[impl]}{self.ref(inputs[0])}"
+        if eqn.prim is reshape_p and self.is_numpy(inputs[0]):
+            # np.reshape of a NumPy array or scalar is its method: the same result
+            return f"{self.ref(inputs[0])}.reshape({self.constant(tuple(eqn.params['shape']))})"
         if eqn.prim in (getitem_p, scatter_add_p) and len(inputs) == 1:
             index = _basic_index(eqn.params["spec"])
             if index is not None:
