@@ -16,7 +16,8 @@ What makes a line cheap:
 - **Basic indexing inline**: a ``getitem`` by integers and slices alone is ``x[index]``
   with the index made once, and its adjoint ``scatter_add`` writes into a new array of
   zeros (``_scatter_basic``: a basic index never repeats an element), without rebuilding
-  the index on each call; ``reshape`` of a NumPy value is its ``reshape`` method.
+  the index on each call; a sum of such scatters adds into the first one's array in
+  place (``_scatter_chains``); ``reshape`` of a NumPy value is its ``reshape`` method.
 - **One ``np.errstate`` block per run** of consecutive equations recorded under the same
   error handling (a rule's own ``np.errstate``), instead of one per equation.
 - Constants and implementations are closure variables of the function, not globals.
@@ -31,6 +32,7 @@ A guard is checked right after the line that computes its variable and raises
 """
 
 import keyword
+import math
 
 import numpy as np
 
@@ -149,6 +151,52 @@ def _scatter_basic(values, shape, dtype, index):
     return out
 
 
+def _scatter_chains(rec, guards_after):
+    """Sums of ``scatter_add``s by basic indices (a reverse pass's cotangent of an array
+    read element by element): ``(deferred, fused)``. An ``add`` of a small float array
+    made here and read by nothing else (``owner``: a basic ``scatter_add``'s result or such
+    a sum) and a basic ``scatter_add``'s result read by nothing else becomes
+    ``owner[index] += value`` (``fused[i] = (owner, index, value)``), and that
+    ``scatter_add``'s own line is skipped (its index in ``deferred``). The elements the
+    index writes get ``owner + value`` as the sum did; the others are left as they were
+    (the sum added zero to them)."""
+    uses = {}
+    for eqn in rec.equations:
+        for ref in eqn.inputs:
+            if type(ref) is int:
+                uses[ref] = uses.get(ref, 0) + 1
+    for ref in rec.outputs:
+        if type(ref) is int:
+            uses[ref] = uses.get(ref, 0) + 2
+    scatters, owned, deferred, fused = {}, set(), set(), {}
+    for i, eqn in enumerate(rec.equations):
+        (out,) = eqn.outs if len(eqn.outs) == 1 else (None,)
+        if out is None or guards_after.get(out):
+            continue
+        shape, dtype = eqn.avals[0]
+        small = np.dtype(dtype).kind in "fc" and math.prod(shape) < buffers.BIG
+        if eqn.prim is scatter_add_p and len(eqn.inputs) == 1 and small \
+                and type(eqn.inputs[0]) is int:
+            index = _basic_index(eqn.params["spec"])
+            if index is not None:
+                scatters[out] = (i, index, eqn.inputs[0])
+                owned.add(out)
+        elif eqn.prim.impl is np.add and not eqn.params and small and len(eqn.inputs) == 2 \
+                and all(type(r) is int and rec.avals[r] == eqn.avals[0] for r in eqn.inputs):
+            a, b = eqn.inputs
+            if a != b and uses.get(a) == 1 and uses.get(b) == 1:
+                if b not in scatters or a not in owned:
+                    a, b = b, a
+                if b in scatters and a in owned and scatters[b][0] not in deferred:
+                    j, index, value = scatters.pop(b)
+                    owned.discard(b)
+                    deferred.add(j)
+                    fused[i] = (a, index, value)
+                    owned.discard(a)
+                    owned.add(out)
+    return deferred, fused
+
+
 def _fresh(value):
     """A copy of an array (a NumPy or Python scalar is immutable: itself)."""
     return value.copy() if isinstance(value, np.ndarray) else value
@@ -175,8 +223,11 @@ def generate_replay(graph, fail):
     for var in range(rec.num_inputs):
         w.check(var, "")
     frees, reuse = buffers.plan(rec)
+    deferred, fused = _scatter_chains(rec, w.guards_after)
     errstate = None
     for i, eqn in enumerate(rec.equations):
+        if i in deferred:
+            continue
         if eqn.errstate != errstate:
             if eqn.errstate is not None:   # the error handling a rule set around it
                 w.body.append(f"with _errstate(**{w.constant(eqn.errstate)}):")
@@ -185,7 +236,12 @@ def generate_replay(graph, fail):
         targets = ", ".join(f"v{v}" for v in eqn.outs)
         if eqn.prim.multiple_results:
             targets += ","
-        w.body.append(f"{indent}{targets} = {w.call(eqn, reuse.get(i))}")
+        if i in fused:
+            owner, index, value = fused[i]
+            w.body.append(f"{indent}v{owner}[{w.constant(index)}] += {w.ref(value)}")
+            w.body.append(f"{indent}{targets} = v{owner}")
+        else:
+            w.body.append(f"{indent}{targets} = {w.call(eqn, reuse.get(i))}")
         for var in eqn.outs:
             w.check(var, indent)
         if i in frees:
