@@ -10,12 +10,13 @@ sparse when the pattern is sparse: ``ode_field.Jacobian``).
 - JVP: the forward sensitivity system ``(y, s)`` (``SensitivityField``) solved by the same
   primitive, so it differentiates again; a tangent of an output time adds ``f(t_k, y_k)``
   times it, a tangent of ``t0`` starts ``s`` at ``-f(t0, y0) dt0``.
-- VJP: the adjoint method (``adjoint_sweep_p``, below): for stiff problems the state
-  solved once forwards with dense output (non-stiff ones solve it backwards with the
-  adjoint from each checkpoint: ``_explicit_sweep``), then from the last output time back
-  to ``t0``, interval by interval, the adjoint ``a' = -a J_y`` and the parameters' cotangent ``g' = -a J_p``
-  backwards along it, each output's cotangent added to ``a`` at its time (the output
-  times are the checkpoints), with the same method. ``a(t0)`` is the cotangent of ``y0``,
+- VJP: the adjoint method (``adjoint_sweep_p``, below): from the last output time back
+  to ``t0``, interval by interval, the adjoint ``a' = -a J_y`` and the parameters'
+  cotangent ``g' = -a J_p`` solved backwards, each output's cotangent added to ``a`` at
+  its time (the output times are the checkpoints). Stiff problems solve the state once
+  forwards with dense output and the adjoint along it with the same method; non-stiff
+  ones solve the state backwards with the adjoint, restarted from each checkpoint
+  (``_explicit_sweep``). ``a(t0)`` is the cotangent of ``y0``,
   ``g(t0)`` those of the parameters, ``-a(t0) . f(t0, y0)`` that of ``t0`` and
   ``G_k . f(t_k, y_k)`` that of each output time. One backward sweep serves every
   argument's rule.
