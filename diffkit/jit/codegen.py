@@ -13,6 +13,11 @@ What makes a line cheap:
   type's method (a ``complex`` on the left would; so would an array subclass).
 - **Inline guards** for the 0 x inf rule's checks on scalars: ``holds_nan(v)`` is
   ``v != v`` and ``holds_nonfinite(v)`` is ``not -inf < v < inf`` for a real scalar.
+- **Basic indexing inline**: a ``getitem`` by integers and slices alone is ``x[index]``
+  with the index made once, and its adjoint ``scatter_add`` writes into a new array of
+  zeros (``_scatter_basic``: a basic index never repeats an element), without rebuilding
+  the index on each call; a sum of such scatters adds into the first one's array in
+  place (``_scatter_chains``); ``reshape`` of a NumPy value is its ``reshape`` method.
 - **One ``np.errstate`` block per run** of consecutive equations recorded under the same
   error handling (a rule's own ``np.errstate``), instead of one per equation.
 - Constants and implementations are closure variables of the function, not globals.
@@ -29,11 +34,14 @@ A guard is checked right after the line that computes its variable and raises
 """
 
 import keyword
+import math
 
 import numpy as np
 
 from ..interpreters.staging import is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
+from ..ops.indexing import ARRAY, getitem_p, scatter_add_p
+from ..ops.shape import reshape_p
 from . import blocks, buffers, products, rowblocks
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
@@ -48,7 +56,8 @@ class _Writer:
         self.rec = program
         self.guards_after = guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
-                      "_fresh": _fresh, "_inf": np.inf}
+                      "_fresh": _fresh, "_inf": np.inf,
+                      "_scatter_basic": _scatter_basic}
         self.ids = {}
         self.body = []
 
@@ -105,6 +114,18 @@ class _Writer:
                 return f"{self.ref(inputs[0])} {_BINARY[impl]} {self.ref(inputs[1])}"
             if len(inputs) == 1 and impl in _UNARY and self.is_numpy(inputs[0]):
                 return f"{_UNARY[impl]}{self.ref(inputs[0])}"
+        if eqn.prim is reshape_p and self.is_numpy(inputs[0]):
+            # np.reshape of a NumPy array or scalar is its method: the same result
+            return f"{self.ref(inputs[0])}.reshape({self.constant(tuple(eqn.params['shape']))})"
+        if eqn.prim in (getitem_p, scatter_add_p) and len(inputs) == 1:
+            index = _basic_index(eqn.params["spec"])
+            if index is not None:
+                c = self.constant(index)
+                if eqn.prim is getitem_p:
+                    return f"{self.ref(inputs[0])}[{c}]"
+                shape, dtype = eqn.avals[0]
+                return (f"_scatter_basic({self.ref(inputs[0])}, "
+                        f"{self.constant(tuple(shape))}, {self.constant(np.dtype(dtype))}, {c})")
         args = [self.ref(i) for i in inputs]
         for key, value in eqn.params.items():
             if key.isidentifier() and not keyword.iskeyword(key):
@@ -112,6 +133,70 @@ class _Writer:
             else:
                 args.append(f"**{self.constant({key: value})}")
         return f"{self.constant(impl)}({', '.join(args)})"
+
+
+def _basic_index(spec):
+    """The NumPy index of an indexing ``spec`` without index arrays (``None`` if it has
+    some)."""
+    index = []
+    for entry in spec:
+        if entry is ARRAY:
+            return None
+        index.append(slice(*entry) if type(entry) is tuple else entry)
+    return tuple(index)
+
+
+def _scatter_basic(values, shape, dtype, index):
+    """``scatter_add`` of a basic index: ``values`` written into zeros."""
+    out = np.zeros(shape, dtype)
+    out[index] = values
+    return out
+
+
+def _scatter_chains(rec, guards_after):
+    """Sums of ``scatter_add``s by basic indices (a reverse pass's cotangent of an array
+    read element by element): ``(deferred, fused)``. An ``add`` of a small float array
+    made here and read by nothing else (``owner``: a basic ``scatter_add``'s result or such
+    a sum) and a basic ``scatter_add``'s result read by nothing else becomes
+    ``owner[index] += value`` (``fused[i] = (owner, index, value)``), and that
+    ``scatter_add``'s own line is skipped (its index in ``deferred``). The elements the
+    index writes get ``owner + value`` as the sum did; the others are left as they were
+    (the sum added zero to them)."""
+    uses = {}
+    for eqn in rec.equations:
+        for ref in eqn.inputs:
+            if type(ref) is int:
+                uses[ref] = uses.get(ref, 0) + 1
+    for ref in rec.outputs:
+        if type(ref) is int:
+            uses[ref] = uses.get(ref, 0) + 2
+    scatters, owned, deferred, fused = {}, set(), set(), {}
+    for i, eqn in enumerate(rec.equations):
+        (out,) = eqn.outs if len(eqn.outs) == 1 else (None,)
+        if out is None or guards_after.get(out):
+            continue
+        shape, dtype = eqn.avals[0]
+        small = np.dtype(dtype).kind in "fc" and math.prod(shape) < buffers.BIG
+        if eqn.prim is scatter_add_p and len(eqn.inputs) == 1 and small \
+                and type(eqn.inputs[0]) is int:
+            index = _basic_index(eqn.params["spec"])
+            if index is not None:
+                scatters[out] = (i, index, eqn.inputs[0])
+                owned.add(out)
+        elif eqn.prim.impl is np.add and not eqn.params and small and len(eqn.inputs) == 2 \
+                and all(type(r) is int and rec.avals[r] == eqn.avals[0] for r in eqn.inputs):
+            a, b = eqn.inputs
+            if a != b and uses.get(a) == 1 and uses.get(b) == 1:
+                if b not in scatters or a not in owned:
+                    a, b = b, a
+                if b in scatters and a in owned and scatters[b][0] not in deferred:
+                    j, index, value = scatters.pop(b)
+                    owned.discard(b)
+                    deferred.add(j)
+                    fused[i] = (a, index, value)
+                    owned.discard(a)
+                    owned.add(out)
+    return deferred, fused
 
 
 def _fresh(value):
@@ -142,8 +227,11 @@ def generate_replay(graph, fail):
     for var in range(rec.num_inputs):
         w.check(var, "")
     frees, reuse = buffers.plan(rec)
+    deferred, fused = _scatter_chains(rec, w.guards_after)
     errstate = None
     for i, eqn in enumerate(rec.equations):
+        if i in deferred:
+            continue
         if eqn.errstate != errstate:
             if eqn.errstate is not None:   # the error handling a rule set around it
                 w.body.append(f"with _errstate(**{w.constant(eqn.errstate)}):")
@@ -152,7 +240,12 @@ def generate_replay(graph, fail):
         targets = ", ".join(f"v{v}" for v in eqn.outs)
         if eqn.prim.multiple_results:
             targets += ","
-        w.body.append(f"{indent}{targets} = {w.call(eqn, reuse.get(i))}")
+        if i in fused:
+            owner, index, value = fused[i]
+            w.body.append(f"{indent}v{owner}[{w.constant(index)}] += {w.ref(value)}")
+            w.body.append(f"{indent}{targets} = v{owner}")
+        else:
+            w.body.append(f"{indent}{targets} = {w.call(eqn, reuse.get(i))}")
         for var in eqn.outs:
             w.check(var, indent)
         if i in frees:

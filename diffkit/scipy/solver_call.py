@@ -176,14 +176,9 @@ class Closure:
             _, recording = stage_flat(flat, list(inputs), name=name)
         except Exception:   # noqa: BLE001 (not recordable: the plain solve reports closures)
             return
-        captured = {}
-        refs = [r for eqn in recording.equations for r in eqn.inputs] + recording.outputs
-        for ref in refs:
-            if type(ref) is Const and isinstance(ref.value, Tracer):
-                captured.setdefault(id(ref.value), ref.value)
-        if not captured:
+        values = captured(recording)
+        if not values:
             return
-        values = list(captured.values())
         if recording.guards or any(dtype_of(v).kind not in "fc" for v in values):
             what = "reads the values of its inputs (Python control flow on them)" \
                 if recording.guards else "closes over a traced integer or boolean value"
@@ -195,23 +190,41 @@ class Closure:
         self.found, self.values, self.recording = True, values, recording
 
     def __call__(self, inputs, values):
-        recording = self.recording
-        swap = {id(old): new for old, new in zip(self.values, values)}
+        outs, _ = replay(self.recording, inputs, self.values, values)
+        return self.out_tree.unflatten(outs)
 
-        def value(ref):
-            if type(ref) is int:
-                return env[ref]
-            return swap.get(id(ref.value), ref.value)
 
-        env = list(inputs) + [None] * (len(recording.avals) - len(inputs))
-        for eqn in recording.equations:
-            args = [value(r) for r in eqn.inputs]
-            if eqn.prim is custom_call_p:
-                outs = custom_call_p.bind(args, eqn.params)
-            else:
-                with np.errstate(**(eqn.errstate or np.geterr())):
-                    out = eqn.prim(*args, **eqn.params)
-                outs = out if eqn.prim.multiple_results else (out,)
-            for var, out in zip(eqn.outs, outs):
-                env[var] = out
-        return self.out_tree.unflatten([value(r) for r in recording.outputs])
+def captured(recording):
+    """The traced values of enclosing transformations that ``recording`` uses as constants,
+    each once, in the order of first use."""
+    found = {}
+    refs = [r for eqn in recording.equations for r in eqn.inputs] + list(recording.outputs)
+    for ref in refs:
+        if type(ref) is Const and isinstance(ref.value, Tracer):
+            found.setdefault(id(ref.value), ref.value)
+    return list(found.values())
+
+
+def replay(recording, inputs, old, new):
+    """``recording`` evaluated with diffkit's operations on ``inputs``, the constants among
+    ``old`` (the captured values) replaced by those of ``new`` at the same positions:
+    ``(outputs, env)``, ``env`` holding every variable's value (for the caller's guards)."""
+    swap = {id(o): n for o, n in zip(old, new)}
+
+    def value(ref):
+        if type(ref) is int:
+            return env[ref]
+        return swap.get(id(ref.value), ref.value)
+
+    env = list(inputs) + [None] * (len(recording.avals) - len(inputs))
+    for eqn in recording.equations:
+        args = [value(r) for r in eqn.inputs]
+        if eqn.prim is custom_call_p:
+            outs = custom_call_p.bind(args, eqn.params)
+        else:
+            with np.errstate(**(eqn.errstate or np.geterr())):
+                out = eqn.prim(*args, **eqn.params)
+            outs = out if eqn.prim.multiple_results else (out,)
+        for var, out in zip(eqn.outs, outs):
+            env[var] = out
+    return [value(r) for r in recording.outputs], env

@@ -137,3 +137,24 @@ def test_direct_graph_call_with_other_kinds_of_argument():
     graph = dk.make_graph(f)(np.array(2.0), 3.0)
     same(graph(np.array(1.5), 0.5), f(np.array(1.5), 0.5))
     same(graph(1.5, 0.5), np.float64(f(1.5, 0.5)))   # the implementations' type
+
+
+def test_gradient_of_elementwise_reads_adds_into_one_array():
+    """The reverse pass of a function reading its argument element by element sums one
+    scatter per read; the replay adds them into one array and gives the same gradient."""
+    def f(x):
+        return x[0] * x[1] - x[2] * x[1] + x[3] * x[0] * x[2] + dnp.sin(x[3])
+
+    g = dk.grad(f)
+    x = np.array([0.5, -1.5, 2.0, 0.25])
+    graph = dk.make_graph(g)(x)
+    expected = np.array([x[1] + x[3] * x[2], x[0] - x[2], -x[1] + x[3] * x[0],
+                         x[0] * x[2] + np.cos(x[3])])
+    for point in (x, np.array([1.0, 2.0, -3.0, 0.0])):
+        out = graph(point)
+        same(out, g(point))
+        e = np.array([point[1] + point[3] * point[2], point[0] - point[2],
+                      -point[1] + point[3] * point[0], point[0] * point[2] + np.cos(point[3])])
+        np.testing.assert_allclose(out, e, rtol=1e-12)
+    assert "+=" in graph._plain.source
+    np.testing.assert_allclose(graph(x), expected, rtol=1e-12)

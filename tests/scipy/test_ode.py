@@ -395,3 +395,39 @@ def test_sparsity_pattern_holds_the_jacobian():
     assert not (nonzero & ~pattern).any()
     # output k depends on its own output time only
     np.testing.assert_array_equal(pattern[:, 2:4], np.repeat(np.eye(2, dtype=bool), 2, axis=0))
+
+
+def test_odeint_adjoint_over_many_outputs_and_when_stiff():
+    # non-stiff: the sweep steps back one interval at a time with the previous step size
+    t = np.linspace(0.0, 5.0, 60)
+
+    def loss(p):
+        return dnp.sum(odeint(lv_y_first, LV_Y0, t, args=tuple(p[i] for i in range(4)),
+                              rtol=1e-11, atol=1e-11) ** 2)
+
+    def loss_scipy(p):
+        return np.sum(si.odeint(lambda y, s, *q: lv_np(s, y, q), LV_Y0, t, args=tuple(p),
+                                rtol=1e-12, atol=1e-12) ** 2)
+
+    g = dk.grad(loss)(P)
+    np.testing.assert_allclose(g, central(loss_scipy, P), rtol=1e-5)
+    np.testing.assert_allclose(dk.jacfwd(loss)(P), g, rtol=1e-6)
+
+    # stiff: LSODA switches to BDF, and the sweep keeps the stiff solver and interpolant
+    y0 = np.array([1.0, 0.0, 0.0])
+    times = np.concatenate([[0.0], ROB_T])
+
+    def rob_loss(logk):
+        Y = odeint(robertson, y0, times, args=(dnp.exp(logk),), rtol=1e-9, atol=1e-13,
+                   tfirst=True)
+        return dnp.sum(Y * W)
+
+    def rob_scipy(logk):
+        sol = si.solve_ivp(robertson_np, (0.0, 100.0), y0, method="Radau", t_eval=ROB_T,
+                           args=(np.exp(logk),), rtol=1e-12, atol=1e-16)
+        return np.sum(sol.y.T * W) + np.sum(y0 * W)
+
+    logk = np.log(K)
+    g = dk.grad(rob_loss)(logk)
+    np.testing.assert_allclose(g, central(rob_scipy, logk, h=1e-5), rtol=1e-4)
+    np.testing.assert_allclose(dk.jacfwd(rob_loss)(logk), g, rtol=1e-4)

@@ -29,12 +29,13 @@ from ...core.concrete import underlying
 from ...core.trace import Tracer, innermost_trace
 from ...core.zeros import dtype_of, shape_of
 from ...errors import DiffkitError
-from ...interpreters.staging import Const, custom_call_p, stage_flat
+from ...interpreters.staging import stage_flat
 from ...jit import make_graph
 from ...jit.graph import GuardFailure, Unverifiable
 from ...numpy import asarray, concatenate, ravel, reshape
 from ...sparse import jacobian_sparsity, sparse_jacobian
 from ...tree_util import tree_flatten
+from ..solver_call import captured, replay
 
 # sparse=None picks the sparse Jacobian when the detected pattern has at most this share
 # of nonzeros (and the system has at least SPARSE_MIN_SIZE unknowns).
@@ -88,31 +89,19 @@ class UserField:
 
 
 class ReplayField:
-    """A recorded user function with the traced values it closed over as parameters."""
+    """A recorded user function with the traced values it closed over (``closed``) as
+    parameters (``solver_call.replay`` evaluates the recording; its guards are checked
+    after each evaluation)."""
 
-    def __init__(self, recording, closed_ids, n, name):
-        self.recording, self.n, self.name = recording, n, name
-        self.closed_ids = closed_ids
+    def __init__(self, recording, closed, n, name):
+        self.recording, self.closed, self.n, self.name = recording, closed, n, name
         self.num_inputs = recording.num_inputs
         self.cache = {}
 
-    def _const(self, const, subst):
-        value = const.value
-        return subst.get(id(value), value) if isinstance(value, Tracer) else value
-
     def __call__(self, t, y, *params):
         rec = self.recording
-        leaves = params[:self.num_inputs - 2]
-        subst = dict(zip(self.closed_ids, params[self.num_inputs - 2:]))
-        env = dict(enumerate((t, y, *leaves)))
-        for eqn in rec.equations:
-            ins = [env[r] if type(r) is int else self._const(r, subst) for r in eqn.inputs]
-            if eqn.prim is custom_call_p:
-                outs = custom_call_p.bind(ins, eqn.params)
-            else:
-                out = eqn.prim(*ins, **eqn.params)
-                outs = out if eqn.prim.multiple_results else (out,)
-            env.update(zip(eqn.outs, outs))
+        inputs = (t, y, *params[:self.num_inputs - 2])
+        (out,), env = replay(rec, inputs, self.closed, params[self.num_inputs - 2:])
         for guard in rec.guards:
             value = underlying(env[guard.var])
             if np.shape(value) == np.shape(guard.expected) or guard.test is not None:
@@ -121,8 +110,6 @@ class ReplayField:
                         f"{self.name}: the function closes over traced values and its Python "
                         f"control flow changed since it was recorded ({guard.describe()}). "
                         "Pass the traced values through args instead of a closure.")
-        (ref,) = rec.outputs
-        out = env[ref] if type(ref) is int else self._const(ref, subst)
         return _rhs_array(out, self.n, self.name)
 
 
@@ -139,15 +126,10 @@ def as_field(fun, t0, y0, args, tfirst=True, name="solve_ivp"):
         return [asarray(field(t, y, *ls))]
 
     _, recording = stage_flat(staged, [t0, y0, *leaves], name=name)
-    if not recording.holds_tracers:
+    closed = captured(recording) if recording.holds_tracers else []
+    if not closed:
         return field, list(leaves)
-    closed, ids = [], []
-    refs = [r for eqn in recording.equations for r in eqn.inputs] + list(recording.outputs)
-    for r in refs:
-        if type(r) is Const and isinstance(r.value, Tracer) and id(r.value) not in ids:
-            ids.append(id(r.value))
-            closed.append(r.value)
-    return ReplayField(recording, ids, n, name), list(leaves) + closed
+    return ReplayField(recording, closed, n, name), list(leaves) + closed
 
 
 def differentiable(x):
@@ -222,6 +204,15 @@ def compiled(field, kind, which=()):
                 return field(t, y, *q)
             _, pull = api.vjp(f, y, *[params[i] for i in which])
             return tuple(pull(a))
+    elif kind == "aug":
+        def fn(t, y, a, *params):
+            def f(y, *chosen):
+                q = list(params)
+                for i, v in zip(which, chosen):
+                    q[i] = v
+                return field(t, y, *q)
+            out, pull = api.vjp(f, y, *[params[i] for i in which])
+            return (out, *pull(a))
     elif kind == "jac_all":
         def fn(t, y, *params):
             def f(y, *chosen):

@@ -10,11 +10,13 @@ sparse when the pattern is sparse: ``ode_field.Jacobian``).
 - JVP: the forward sensitivity system ``(y, s)`` (``SensitivityField``) solved by the same
   primitive, so it differentiates again; a tangent of an output time adds ``f(t_k, y_k)``
   times it, a tangent of ``t0`` starts ``s`` at ``-f(t0, y0) dt0``.
-- VJP: the adjoint method (``adjoint_sweep_p``, below): the state solved once forwards
-  with dense output, then from the last output time back to ``t0``, interval by
-  interval, the adjoint ``a' = -a J_y`` and the parameters' cotangent ``g' = -a J_p``
-  backwards along it, each output's cotangent added to ``a`` at its time (the output
-  times are the checkpoints), with the same method. ``a(t0)`` is the cotangent of ``y0``,
+- VJP: the adjoint method (``adjoint_sweep_p``, below): from the last output time back
+  to ``t0``, interval by interval, the adjoint ``a' = -a J_y`` and the parameters'
+  cotangent ``g' = -a J_p`` solved backwards, each output's cotangent added to ``a`` at
+  its time (the output times are the checkpoints). Stiff problems solve the state once
+  forwards with dense output and the adjoint along it with the same method; non-stiff
+  ones solve the state backwards with the adjoint, restarted from each checkpoint
+  (``_explicit_sweep``). ``a(t0)`` is the cotangent of ``y0``,
   ``g(t0)`` those of the parameters, ``-a(t0) . f(t0, y0)`` that of ``t0`` and
   ``G_k . f(t_k, y_k)`` that of each output time. One backward sweep serves every
   argument's rule.
@@ -55,6 +57,9 @@ class Options:
         self.items, self.sparse, self.jac = tuple(items), sparse, jac
         self.jac_sparsity, self.name = jac_sparsity, name
         self.stats = None
+        # odeint only: whether a solve with these options switched LSODA to its stiff
+        # method (None: no solve seen yet); the adjoint sweep's choice of solver reads it
+        self.stiff = None
 
     def derived(self):
         """The options of a derivative solve: no user jac, no first step."""
@@ -91,6 +96,8 @@ def _impl(y0, t0, ts, *params, field, options):
                              atol=options.atol, full_output=True, **dict(options.items))
         if info["message"] != "Integration successful.":
             raise ODESolveError(f"{options.name}: odeint failed: {info['message']}")
+        stiff = bool(np.any(np.asarray(info["mused"]) == 2))
+        options.stiff = stiff if options.stiff is None else (options.stiff or stiff)
         options.stats = dict(nfev=int(info["nfe"][-1]), njev=int(info["nje"][-1]), nlu=0,
                              status=0, message=info["message"])
         return Y[skip:].reshape(len(ts), n)
@@ -271,6 +278,9 @@ def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
     which = [i for i, p in enumerate(params) if differentiable(p)]
     sizes = [int(np.size(params[i])) for i in which]
     P = sum(sizes)
+    if _one_sweep(options) and m and ts[-1] != t0:
+        return _explicit_sweep(y0, t0, ts, np.asarray(out, float), G, params, field, options,
+                               which, P)
     method = "LSODA" if options.method == "odeint" else options.method
     implicit = method in IMPLICIT
     rtol = options.rtol
@@ -338,6 +348,75 @@ def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
                     back.t)
             else:
                 g = back.y[n:, -1].copy()
+        if k > 0:
+            a = a + G[k - 1]
+    return np.concatenate([a, g])
+
+
+_EXPLICIT = {"RK45": _si.RK45, "RK23": _si.RK23, "DOP853": _si.DOP853,
+             "odeint": _si.DOP853}
+
+
+def _one_sweep(options):
+    """The explicit methods, and ``odeint`` whose solves never went stiff, sweep back with
+    one explicit Runge-Kutta solver per interval and no state interpolant."""
+    if options.method == "odeint":
+        return options.stiff is False
+    return options.method in _EXPLICIT
+
+
+def _explicit_sweep(y0, t0, ts, out, G, params, field, options, which, P):
+    """The adjoint sweep of a non-stiff problem: ``(y, a, g)`` solved backwards together,
+    interval by interval, with the state restarted at each checkpoint from the output
+    (``out[k]``, so its error never accumulates over more than one interval) and the
+    cotangent ``G[k]`` added to ``a`` there. One replay per evaluation gives ``f``, ``a J_y``
+    and ``a J_p``; each interval's solver starts from the step size the previous interval
+    reached (no initial step selection), so the restarts cost one evaluation each.
+    ``odeint``'s non-stiff problems use DOP853 (the same tolerances)."""
+    n, m = y0.shape[0], ts.shape[0]
+    cls = _EXPLICIT[options.method]
+    rtol = options.rtol
+    atol = options.atol if np.ndim(options.atol) == 0 else float(np.min(options.atol))
+    items = dict(options.items)
+    extra = {}
+    if options.method == "odeint":
+        if items.get("hmax"):
+            extra["max_step"] = float(items["hmax"])
+    elif "max_step" in items:
+        extra["max_step"] = items["max_step"]
+    aug = compiled(field, "aug", which)
+    width = 2 * n + P
+
+    def fun(t, z):
+        res = aug(float(t), z[:n], z[n:2 * n], *params)
+        dz = np.empty(width)
+        dz[:n] = res[0]
+        dz[n:2 * n] = -np.asarray(res[1], float)
+        start = 2 * n
+        for c in res[2:]:
+            c = np.ravel(c)
+            dz[start:start + c.size] = -c
+            start += c.size
+        return dz
+
+    a = G[m - 1].copy()
+    g = np.zeros(P)
+    h = None
+    for k in range(m - 1, -1, -1):
+        here = float(ts[k])
+        target = float(ts[k - 1]) if k > 0 else t0
+        if target != here:
+            first = None if h is None else min(h, abs(target - here))
+            solver = cls(fun, here, np.concatenate([out[k], a, g]), target, rtol=rtol,
+                         atol=atol, first_step=first, **extra)
+            while solver.status == "running":
+                proposal = solver.h_abs
+                solver.step()
+            if solver.status != "finished":
+                raise ODESolveError(f"{options.name}: the adjoint solve failed at "
+                                    f"t={solver.t!r}")
+            h = proposal
+            a, g = solver.y[n:2 * n].copy(), solver.y[2 * n:].copy()
         if k > 0:
             a = a + G[k - 1]
     return np.concatenate([a, g])
