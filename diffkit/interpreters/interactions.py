@@ -206,29 +206,26 @@ def _pattern(trace, out_node, n):
                 live[arg_node] = live[arg_node] | pulled
             else:
                 live[arg_node] = pulled
+    diagonal = np.zeros(n, bool)   # pairs (i, i), kept apart: most of them repeat
     firsts, seconds = [], []
     for node, a, b in trace.interactions:
         mask = live.get(node)
         if mask is not None and mask.any():
-            first, second = _pairs(a, b, mask)
-            firsts.append(first)
-            seconds.append(second)
-            if a is not b:   # the pattern is symmetric (a row with itself already is)
-                firsts.append(second)
-                seconds.append(first)
-    if not firsts:
-        return sp.csr_array((n, n), dtype=bool)
+            _pairs(a, b, mask, diagonal, firsts, seconds)
     kind = np.int32 if n < 2**31 else np.int64   # half the memory: large arrays fault pages
-    rows = np.concatenate(firsts, dtype=kind, casting="same_kind")
-    cols = np.concatenate(seconds, dtype=kind, casting="same_kind")
+    on = np.flatnonzero(diagonal).astype(kind)
+    rows = np.concatenate([on, *firsts, *seconds], dtype=kind, casting="same_kind")
+    cols = np.concatenate([on, *seconds, *firsts], dtype=kind, casting="same_kind")
     pattern = sp.coo_array((np.ones(rows.size, bool), (rows, cols)), shape=(n, n)).tocsr()
     pattern.sum_duplicates()   # sorted indices, each pair once
     return sp.csr_array(pattern)
 
 
-def _pairs(a, b, mask):
+def _pairs(a, b, mask, diagonal, firsts, seconds):
     """The input pairs ``(i, j)`` with ``i`` in row ``r`` of the CSR array ``a`` and ``j`` in
-    row ``r`` of ``b``, over the entries ``r`` where ``mask`` holds: two index arrays."""
+    row ``r`` of ``b``, over the entries ``r`` where ``mask`` holds: ``diagonal[i]`` set
+    for a pair ``(i, i)`` of a row with itself, the others appended to ``firsts`` and
+    ``seconds`` (each pair in one orientation at least)."""
     if mask.all():   # the common case: slices, no gathers
         starts_a, starts_b = a.indptr[:-1], b.indptr[:-1]
         len_a, len_b = np.diff(a.indptr), np.diff(b.indptr)
@@ -238,30 +235,29 @@ def _pairs(a, b, mask):
         len_a = a.indptr[rows + 1] - starts_a
         len_b = b.indptr[rows + 1] - starts_b
     long_a, long_b = int(len_a.max(initial=0)), int(len_b.max(initial=0))
-    if long_a * long_b <= 16:   # short rows: one gather per pair of positions
-        firsts, seconds = [], []
-        for i in range(long_a):
-            has_i = len_a > i
-            for j in range(long_b):
-                both = has_i & (len_b > j) if i or j or long_a > 1 or long_b > 1 else None
-                if both is None or (i == 0 and j == 0 and both.all()):
-                    if (len_a > 0).all() and (len_b > 0).all():
-                        firsts.append(a.indices[starts_a])
-                        seconds.append(b.indices[starts_b])
-                        continue
-                    both = (len_a > 0) & (len_b > 0)
+    if long_a * long_b > 16:   # long rows: every pair of every row, enumerated
+        counts = len_a * len_b
+        owner = np.repeat(np.arange(counts.size), counts)
+        offsets = np.zeros(counts.size, np.intp)
+        np.cumsum(counts[:-1], out=offsets[1:])
+        k = np.arange(owner.size) - offsets[owner]
+        width = len_b[owner]
+        firsts.append(a.indices[starts_a[owner] + k // width])
+        seconds.append(b.indices[starts_b[owner] + k % width])
+        return
+    same = a is b
+    for i in range(long_a):   # short rows: one gather per pair of positions
+        has_i = len_a > i
+        for j in range(i if same else 0, long_b):
+            both = (len_b > j) if same else has_i & (len_b > j)   # same: j >= i
+            if same and i == j:
+                diagonal[a.indices[starts_a[both] + i]] = True
+            elif both.all():
+                firsts.append(a.indices[starts_a + i])
+                seconds.append(b.indices[starts_b + j])
+            else:
                 firsts.append(a.indices[starts_a[both] + i])
                 seconds.append(b.indices[starts_b[both] + j])
-        if not firsts:
-            return np.empty(0, np.intp), np.empty(0, np.intp)
-        return np.concatenate(firsts), np.concatenate(seconds)
-    counts = len_a * len_b   # long rows: every pair of every row, enumerated
-    owner = np.repeat(np.arange(counts.size), counts)
-    offsets = np.zeros(counts.size, np.intp)
-    np.cumsum(counts[:-1], out=offsets[1:])
-    k = np.arange(owner.size) - offsets[owner]
-    width = len_b[owner]
-    return a.indices[starts_a[owner] + k // width], b.indices[starts_b[owner] + k % width]
 
 
 def interaction_pattern(scalar_fun, x, local=False):
