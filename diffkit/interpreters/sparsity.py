@@ -190,12 +190,12 @@ def _from_columns(cols, width):
     present = cols >= 0
     if present.all():
         indptr = np.arange(cols.size + 1, dtype=np.int32 if width < 2**31 else np.int64)
-        out = sp.csr_array((np.ones(cols.size, bool), cols.astype(indptr.dtype), indptr),
+        out = sp.csr_array((np.ones(cols.size, bool), cols.astype(indptr.dtype, copy=False), indptr),
                            shape=(cols.size, width))
     else:
         indptr = np.zeros(cols.size + 1, dtype=np.int32 if width < 2**31 else np.int64)
         np.cumsum(present, out=indptr[1:])
-        kept = cols[present].astype(indptr.dtype)
+        kept = cols[present].astype(indptr.dtype, copy=False)
         out = sp.csr_array((np.ones(kept.size, bool), kept, indptr), shape=(cols.size, width))
     out.single = True
     return out
@@ -204,7 +204,7 @@ def _from_columns(cols, width):
 def _columns(deps):
     """The column of each row of a ``single`` CSR array, -1 for an empty row."""
     if deps.indptr[-1] == deps.shape[0]:
-        return deps.indices[:deps.shape[0]].astype(np.intp, copy=False)
+        return deps.indices[:deps.shape[0]]
     cols = np.full(deps.shape[0], -1, np.intp)
     cols[np.diff(deps.indptr) > 0] = deps.indices[:deps.indptr[-1]]
     return cols
