@@ -190,8 +190,8 @@ def _from_columns(cols, width):
     present = cols >= 0
     if present.all():
         indptr = np.arange(cols.size + 1, dtype=np.int32 if width < 2**31 else np.int64)
-        out = sp.csr_array((np.ones(cols.size, bool), cols.astype(indptr.dtype, copy=False), indptr),
-                           shape=(cols.size, width))
+        cols = cols.astype(indptr.dtype, copy=False)
+        out = sp.csr_array((np.ones(cols.size, bool), cols, indptr), shape=(cols.size, width))
     else:
         indptr = np.zeros(cols.size + 1, dtype=np.int32 if width < 2**31 else np.int64)
         np.cumsum(present, out=indptr[1:])
