@@ -86,7 +86,10 @@ def hessian_sparsity(fun, argnums=0, local=False):
     """A function returning the sparsity pattern of the Hessian of the scalar ``fun``: a
     symmetric boolean ``scipy.sparse.csr_array`` of shape ``(in.size, in.size)``, the
     Jacobian pattern of the gradient program (``local`` and pytrees as in
-    ``jacobian_sparsity``). Inputs that enter only linearly have no entries."""
+    ``jacobian_sparsity``). Inputs that enter only linearly have no entries. A program of
+    elementwise and linear primitives is read in one forward pass instead, which also
+    drops the products whose entries never reach the output (a slice of a nonlinear
+    value): never coarser than the gradient program's pattern."""
     check_callable(fun, "hessian_sparsity")
     check_argnums(argnums, "hessian_sparsity")
 
