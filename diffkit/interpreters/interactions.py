@@ -262,7 +262,8 @@ def _pairs(a, b, mask, diagonal, firsts, seconds):
 
 def interaction_pattern(scalar_fun, x, local=False):
     """The ``(n, n)`` Hessian pattern of ``scalar_fun`` (a function of the vector ``x``
-    returning a scalar), or None when it applies a primitive this module does not know."""
+    returning one number, as a scalar or a vector of one entry), or None when it applies a
+    primitive this module does not know or returns more numbers (the caller reports it)."""
     sp = sr.scipy_sparse()
     n = math.prod(shape_of(x))
     with new_trace(InteractionTrace, n, local) as trace:
@@ -271,6 +272,8 @@ def interaction_pattern(scalar_fun, x, local=False):
         except Unsupported:
             return None
         if trace.unsupported is not None:   # raised and caught inside the function
+            return None
+        if math.prod(shape_of(out)) != 1:
             return None
         if type(out) is InteractionTracer and out._trace is trace:
             node = out.node

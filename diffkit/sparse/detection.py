@@ -46,8 +46,8 @@ def scalar_output(g, name):
 def hessian_pattern(g, x, local=False, name="hessian_sparsity"):
     """The symmetric ``(n, n)`` pattern of the Hessian of the scalar ``g`` at ``x``."""
     sp = scipy_sparse()
+    pattern = interaction_pattern(g, x, local)   # elementwise and linear programs
     scalar = scalar_output(g, name)
-    pattern = interaction_pattern(scalar, x, local)   # elementwise and linear programs
     if pattern is not None:
         return pattern
     gradient = grad(scalar)

@@ -4,7 +4,7 @@ general one (the Jacobian pattern of the gradient program) and the dense Hessian
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from sparse_problems import chained_rosenbrock
+from sparse_problems import band_pattern, chained_rosenbrock
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -116,3 +116,12 @@ def test_random_programs_both_routes_agree(drawn):
         forward = forward.toarray()
         assert not (forward & ~general).any()
         assert not (dense & ~forward).any()
+
+
+def test_one_entry_vectors_are_read_and_longer_outputs_left_to_the_caller():
+    x = np.random.default_rng(5).uniform(0.5, 1.5, 5)
+    as_vector = interaction_pattern(lambda v: dnp.reshape(dnp.sum(v[1:] * v[:-1]), (1,)), x)
+    as_scalar = interaction_pattern(lambda v: dnp.sum(v[1:] * v[:-1]), x)
+    np.testing.assert_array_equal(as_vector.toarray(), as_scalar.toarray())
+    np.testing.assert_array_equal(as_scalar.toarray(), band_pattern(5) & ~np.eye(5, dtype=bool))
+    assert interaction_pattern(lambda v: v[1:] * v[:-1], x) is None
