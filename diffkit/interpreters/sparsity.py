@@ -141,14 +141,14 @@ def _dense_fallback(prim, args, outs, warn):
                        if sr.differentiable(a) else None for a in args) for o in outs)
 
 
-def _compose(per_arg, deps, out, n):
-    """The dependence of ``out`` from each argument's local structure and dependence."""
+def _compose_parts(per_arg, deps):
+    """Each argument's contribution to the dependence of the output (None for none)."""
     sp = sr.scipy_sparse()
-    total = None
+    parts = []
     for local, dep in zip(per_arg, deps):
         if dep is None or local is None:
-            continue
-        if local is sr.IDENTITY:
+            part = None
+        elif local is sr.IDENTITY:
             part = dep
         elif isinstance(local, np.ndarray):
             part = gather_rows(dep, local)
@@ -158,6 +158,16 @@ def _compose(per_arg, deps, out, n):
             part = union_of_rows(dep)
         else:
             part = sp.csr_array(local @ dep)
+        parts.append(part)
+    return parts
+
+
+def _compose(per_arg, deps, out, n):
+    """The dependence of ``out`` from each argument's local structure and dependence."""
+    total = None
+    for part in _compose_parts(per_arg, deps):
+        if part is None:
+            continue
         if total is None:
             total = part
         elif part is not total:   # x * x: one dependence, nothing to add
@@ -180,11 +190,12 @@ def _from_columns(cols, width):
     present = cols >= 0
     if present.all():
         indptr = np.arange(cols.size + 1, dtype=np.int32 if width < 2**31 else np.int64)
+        cols = cols.astype(indptr.dtype, copy=False)
         out = sp.csr_array((np.ones(cols.size, bool), cols, indptr), shape=(cols.size, width))
     else:
         indptr = np.zeros(cols.size + 1, dtype=np.int32 if width < 2**31 else np.int64)
         np.cumsum(present, out=indptr[1:])
-        kept = cols[present]
+        kept = cols[present].astype(indptr.dtype, copy=False)
         out = sp.csr_array((np.ones(kept.size, bool), kept, indptr), shape=(cols.size, width))
     out.single = True
     return out
@@ -193,7 +204,7 @@ def _from_columns(cols, width):
 def _columns(deps):
     """The column of each row of a ``single`` CSR array, -1 for an empty row."""
     if deps.indptr[-1] == deps.shape[0]:
-        return deps.indices[:deps.shape[0]].astype(np.intp, copy=False)
+        return deps.indices[:deps.shape[0]]
     cols = np.full(deps.shape[0], -1, np.intp)
     cols[np.diff(deps.indptr) > 0] = deps.indices[:deps.indptr[-1]]
     return cols

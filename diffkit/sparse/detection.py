@@ -4,7 +4,10 @@ on, with each primitive's structural rule).
 
 The Hessian pattern is the Jacobian pattern of the gradient program (``grad`` run under
 detection): linear operations create no interaction between inputs, products and
-nonlinear functions do, exactly as the reverse pass writes them.
+nonlinear functions do, exactly as the reverse pass writes them. Programs of elementwise
+and linear primitives take a shorter route with the same result: one forward pass that
+records where nonlinear primitives make dependence rows meet
+(``diffkit.interpreters.interactions``).
 """
 
 import functools
@@ -13,6 +16,7 @@ from ..api import grad
 from ..api_checks import check_argnums, check_callable
 from ..core.zeros import shape_of
 from ..errors import ShapeMismatchError
+from ..interpreters.interactions import interaction_pattern
 from ..interpreters.sparsity import sparsity_flat
 from ..ops.sparsity_rules import scipy_sparse
 from .flat import flat_problem
@@ -42,7 +46,11 @@ def scalar_output(g, name):
 def hessian_pattern(g, x, local=False, name="hessian_sparsity"):
     """The symmetric ``(n, n)`` pattern of the Hessian of the scalar ``g`` at ``x``."""
     sp = scipy_sparse()
-    gradient = grad(scalar_output(g, name))
+    pattern = interaction_pattern(g, x, local)   # elementwise and linear programs
+    scalar = scalar_output(g, name)
+    if pattern is not None:
+        return pattern
+    gradient = grad(scalar)
     pattern = sparsity_flat(gradient, x, local=local, name=name)[1]
     return sp.csr_array(pattern + pattern.T)   # canonical: sorted, no duplicates
 
@@ -78,7 +86,10 @@ def hessian_sparsity(fun, argnums=0, local=False):
     """A function returning the sparsity pattern of the Hessian of the scalar ``fun``: a
     symmetric boolean ``scipy.sparse.csr_array`` of shape ``(in.size, in.size)``, the
     Jacobian pattern of the gradient program (``local`` and pytrees as in
-    ``jacobian_sparsity``). Inputs that enter only linearly have no entries."""
+    ``jacobian_sparsity``). Inputs that enter only linearly have no entries. A program of
+    elementwise and linear primitives is read in one forward pass instead, which also
+    drops the products whose entries never reach the output (a slice of a nonlinear
+    value): never coarser than the gradient program's pattern."""
     check_callable(fun, "hessian_sparsity")
     check_argnums(argnums, "hessian_sparsity")
 

@@ -13,22 +13,18 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from sparse_problems import (
+    RTOL,
     banded,
     brusselator,
     brusselator_pattern,
     chained_rosenbrock,
+    dense_jacobian,
 )
 
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.errors import DensePatternWarning, ShapeMismatchError
 from diffkit.testing import strategies as dks
-
-RTOL = 1e-12
-
-
-def dense_jacobian(fun, x):
-    return np.asarray(dk.jacfwd(fun)(x)).reshape(-1, np.size(x))
 
 
 def test_brusselator_pattern_is_exact():

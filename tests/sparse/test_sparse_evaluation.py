@@ -5,23 +5,19 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sparse_problems import (
+    RTOL,
     band_pattern,
     banded,
     brusselator,
     brusselator_pattern,
     chained_rosenbrock,
+    dense_jacobian,
 )
 
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.errors import InputTypeError, OptionError, ShapeMismatchError
 from diffkit.flatten_util import ravel_pytree
-
-RTOL = 1e-12
-
-
-def dense_jacobian(fun, x):
-    return np.asarray(dk.jacfwd(fun)(x)).reshape(-1, np.size(x))
 
 
 @pytest.mark.parametrize("mode", ["auto", "forward", "reverse"])
