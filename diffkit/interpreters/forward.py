@@ -43,6 +43,14 @@ class JVPTrace(Trace):
     def lift(self, value):
         return JVPTracer(self, value, zero_like(value))
 
+    def constant(self, out, prim):
+        """The result of ``prim`` run on primals alone (no tangent reached it, or it has no
+        derivative): still a value of this trace, with a zero tangent, as in JAX; a
+        comparison of traced values is a traced bool."""
+        if prim.multiple_results:
+            return tuple(JVPTracer(self, o, zero_like(o)) for o in out)
+        return JVPTracer(self, out, zero_like(out))
+
     def process(self, prim, args, params):
         primals = []
         tangents = []
@@ -60,7 +68,7 @@ class JVPTrace(Trace):
                 tangents.append(None)
                 constants = True
         if not nonzero or prim.nondiff:
-            return prim(*primals, **params)
+            return self.constant(prim(*primals, **params), prim)
         if prim.jvp is None:
             raise NoRuleError(f"primitive {prim.name!r} has no forward-mode (jvp) rule")
         if constants:

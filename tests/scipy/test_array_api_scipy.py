@@ -31,7 +31,8 @@ NAMES = ["optimize.rosen", "special.softmax", "special.entr", "special.erf",
          "stats.sem", "stats.trim_mean", "integrate.trapezoid",
          "integrate.cumulative_trapezoid", "fft.rfft", "special.logsumexp",
          "special.log_softmax", "stats.zscore", "cluster.vq.whiten", "special.xlogy",
-         "signal.convolve", "stats.differential_entropy"]
+         "signal.convolve", "stats.differential_entropy", "stats.variation",
+         "stats.pearsonr"]
 
 
 # SciPy itself reads these inputs' values in Python (``if xp.any(a < 0)``: a warning for
@@ -92,17 +93,15 @@ def test_the_case_list_is_the_one_tested():
     assert all(f'"{name}"' in text for name in NAMES)
 
 
-MIXED = "Multiple namespaces for array inputs"
 CONVERTS = "would drop the derivative"
-FAILING = {"stats.variation": MIXED, "stats.pearsonr": MIXED, "signal.welch": CONVERTS,
+FAILING = {"signal.welch": CONVERTS,
            "signal.lfilter": CONVERTS, "integrate.simpson": CONVERTS,
            "stats.norm.logpdf": CONVERTS, "signal.convolve (direct)": CONVERTS}
 
 
 @pytest.mark.parametrize("name", FAILING)
 def test_what_does_not_differentiate_fails_for_the_documented_reason(results, name):
-    """SciPy's own code stops these (docs/array_api.md): constants it makes with xp.asarray
-    are NumPy arrays next to traced values, or it converts with np.asarray. If one starts to
-    pass, move it to NAMES and the docs' list."""
+    """SciPy's own code stops these (docs/array_api.md): it converts with np.asarray. If one
+    starts to pass, move it to NAMES and the docs' list."""
     error = results[name]["known_error"]
     assert error is not None and FAILING[name] in error, error
