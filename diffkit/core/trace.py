@@ -32,7 +32,7 @@ _stack = _TraceStack()
 class Trace:
     """One running transformation. Subclasses implement ``process``."""
 
-    __slots__ = ("level", "active")
+    __slots__ = ("level", "active", "busy")
     name = "transformation"
     escape_hint = ("Values computed inside a transformed function must be returned from it "
                    "(or through has_aux=True), not stored in outside variables and used later.")
@@ -40,6 +40,7 @@ class Trace:
     def __init__(self, level):
         self.level = level
         self.active = True
+        self.busy = 0   # > 0 while it runs a primitive's rules (see ``lifting_trace``)
 
     def process(self, prim, args, params):
         """Interpret ``prim`` on ``args`` (own tracers, lower-level values, constants)."""
@@ -94,6 +95,18 @@ def innermost_trace():
     """The trace of the innermost transformation running now, or None."""
     traces = _stack.traces
     return traces[-1] if traces else None
+
+
+def lifting_trace():
+    """The trace a constant made now becomes a value of (``Trace.lift``): the innermost one
+    running user code. A trace busy interpreting a primitive is skipped: its rules compute
+    on the values below it, and a constant lifted into it there would carry it into a
+    derivative it is computing (perturbation confusion)."""
+    traces = _stack.traces
+    for i in range(len(traces) - 1, -1, -1):
+        if not traces[i].busy:
+            return traces[i]
+    return None
 
 
 class Tracer:

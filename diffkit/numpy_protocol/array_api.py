@@ -28,7 +28,7 @@ import importlib
 
 import numpy as np
 
-from ..core.trace import Tracer, innermost_trace
+from ..core.trace import Tracer, lifting_trace
 
 API_VERSION = "2024.12"
 _VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
@@ -70,7 +70,7 @@ def lifted(value):
     plain value is a constant of the staged program)."""
     if isinstance(value, Tracer):
         return value
-    trace = innermost_trace()
+    trace = lifting_trace()
     if trace is None:
         return value
     try:

@@ -128,6 +128,25 @@ BEYOND = {
                                    * dnp.arange(1.0, 8.0)).sum(),
     "signal.hilbert": lambda x: dnp.imag(ss.hilbert(x))[1],
     "integrate.romb": lambda x: si.romb(dnp.concatenate([x, x[:1] ** 2])),
+    # these make constants with xp.asarray and compare them with traced values (as
+    # variation and pearsonr do): the second sample is made from x
+    "stats.tmean": st.tmean,
+    "stats.iqr": st.iqr,
+    "stats.median_abs_deviation": st.median_abs_deviation,
+    "stats.quantile": lambda x: st.quantile(x, 0.3),
+    "stats.ttest_1samp": lambda x: st.ttest_1samp(x, 0.2).statistic,
+    "stats.ttest_1samp (p-value)": lambda x: st.ttest_1samp(x, 0.2).pvalue,
+    "stats.ttest_ind": lambda x: st.ttest_ind(x, x[::-1] ** 2 + 0.3).statistic,
+    "stats.ttest_rel": lambda x: st.ttest_rel(x, x[::-1] ** 2 + 0.3).statistic,
+    "stats.jarque_bera": lambda x: st.jarque_bera(x).statistic,
+    "stats.chisquare": lambda x: st.chisquare(x).statistic,
+    "stats.power_divergence": lambda x: st.power_divergence(
+        x, lambda_="log-likelihood").statistic,
+    "stats.bartlett": lambda x: st.bartlett(x, x[::-1] ** 2 + 0.3).statistic,
+    "stats.pearsonr (p-value)": lambda x: st.pearsonr(x, x[::-1] ** 2 + 0.3).pvalue,
+    # normaltest needs eight values at least: twenty made from x
+    "stats.normaltest": lambda x: st.normaltest(dnp.concatenate(
+        [x, 1.3 * x + 0.1, x ** 2 + 0.05, 0.5 * x - 0.2, x ** 3])).statistic,
 }
 CASES.update(BEYOND)
 
