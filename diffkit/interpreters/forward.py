@@ -88,7 +88,10 @@ class JVPTrace(Trace):
         tangents = [x.tangent if type(x) is JVPTracer and x._trace is self else None
                     for x in args]
         if all(t is None or type(t) is Zero for t in tangents):
-            return bind_custom(call, primals)
+            outs = bind_custom(call, primals)
+            if any(t is not None for t in tangents):   # a value of this trace: one too
+                return tuple(JVPTracer(self, o, zero_like(o)) for o in outs)
+            return outs
         # user rules see concrete zeros, as in JAX
         tangents = [np.zeros(shape_of(p), dtype_of(p)) if t is None or type(t) is Zero else t
                     for p, t in zip(primals, tangents)]

@@ -120,8 +120,8 @@ class ReverseTrace(Trace):
                    for x in args]
         slots = [x.slot if type(x) is ReverseTracer and x._trace is self else None
                  for x in args]
-        if all(s is None for s in slots):
-            return bind_custom(call, primals)
+        if all(s is None for s in slots):   # only constants of this trace: one too
+            return self.constant(tuple(bind_custom(call, primals)))
         outs, saved = call.forward(primals)
         check_custom_outputs(self, call, outs)
         first = self.num_slots

@@ -79,10 +79,13 @@ def lifted(value):
         return value
 
 
-def _creating(fun):
+def _creating(dnp, name):
     def create(*args, **kwargs):
-        return lifted(fun(*args, **kwargs))
-    create.__name__ = create.__qualname__ = fun.__name__
+        # looked up on each call: the protocol floor wraps some of them after this view is
+        # made (copies that become values of the running transformation, in_place.py)
+        return lifted(getattr(dnp, name)(*args, **kwargs))
+    fun = getattr(dnp, name)
+    create.__name__ = create.__qualname__ = name
     create.__doc__ = fun.__doc__
     return create
 
@@ -94,9 +97,8 @@ class NamespaceView:
     def __init__(self, dnp):
         self._module = dnp
         for name in CREATION:
-            fun = getattr(dnp, name, None)
-            if fun is not None:
-                setattr(self, name, _creating(fun))
+            if hasattr(dnp, name):
+                setattr(self, name, _creating(dnp, name))
 
     def __getattr__(self, name):
         return getattr(self._module, name)
