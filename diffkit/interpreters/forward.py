@@ -67,18 +67,13 @@ class JVPTrace(Trace):
                 primals.append(x)
                 tangents.append(None)
                 constants = True
-        self.busy += 1   # its rules compute below it: constants made there are not its own
-        try:
-            if not nonzero or prim.nondiff:
-                return self.constant(prim(*primals, **params), prim)
-            if prim.jvp is None:
-                raise NoRuleError(f"primitive {prim.name!r} has no forward-mode (jvp) rule")
-            if constants:
-                tangents = [zero_like(p) if t is None else t
-                            for p, t in zip(primals, tangents)]
-            out, tangent_out = prim.jvp(primals, tangents, **params)
-        finally:
-            self.busy -= 1
+        if not nonzero or prim.nondiff:
+            return self.constant(prim(*primals, **params), prim)
+        if prim.jvp is None:
+            raise NoRuleError(f"primitive {prim.name!r} has no forward-mode (jvp) rule")
+        if constants:
+            tangents = [zero_like(p) if t is None else t for p, t in zip(primals, tangents)]
+        out, tangent_out = prim.jvp(primals, tangents, **params)
         if prim.multiple_results:
             return tuple(self.wrap(o, t) for o, t in zip(out, tangent_out))
         return self.wrap(out, tangent_out)
