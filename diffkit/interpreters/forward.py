@@ -2,9 +2,10 @@
 
 A ``JVPTracer`` carries a primal value and its tangent (the directional derivative along
 the direction the user chose). ``JVPTrace.process`` maps ``(primals, tangents)`` to
-``(out, tangent_out)`` with the primitive's ``jvp`` rule; when every tangent is zero the
-primitive just runs on the primals and the result is an ordinary (lower-level) value, so a
-tangent is never an array of zeros made for nothing.
+``(out, tangent_out)`` with the primitive's ``jvp`` rule; when every tangent is zero, or
+the primitive has no derivative (a comparison), the primitive just runs on the primals and
+the result is a tracer whose tangent is the symbolic ``Zero`` (as in JAX, a comparison of
+traced values is a traced bool), so a tangent is never an array of zeros made for nothing.
 
 ``jvp_flat`` is the engine's one entry point: it runs a function of flat lists of values on
 dual numbers and hands back flat lists of primals and tangents. ``diffkit.api`` adds the
