@@ -15,6 +15,7 @@ a constant (a lower-level value it does not own), so the inner derivative is ``x
 ``2x``; the outer trace then differentiates that.
 """
 
+import sys
 import threading
 
 from ..errors import EscapedTracerError, TracerConversionError
@@ -40,6 +41,13 @@ class Trace:
     def __init__(self, level):
         self.level = level
         self.active = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("process", "process_custom"):
+            method = cls.__dict__.get(name)
+            if method is not None:
+                _PROCESS_CODES.add(method.__code__)
 
     def process(self, prim, args, params):
         """Interpret ``prim`` on ``args`` (own tracers, lower-level values, constants)."""
@@ -94,6 +102,31 @@ def innermost_trace():
     """The trace of the innermost transformation running now, or None."""
     traces = _stack.traces
     return traces[-1] if traces else None
+
+
+def lifting_trace():
+    """The trace a constant made now becomes a value of (``Trace.lift``): the innermost one
+    running user code. A trace busy interpreting a primitive (its ``process`` is on the
+    call stack) is skipped: its rules compute on the values below it, and a constant lifted
+    into it there would carry it into a derivative it is computing (perturbation
+    confusion). Reading the call stack costs microseconds; it is done only when a constant
+    is made, never per operation."""
+    traces = _stack.traces
+    if not traces:
+        return None
+    busy = set()
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code in _PROCESS_CODES:
+            busy.add(id(frame.f_locals.get("self")))
+        frame = frame.f_back
+    for i in range(len(traces) - 1, -1, -1):
+        if id(traces[i]) not in busy:
+            return traces[i]
+    return None
+
+
+_PROCESS_CODES = set()   # the code of every Trace subclass's process and process_custom
 
 
 class Tracer:

@@ -2,9 +2,10 @@
 
 A ``JVPTracer`` carries a primal value and its tangent (the directional derivative along
 the direction the user chose). ``JVPTrace.process`` maps ``(primals, tangents)`` to
-``(out, tangent_out)`` with the primitive's ``jvp`` rule; when every tangent is zero the
-primitive just runs on the primals and the result is an ordinary (lower-level) value, so a
-tangent is never an array of zeros made for nothing.
+``(out, tangent_out)`` with the primitive's ``jvp`` rule; when every tangent is zero, or
+the primitive has no derivative (a comparison), the primitive just runs on the primals and
+the result is a tracer whose tangent is the symbolic ``Zero`` (as in JAX, a comparison of
+traced values is a traced bool), so a tangent is never an array of zeros made for nothing.
 
 ``jvp_flat`` is the engine's one entry point: it runs a function of flat lists of values on
 dual numbers and hands back flat lists of primals and tangents. ``diffkit.api`` adds the
@@ -43,6 +44,14 @@ class JVPTrace(Trace):
     def lift(self, value):
         return JVPTracer(self, value, zero_like(value))
 
+    def constant(self, out, prim):
+        """The result of ``prim`` run on primals alone (no tangent reached it, or it has no
+        derivative): still a value of this trace, with a zero tangent, as in JAX; a
+        comparison of traced values is a traced bool."""
+        if prim.multiple_results:
+            return tuple(JVPTracer(self, o, zero_like(o)) for o in out)
+        return JVPTracer(self, out, zero_like(out))
+
     def process(self, prim, args, params):
         primals = []
         tangents = []
@@ -60,7 +69,7 @@ class JVPTrace(Trace):
                 tangents.append(None)
                 constants = True
         if not nonzero or prim.nondiff:
-            return prim(*primals, **params)
+            return self.constant(prim(*primals, **params), prim)
         if prim.jvp is None:
             raise NoRuleError(f"primitive {prim.name!r} has no forward-mode (jvp) rule")
         if constants:
@@ -75,7 +84,10 @@ class JVPTrace(Trace):
         tangents = [x.tangent if type(x) is JVPTracer and x._trace is self else None
                     for x in args]
         if all(t is None or type(t) is Zero for t in tangents):
-            return bind_custom(call, primals)
+            outs = bind_custom(call, primals)
+            if any(t is not None for t in tangents):   # a value of this trace: one too
+                return tuple(JVPTracer(self, o, zero_like(o)) for o in outs)
+            return outs
         # user rules see concrete zeros, as in JAX
         tangents = [np.zeros(shape_of(p), dtype_of(p)) if t is None or type(t) is Zero else t
                     for p, t in zip(primals, tangents)]

@@ -57,7 +57,15 @@ class ReverseTrace(Trace):
         self.num_slots = 0
 
     def lift(self, value):
-        return self.new_input(value)   # a slot no operation writes: its cotangent is dropped
+        return ReverseTracer(self, value, None)   # no slot: no cotangent flows to it
+
+    def constant(self, out):
+        """A result no cotangent can flow through (every traced argument has no slot, or the
+        primitive has no derivative): still a value of this trace, as in JAX; a comparison
+        of traced values is a traced bool."""
+        if type(out) is tuple:
+            return tuple(ReverseTracer(self, o, None) for o in out)
+        return ReverseTracer(self, out, None)
 
     def new_input(self, primal):
         """A fresh traced input holding ``primal``."""
@@ -68,17 +76,23 @@ class ReverseTrace(Trace):
     def process(self, prim, args, params):
         primals = []
         slots = []
+        traced = False
         for x in args:
             if type(x) is ReverseTracer and x._trace is self:
                 primals.append(x.primal)
-                slots.append(x.slot)
+                slot = x.slot
+                slots.append(slot)
+                if slot is not None:
+                    traced = True
             else:
                 primals.append(x)
                 slots.append(None)
         out = prim(*primals, **params)
+        if not traced:
+            return self.constant(out)
         if prim.nondiff:
             if not self.records_nondiff:
-                return out
+                return self.constant(out)
         elif prim.vjp is None:
             raise NoRuleError(f"primitive {prim.name!r} has no reverse-mode (vjp) rule")
         first = self.num_slots
@@ -106,8 +120,8 @@ class ReverseTrace(Trace):
                    for x in args]
         slots = [x.slot if type(x) is ReverseTracer and x._trace is self else None
                  for x in args]
-        if all(s is None for s in slots):
-            return bind_custom(call, primals)
+        if all(s is None for s in slots):   # only constants of this trace: one too
+            return self.constant(tuple(bind_custom(call, primals)))
         outs, saved = call.forward(primals)
         check_custom_outputs(self, call, outs)
         first = self.num_slots

@@ -34,7 +34,7 @@ import weakref
 import numpy as np
 
 from ..core.concrete import holds_tracer
-from ..core.trace import Tracer, current_level, innermost_trace, slot_names
+from ..core.trace import Tracer, current_level, innermost_trace, lifting_trace, slot_names
 from ..errors import TracerConversionError
 from ..ops.creation import asarray as dnp_asarray
 from ..ops.elementwise import where
@@ -159,7 +159,9 @@ def _own(value):
     constant to it, carrying the enclosing ones' derivatives in its value): code writes
     into the copies it makes (scikit-learn's ``check_array(X, copy=True)``), and a value of
     an enclosing transformation cannot be written while an inner one runs."""
-    trace = innermost_trace()
+    if value._trace is innermost_trace():   # the common case, without reading the stack
+        return value
+    trace = lifting_trace()
     if trace is None or value._trace is trace:
         return value
     try:

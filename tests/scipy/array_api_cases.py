@@ -56,6 +56,11 @@ CASES = {
     # from x (with four, SciPy returns NaN whatever x is: a constant, derivative 0)
     "stats.differential_entropy": lambda x: st.differential_entropy(
         dnp.concatenate([x, 1.3 * x + 0.1, x ** 2 + 0.05])),
+    # SciPy makes constants with xp.asarray(<Python number>) and compares them with traced
+    # values: the namespace's constants are values of the running transformation, and the
+    # comparisons traced bools, so nothing mixes NumPy arrays with traced ones
+    "stats.variation": st.variation,
+    "stats.pearsonr": lambda x: st.pearsonr(x, x[::-1] ** 2).statistic,
 }
 
 
@@ -123,17 +128,39 @@ BEYOND = {
                                    * dnp.arange(1.0, 8.0)).sum(),
     "signal.hilbert": lambda x: dnp.imag(ss.hilbert(x))[1],
     "integrate.romb": lambda x: si.romb(dnp.concatenate([x, x[:1] ** 2])),
+    # these make constants with xp.asarray and compare them with traced values (as
+    # variation and pearsonr do): the second sample is made from x
+    "stats.tmean": st.tmean,
+    "stats.iqr": st.iqr,
+    "stats.median_abs_deviation": st.median_abs_deviation,
+    "stats.quantile": lambda x: st.quantile(x, 0.3),
+    "stats.ttest_1samp": lambda x: st.ttest_1samp(x, 0.2).statistic,
+    "stats.ttest_ind": lambda x: st.ttest_ind(x, x[::-1] ** 2 + 0.3).statistic,
+    "stats.ttest_rel": lambda x: st.ttest_rel(x, x[::-1] ** 2 + 0.3).statistic,
+    "stats.jarque_bera": lambda x: st.jarque_bera(x).statistic,
+    "stats.chisquare": lambda x: st.chisquare(x).statistic,
+    "stats.power_divergence": lambda x: st.power_divergence(
+        x, lambda_="log-likelihood").statistic,
+    "stats.bartlett": lambda x: st.bartlett(x, x[::-1] ** 2 + 0.3).statistic,
+    # normaltest needs eight values at least: twenty made from x
+    "stats.normaltest": lambda x: st.normaltest(dnp.concatenate(
+        [x, 1.3 * x + 0.1, x ** 2 + 0.05, 0.5 * x - 0.2, x ** 3])).statistic,
 }
 CASES.update(BEYOND)
+
+# p-values: SciPy's distribution functions (betaincc, stdtr) of a traced statistic with
+# shape parameters it makes with xp.asarray
+PVALUES = {
+    "stats.ttest_1samp (p-value)": lambda x: st.ttest_1samp(x, 0.2).pvalue,
+    "stats.ttest_ind (p-value)": lambda x: st.ttest_ind(x, x[::-1] ** 2 + 0.3).pvalue,
+    "stats.pearsonr (p-value)": lambda x: st.pearsonr(x, x[::-1] ** 2 + 0.3).pvalue,
+}
+CASES.update(PVALUES)
 
 
 # Not differentiable through the array API, because of SciPy's own code (docs/array_api.md
 # says why): each still fails, with the error the test expects.
 FAILING = {
-    # constants SciPy makes with xp.asarray(<Python number>) are NumPy arrays in
-    # diffkit.numpy, and SciPy refuses them next to traced values
-    "stats.variation": st.variation,
-    "stats.pearsonr": lambda x: st.pearsonr(x, x[::-1] ** 2).statistic,
     # SciPy converts with np.asarray whatever SCIPY_ARRAY_API says
     "signal.welch": lambda x: ss.welch(x, nperseg=4)[1][1],
     "signal.lfilter": lambda x: ss.lfilter(x[:2], x[2:], x)[-1],

@@ -31,7 +31,8 @@ NAMES = ["optimize.rosen", "special.softmax", "special.entr", "special.erf",
          "stats.sem", "stats.trim_mean", "integrate.trapezoid",
          "integrate.cumulative_trapezoid", "fft.rfft", "special.logsumexp",
          "special.log_softmax", "stats.zscore", "cluster.vq.whiten", "special.xlogy",
-         "signal.convolve", "stats.differential_entropy"]
+         "signal.convolve", "stats.differential_entropy", "stats.variation",
+         "stats.pearsonr"]
 
 
 # SciPy itself reads these inputs' values in Python (``if xp.any(a < 0)``: a warning for
@@ -59,15 +60,17 @@ def test_scipy_array_api_function_differentiates(results, name):
 # Beyond the issue's list (array_api_cases.BEYOND): SciPy's other array-API functions.
 # These read values in Python as well: trimmed statistics and sigmaclip select with a
 # boolean mask (a batch of examples would select different numbers of entries), and
-# correlate checks its output for NaN.
+# correlate checks its output for NaN; quantile (which iqr and median_abs_deviation use)
+# checks its probabilities and the data in Python.
 BEYOND_BRANCHES = {"stats.tvar", "stats.tstd", "stats.tsem", "stats.sigmaclip",
-                   "signal.correlate"}
+                   "signal.correlate", "stats.iqr", "stats.median_abs_deviation",
+                   "stats.quantile"}
 
 
 def test_more_scipy_array_api_functions_differentiate(results):
-    """The same checks for every function of the BEYOND list: about a hundred more."""
+    """The same checks for every function of the BEYOND list: 122 more."""
     names = results["beyond"]["names"]
-    assert len(names) >= 100
+    assert len(names) >= 122
     failures = {}
     for name in names:
         result = results[name]
@@ -82,6 +85,18 @@ def test_more_scipy_array_api_functions_differentiate(results):
     assert not failures, failures
 
 
+@pytest.mark.parametrize("name", ["stats.ttest_1samp (p-value)", "stats.ttest_ind (p-value)",
+                                  "stats.pearsonr (p-value)"])
+def test_p_values_differentiate(results, name):
+    """A p-value: SciPy's distribution function of the traced statistic, its shape
+    parameters constants SciPy makes with xp.asarray."""
+    result = results[name]
+    assert "error" not in result, result.get("error")
+    assert result["reverse_vs_fd"] < 1e-6
+    assert result["forward_vs_reverse"] < 1e-12
+    assert result["vmap_vs_fd"] < 1e-6
+
+
 def test_rosen_gradient_and_hessian_are_scipys_closed_forms(results):
     result = results["optimize.rosen (exact)"]
     assert result["gradient"] < 1e-12 and result["hessian"] < 1e-12
@@ -92,17 +107,15 @@ def test_the_case_list_is_the_one_tested():
     assert all(f'"{name}"' in text for name in NAMES)
 
 
-MIXED = "Multiple namespaces for array inputs"
 CONVERTS = "would drop the derivative"
-FAILING = {"stats.variation": MIXED, "stats.pearsonr": MIXED, "signal.welch": CONVERTS,
+FAILING = {"signal.welch": CONVERTS,
            "signal.lfilter": CONVERTS, "integrate.simpson": CONVERTS,
            "stats.norm.logpdf": CONVERTS, "signal.convolve (direct)": CONVERTS}
 
 
 @pytest.mark.parametrize("name", FAILING)
 def test_what_does_not_differentiate_fails_for_the_documented_reason(results, name):
-    """SciPy's own code stops these (docs/array_api.md): constants it makes with xp.asarray
-    are NumPy arrays next to traced values, or it converts with np.asarray. If one starts to
-    pass, move it to NAMES and the docs' list."""
+    """SciPy's own code stops these (docs/array_api.md): it converts with np.asarray. If one
+    starts to pass, move it to NAMES and the docs' list."""
     error = results[name]["known_error"]
     assert error is not None and FAILING[name] in error, error
