@@ -171,16 +171,21 @@ class AdjointField:
     def __call__(self, t, z, *params):
         n = self.n
         y, a = z[:n], z[n:2 * n]
-
-        def f(y, *chosen):
-            q = list(params)
-            for i, v in zip(self.which, chosen):
-                q[i] = v
-            return self.field(t, y, *q)
-
+        f = _of_chosen(self.field, t, params, self.which)
         dy, pull = api.vjp(f, y, *[params[i] for i in self.which])
         cts = pull(a)
         return concatenate([dy] + [-ravel(c) for c in cts])
+
+
+def _of_chosen(field, t, params, which):
+    """``field(t, y, *params)`` as a function of ``y`` and the parameters at ``which``
+    (the others fixed): what the vector-Jacobian products differentiate."""
+    def f(y, *chosen):
+        q = list(params)
+        for i, v in zip(which, chosen):
+            q[i] = v
+        return field(t, y, *q)
+    return f
 
 
 def compiled(field, kind, which=()):
@@ -197,29 +202,17 @@ def compiled(field, kind, which=()):
             return field(t, y, *params)
     elif kind == "pull":
         def fn(t, y, a, *params):
-            def f(y, *chosen):
-                q = list(params)
-                for i, v in zip(which, chosen):
-                    q[i] = v
-                return field(t, y, *q)
+            f = _of_chosen(field, t, params, which)
             _, pull = api.vjp(f, y, *[params[i] for i in which])
             return tuple(pull(a))
     elif kind == "aug":
         def fn(t, y, a, *params):
-            def f(y, *chosen):
-                q = list(params)
-                for i, v in zip(which, chosen):
-                    q[i] = v
-                return field(t, y, *q)
+            f = _of_chosen(field, t, params, which)
             out, pull = api.vjp(f, y, *[params[i] for i in which])
             return (out, *pull(a))
     elif kind == "jac_all":
         def fn(t, y, *params):
-            def f(y, *chosen):
-                q = list(params)
-                for i, v in zip(which, chosen):
-                    q[i] = v
-                return field(t, y, *q)
+            f = _of_chosen(field, t, params, which)
             blocks = api.jacfwd(f, argnums=tuple(range(1 + len(which))))(
                 y, *[params[i] for i in which])
             return concatenate([reshape(b, (shape_of(y)[0], -1)) for b in blocks], axis=1)
