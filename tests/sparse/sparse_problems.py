@@ -54,3 +54,19 @@ def chained_rosenbrock(x):
 
 def band_pattern(n, width=1):
     return np.abs(np.subtract.outer(np.arange(n), np.arange(n))) <= width
+
+
+def flat_args(fun, args):
+    """``fun`` of the arrays ``args`` as a function of one vector holding them all, its
+    output flattened (what the dense references differentiate)."""
+    sizes = [np.size(a) for a in args]
+    shapes = [np.shape(a) for a in args]
+
+    def flat(v):
+        pieces, start = [], 0
+        for size, shape in zip(sizes, shapes):
+            pieces.append(dnp.reshape(v[start:start + size], shape))
+            start += size
+        return dnp.reshape(fun(*pieces), (-1,))
+
+    return flat

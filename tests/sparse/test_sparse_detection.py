@@ -19,6 +19,7 @@ from sparse_problems import (
     brusselator_pattern,
     chained_rosenbrock,
     dense_jacobian,
+    flat_args,
 )
 
 import diffkit as dk
@@ -188,7 +189,7 @@ def test_random_programs_sparse_jacobian_equals_jacfwd(drawn):
     with warnings.catch_warnings():
         warnings.simplefilter("error", DensePatternWarning)
         pattern = dk.jacobian_sparsity(program, argnums=tuple(range(len(args))))(*args)
-        flat = _flat(program, args)
+        flat = flat_args(program, args)
         x = np.concatenate([np.ravel(a) for a in args])
         # each mode against the dense Jacobian of its own engine: the engines multiply a
         # chain of partials in opposite orders, which may round apart in the last bits
@@ -210,7 +211,7 @@ def test_random_programs_sparse_hessian_equals_hessian(drawn):
     def scalar(*xs):
         return dnp.sum(dnp.sin(program(*xs)))
 
-    flat = _flat(scalar, args)
+    flat = flat_args(scalar, args)
     x = np.concatenate([np.ravel(a) for a in args])
     dense = np.asarray(dk.hessian(lambda v: flat(v)[0])(x))
     with warnings.catch_warnings():
@@ -219,20 +220,6 @@ def test_random_programs_sparse_hessian_equals_hessian(drawn):
         got = dk.sparse_hessian(scalar, argnums=tuple(range(len(args))))(*args).toarray()
     assert not ((dense != 0) & ~pattern).any()
     np.testing.assert_allclose(got, dense, rtol=RTOL, atol=1e-300)
-
-
-def _flat(fun, args):
-    sizes = [np.size(a) for a in args]
-    shapes = [np.shape(a) for a in args]
-
-    def flat(v):
-        pieces, start = [], 0
-        for size, shape in zip(sizes, shapes):
-            pieces.append(dnp.reshape(v[start:start + size], shape))
-            start += size
-        return dnp.reshape(fun(*pieces), (-1,))
-
-    return flat
 
 
 def test_jitted_functions_have_the_same_patterns_and_derivatives():

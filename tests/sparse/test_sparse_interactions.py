@@ -4,7 +4,7 @@ general one (the Jacobian pattern of the gradient program) and the dense Hessian
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from sparse_problems import band_pattern, chained_rosenbrock
+from sparse_problems import band_pattern, chained_rosenbrock, flat_args
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -97,15 +97,10 @@ def test_a_swallowed_stop_still_takes_the_gradient_route():
 @given(dks.programs(max_inputs=2, max_steps=6))
 def test_random_programs_both_routes_agree(drawn):
     program, args = drawn
-    sizes = [np.size(a) for a in args]
-    shapes = [np.shape(a) for a in args]
+    flat = flat_args(program, args)
 
     def scalar(v):
-        pieces, start = [], 0
-        for size, shape in zip(sizes, shapes):
-            pieces.append(dnp.reshape(v[start:start + size], shape))
-            start += size
-        return dnp.sum(dnp.sin(program(*pieces)))
+        return dnp.sum(dnp.sin(flat(v)))
 
     v = np.concatenate([np.ravel(np.asarray(a, float)) for a in args])
     forward = interaction_pattern(scalar, v)

@@ -80,15 +80,7 @@ def _impl(y0, t0, ts, *params, field, options):
     ts = np.asarray(ts, float)
     t0 = float(t0)
     n = y0.shape[0]
-
-    staged = compiled(field, "rhs")
-
-    def rhs(t, y):
-        return np.asarray(staged(t, y, *params), float)
-
-    jac = options.jac
-    if jac is None and options.method in IMPLICIT:
-        jac = Jacobian(field, params, y0, t0, options.sparse, options.jac_sparsity)
+    rhs, jac = _rhs_and_jac(y0, t0, params, field, options)
     if options.method == "odeint":
         skip = 1 if len(ts) == 0 or ts[0] != t0 else 0
         times = np.concatenate([[t0], ts]) if skip else ts
@@ -104,6 +96,20 @@ def _impl(y0, t0, ts, *params, field, options):
     if len(ts) == 0:
         return np.zeros((0, n))
     return _solve(rhs, jac, y0, t0, float(ts[-1]), ts, options).y.T.copy()
+
+
+def _rhs_and_jac(y0, t0, params, field, options):
+    """SciPy's ``fun(t, y)`` (the field's staged replay on plain values) and its ``jac``:
+    the user's, or for the implicit methods the exact (sparse where it pays) Jacobian."""
+    staged = compiled(field, "rhs")
+
+    def rhs(t, y):
+        return np.asarray(staged(t, y, *params), float)
+
+    jac = options.jac
+    if jac is None and options.method in IMPLICIT:
+        jac = Jacobian(field, params, y0, t0, options.sparse, options.jac_sparsity)
+    return rhs, jac
 
 
 def _solve(rhs, jac, y0, t0, t1, ts, options):
@@ -125,14 +131,7 @@ def solve_steps(y0, t0, t1, params, field, options):
     """The solution at the solver's own steps, on plain values: ``(t, y)`` (``y`` of shape
     ``(len(t), n)``)."""
     y0 = np.asarray(y0, float)
-    staged = compiled(field, "rhs")
-
-    def rhs(t, y):
-        return np.asarray(staged(t, y, *params), float)
-
-    jac = options.jac
-    if jac is None and options.method in IMPLICIT:
-        jac = Jacobian(field, params, y0, t0, options.sparse, options.jac_sparsity)
+    rhs, jac = _rhs_and_jac(y0, t0, params, field, options)
     sol = _solve(rhs, jac, y0, float(t0), float(t1), None, options)
     return sol.t, sol.y.T.copy()
 
