@@ -20,17 +20,18 @@ such values through ``args`` instead). A function that closes over no traced val
 called as it is.
 """
 
+import collections
 import weakref
 
 import numpy as np
 
 from ... import api
 from ...core.concrete import underlying
-from ...core.trace import Tracer, innermost_trace
+from ...core.trace import Tracer
 from ...core.zeros import dtype_of, shape_of
 from ...errors import DiffkitError
 from ...interpreters.staging import stage_flat
-from ...jit import make_graph
+from ...jit import make_graph, randomness
 from ...jit.graph import GuardFailure, Unverifiable
 from ...numpy import asarray, concatenate, ravel, reshape
 from ...sparse import jacobian_sparsity, sparse_jacobian
@@ -41,6 +42,9 @@ from ..solver_call import captured, replay
 # of nonzeros (and the system has at least SPARSE_MIN_SIZE unknowns).
 SPARSE_DENSITY = 0.1
 SPARSE_MIN_SIZE = 16
+
+# The methods that receive the field's Jacobian (odeint is LSODA).
+IMPLICIT = ("BDF", "Radau", "LSODA", "odeint")
 
 
 class ClosureError(DiffkitError, ValueError):
@@ -91,12 +95,13 @@ class UserField:
 class ReplayField:
     """A recorded user function with the traced values it closed over (``closed``) as
     parameters (``solver_call.replay`` evaluates the recording; its guards are checked
-    after each evaluation)."""
+    after each evaluation). ``cache`` holds its staged functions: shared by every field
+    of the same program (``program_cache``), or its own."""
 
-    def __init__(self, recording, closed, n, name):
+    def __init__(self, recording, closed, n, name, cache=None):
         self.recording, self.closed, self.n, self.name = recording, closed, n, name
         self.num_inputs = recording.num_inputs
-        self.cache = {}
+        self.cache = {} if cache is None else cache
 
     def __call__(self, t, y, *params):
         rec = self.recording
@@ -115,21 +120,112 @@ class ReplayField:
 
 def as_field(fun, t0, y0, args, tfirst=True, name="solve_ivp"):
     """``(field, params)``: the user's function as a field and its flat parameters (the
-    leaves of ``args``, then the traced values it closes over)."""
+    leaves of ``args``, then the traced values it closes over).
+
+    The function is recorded once at ``(t0, y0)``. A recording whose Python took no branch
+    on the values (no guards) *is* the function: the field replays it, and fields of equal
+    recordings (the same operations, constants equal by value) share their staged
+    functions, so a fit solving with the same function again records and compiles them
+    only once. A recording with guards is valid only where they hold: the field then calls
+    the function itself, or, when it closes over traced values, replays the recording and
+    raises ``ClosureError`` where a guard fails."""
     leaves, treedef = tree_flatten(args)
     n = shape_of(y0)[0]
     field = UserField(fun, treedef, n, tfirst, name)
-    if innermost_trace() is None:     # nothing is traced: no closure can hold a tracer
-        return field, list(leaves)
+    if not isinstance(t0, Tracer):   # SciPy evaluates at float times
+        t0 = float(np.asarray(underlying(t0), float))
 
     def staged(t, y, *ls):
         return [asarray(field(t, y, *ls))]
 
+    generators = randomness.reachable_generators(fun)
+    before = randomness.snapshot(generators)
     _, recording = stage_flat(staged, [t0, y0, *leaves], name=name)
+    where = randomness.changed(before, generators)
+    if where is not None:
+        raise randomness.random_draw_error(name, where)
     closed = captured(recording) if recording.holds_tracers else []
-    if not closed:
-        return field, list(leaves)
-    return ReplayField(recording, closed, n, name), list(leaves) + closed
+    if recording.guards:
+        if not closed:
+            return field, list(leaves)
+        return ReplayField(recording, closed, n, name), list(leaves) + closed
+    cache = program_cache(recording, closed, name)
+    return ReplayField(recording, closed, n, name, cache), list(leaves) + closed
+
+
+# The staged functions of the programs met lately, by program (``program_key``).
+_PROGRAMS = collections.OrderedDict()
+PROGRAMS_KEPT = 32
+
+
+def program_cache(recording, closed, name):
+    """The dict of staged functions shared by the fields of ``recording``'s program (a fresh
+    dict when the program has a parameter that cannot be compared by value)."""
+    try:
+        key = (name, program_key(recording, closed))
+    except _Unkeyable:
+        return {}
+    cache = _PROGRAMS.get(key)
+    if cache is None:
+        cache = _PROGRAMS[key] = {}
+        while len(_PROGRAMS) > PROGRAMS_KEPT:
+            _PROGRAMS.popitem(last=False)
+    else:
+        _PROGRAMS.move_to_end(key)
+    return cache
+
+
+class _Unkeyable(Exception):
+    pass
+
+
+def program_key(recording, closed):
+    """A hashable value equal for recordings of the same program: the inputs' shapes and
+    dtypes, every equation (primitive, parameters, inputs, results) and the outputs, with
+    constants by value (floats by their bits, so that -0.0 differs from 0.0) and the
+    captured traced values ``closed`` by position. ``_Unkeyable`` when a parameter is
+    neither a plain value nor hashable."""
+    closed_at = {id(v): i for i, v in enumerate(closed)}
+
+    def ref(r):
+        if type(r) is int:
+            return r
+        if id(r.value) in closed_at:
+            return ("closed", closed_at[id(r.value)])
+        return _frozen(r.value)
+
+    head = (recording.num_inputs, tuple(recording.avals[:recording.num_inputs]),
+            tuple(recording.numpy[:recording.num_inputs]))
+    body = tuple((eqn.prim, _frozen(eqn.params), tuple(ref(r) for r in eqn.inputs),
+                  eqn.outs, eqn.avals, _frozen(eqn.errstate)) for eqn in recording.equations)
+    return head, body, tuple(ref(r) for r in recording.outputs)
+
+
+def _frozen(value):
+    kind = type(value)
+    if kind is np.ndarray or isinstance(value, np.generic):
+        if value.dtype.hasobject:
+            raise _Unkeyable
+        return ("array", value.dtype.str, np.shape(value), np.ascontiguousarray(value).tobytes())
+    if kind is float:
+        return ("float", value.hex())
+    if kind is complex:
+        return ("complex", value.real.hex(), value.imag.hex())
+    if kind in (bool, int, str, type(None)):
+        return (kind.__name__, value)
+    if kind in (tuple, list):
+        return (kind.__name__, tuple(_frozen(v) for v in value))
+    if kind is dict:
+        return ("dict", tuple((k, _frozen(v)) for k, v in value.items()))
+    if kind is slice:
+        return ("slice", _frozen(value.start), _frozen(value.stop), _frozen(value.step))
+    if isinstance(value, Tracer):
+        raise _Unkeyable
+    try:
+        hash(value)
+    except TypeError:
+        raise _Unkeyable from None
+    return ("object", value)   # compared by identity (or the object's own equality)
 
 
 def differentiable(x):
@@ -188,12 +284,17 @@ def _of_chosen(field, t, params, which):
     return f
 
 
-def compiled(field, kind, which=()):
+def compiled(field, kind, which=(), n=None):
     """A staged (``diffkit.jit``) function of ``field``, made once per field and kept:
     ``"rhs"``: ``(t, y, *params) -> f``; ``"pull"``: ``(t, y, a, *params) -> (a J_y,
-    *(a J_p for the parameters at which))``; ``"jac"``: ``(t, y, *params) -> J_y`` (dense).
+    *(a J_p for the parameters at which))``; ``"aug"``: ``(t, y, a, *params) -> (f, a J_y,
+    *a J_p)``; ``"jac_all"``: ``(t, y, *params) -> [J_y, J_p]`` (dense, ``(n, n + P)``);
+    ``"jac"``: ``(t, y, *params) -> J_y`` (dense); ``"transition"`` (``n`` the state's
+    size): ``(t, z, *params) -> dz/dt`` for ``z = [y, W, R]`` (``W`` the ``(n, n)``
+    transition matrix of the adjoint by rows, ``R`` the ``(n, P)`` integral of ``J_p^T`` times
+    it, by rows): ``[f, -W J_y^T, -W J_p^T]`` flattened, one vector-Jacobian product per row.
     The solvers call them on plain values, where a replay is straight-line NumPy."""
-    key = (kind, tuple(which))
+    key = (kind, tuple(which), n)
     fn = field.cache.get(key)
     if fn is not None:
         return fn
@@ -210,6 +311,13 @@ def compiled(field, kind, which=()):
             f = _of_chosen(field, t, params, which)
             out, pull = api.vjp(f, y, *[params[i] for i in which])
             return (out, *pull(a))
+    elif kind == "transition":
+        def fn(t, z, *params):
+            f = _of_chosen(field, t, params, which)
+            out, pull = api.vjp(f, z[:n], *[params[i] for i in which])
+            rows = [pull(z[n * (j + 1):n * (j + 2)]) for j in range(n)]
+            return concatenate([out] + [-cts[0] for cts in rows]
+                               + [-ravel(c) for cts in rows for c in cts[1:]])
     elif kind == "jac_all":
         def fn(t, y, *params):
             f = _of_chosen(field, t, params, which)
@@ -228,13 +336,16 @@ class Staged:
     on plain arguments, without ``jit``'s per-call cache lookup (the solvers call it
     thousands of times with arguments of one signature: ``t`` a Python float, ``y`` a
     float array, the parameters unchanged). A failing guard records again, up to
-    ``MAX_GRAPHS`` graphs; past them, and for traced arguments, ``fn`` runs itself."""
+    ``MAX_GRAPHS`` graphs; past them, and for traced arguments, ``fn`` runs itself.
+    ``plain(*args)`` is the same for arguments known to be plain (the solvers' calls): the
+    newest graph's replay, called directly."""
 
     MAX_GRAPHS = 4
 
     def __init__(self, fn):
         self.fn = fn
         self.graphs = []
+        self._replay = self._single = None
 
     def __call__(self, *args):
         if any(isinstance(a, Tracer) for a in args):
@@ -248,7 +359,20 @@ class Staged:
             return self.fn(*args)
         graph = make_graph(self.fn)(*args)
         self.graphs.insert(0, graph)
-        return graph.out_tree.unflatten(graph.run_flat(args))
+        outs = graph.run_flat(args)
+        self._replay = graph._plain
+        self._single = graph.out_tree.node is None    # one array, not a tuple
+        return graph.out_tree.unflatten(outs)
+
+    def plain(self, *args):
+        if self._replay is not None:
+            try:
+                outs = self._replay(*args)
+            except GuardFailure:
+                pass
+            else:
+                return outs[0] if self._single else self.graphs[0].out_tree.unflatten(outs)
+        return self(*args)
 
 
 class Jacobian:

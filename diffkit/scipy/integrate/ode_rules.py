@@ -33,17 +33,17 @@ from ... import api
 from ...core.concrete import underlying
 from ...core.primitive import EachArgument, Primitive
 from ...core.zeros import instantiate, is_zero, shape_of
-from ...errors import DiffkitError
 from ...numpy import concatenate, dot, reshape, stack, zeros
 from ...ops import sparsity_rules as sr
-from .ode_field import AdjointField, Jacobian, SensitivityField, compiled, differentiable
-
-IMPLICIT = ("BDF", "Radau", "LSODA", "odeint")
-
-
-class ODESolveError(DiffkitError, RuntimeError):
-    """SciPy's solver did not reach the last output time: there is no solution, and no
-    derivative, to give."""
+from .ode_field import (
+    IMPLICIT,
+    AdjointField,
+    Jacobian,
+    SensitivityField,
+    compiled,
+    differentiable,
+)
+from .ode_sweeps import ODESolveError, sweep
 
 
 class Options:
@@ -103,8 +103,10 @@ def _rhs_and_jac(y0, t0, params, field, options):
     the user's, or for the implicit methods the exact (sparse where it pays) Jacobian."""
     staged = compiled(field, "rhs")
 
+    replay = staged.plain
+
     def rhs(t, y):
-        return np.asarray(staged(t, y, *params), float)
+        return replay(t, y, *params)
 
     jac = options.jac
     if jac is None and options.method in IMPLICIT:
@@ -259,182 +261,16 @@ odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _looped
 #
 # ``adjoint_sweep_p(y0, t0, ts, out, G, *params)`` is ``(a(t0), g(t0))``: the adjoint and
 # the parameters' cotangent after the backward sweep over every output interval. Its
-# implementation solves the state once forwards with SciPy's dense output (the same solve
-# as the primal's: its values at ``ts`` are ``out``), then, interval by interval from the
-# last output time, the adjoint backwards along that interpolant (a stiff system's state
-# is never solved backwards, where its fast modes grow), adding each output's cotangent at
-# its time. The parameters' cotangent is integrated with the adjoint (five-point
-# Gauss-Legendre on the adjoint's own steps for BDF, whose step control trips on the
-# augmented system). The sweep's own derivatives (second order) are those of the same map
-# written with the solve primitive: the state re-solved backwards with the adjoint from
-# each checkpoint (``_resolve``).
+# implementation is ``ode_sweeps.sweep`` (SciPy's solvers on plain values, by one of three
+# routes: the transition matrix for small non-stiff odeint problems, the state solved
+# backwards with the adjoint for explicit methods, the state's dense output for stiff
+# ones). The sweep's own derivatives (second order) are those of the same map written with
+# the solve primitive: the state re-solved backwards with the adjoint from each checkpoint
+# (``_resolve``).
 
 
 def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
-    y0, ts, G = np.asarray(y0, float), np.asarray(ts, float), np.asarray(G, float)
-    t0 = float(t0)
-    n, m = y0.shape[0], ts.shape[0]
-    which = [i for i, p in enumerate(params) if differentiable(p)]
-    sizes = [int(np.size(params[i])) for i in which]
-    P = sum(sizes)
-    if _one_sweep(options) and m and ts[-1] != t0:
-        return _explicit_sweep(y0, t0, ts, np.asarray(out, float), G, params, field, options,
-                               which, P)
-    method = "LSODA" if options.method == "odeint" else options.method
-    implicit = method in IMPLICIT
-    rtol = options.rtol
-    atol = options.atol if np.ndim(options.atol) == 0 else float(np.min(options.atol))
-    staged = compiled(field, "rhs")
-    jac = None
-    if implicit:
-        jac = options.jac if options.jac is not None else Jacobian(
-            field, params, y0, t0, options.sparse, options.jac_sparsity)
-    extra = {"jac": jac} if implicit else {}
-    items = dict((k, v) for k, v in options.items if k in ("max_step", "min_step"))
-    if m == 0 or ts[-1] == t0:
-        state = None
-    else:
-        forward = _si.solve_ivp(lambda t, y: np.asarray(staged(t, y, *params), float),
-                                (t0, float(ts[-1])), y0, method=method, rtol=rtol,
-                                atol=options.atol, dense_output=True, **extra, **items)
-        if forward.status != 0:
-            raise ODESolveError(f"{options.name}: the state solve of the adjoint sweep "
-                                f"failed: {forward.message}")
-        state = forward.sol
-    pull = compiled(field, "pull", which)
-    quadrature = method == "BDF" and P > 0
-    width = n if quadrature else n + P
-
-    def rhs(t, z):
-        cts = pull(float(t), state(t), z[:n], *params)
-        if quadrature:
-            return -np.asarray(cts[0], float)
-        return -np.concatenate([np.ravel(c) for c in cts])
-
-    back_extra = {}
-    if implicit:
-        full = compiled(field, "jac_all", which)
-
-        def back_jac(t, z):
-            J = np.asarray(full(float(t), state(t), *params), float)   # (n, n + P)
-            M = np.zeros((width, width))
-            M[:, :n] = -J[:, :width].T
-            return M
-        back_extra["jac"] = back_jac
-
-    a = G[m - 1].copy() if m else np.zeros(n)
-    g = np.zeros(P)
-    times = list(ts)
-    for k in range(m - 1, -1, -1):
-        target = times[k - 1] if k > 0 else t0
-        if target != times[k]:
-            z0 = a if quadrature else np.concatenate([a, g])
-            back = _si.solve_ivp(rhs, (times[k], target), z0, method=method, rtol=rtol,
-                                 atol=atol, dense_output=quadrature, **back_extra, **items)
-            if back.status != 0 and method == "BDF":
-                # SciPy's BDF can fail to start on an adjoint whose components begin at
-                # zero and grow on a fast scale; Radau (also stiff) takes the interval
-                back = _si.solve_ivp(rhs, (times[k], target), z0, method="Radau", rtol=rtol,
-                                     atol=atol, dense_output=quadrature, **back_extra,
-                                     **items)
-            if back.status != 0:
-                raise ODESolveError(f"{options.name}: the adjoint solve failed: "
-                                    f"{back.message}")
-            a = back.y[:n, -1].copy()
-            if quadrature:
-                g = g + _gauss(lambda t, sol=back.sol: np.concatenate(
-                    [np.ravel(c) for c in pull(float(t), state(t), sol(t), *params)[1:]]),
-                    back.t)
-            else:
-                g = back.y[n:, -1].copy()
-        if k > 0:
-            a = a + G[k - 1]
-    return np.concatenate([a, g])
-
-
-_EXPLICIT = {"RK45": _si.RK45, "RK23": _si.RK23, "DOP853": _si.DOP853,
-             "odeint": _si.DOP853}
-
-
-def _one_sweep(options):
-    """The explicit methods, and ``odeint`` whose solves never went stiff, sweep back with
-    one explicit Runge-Kutta solver per interval and no state interpolant."""
-    if options.method == "odeint":
-        return options.stiff is False
-    return options.method in _EXPLICIT
-
-
-def _explicit_sweep(y0, t0, ts, out, G, params, field, options, which, P):
-    """The adjoint sweep of a non-stiff problem: ``(y, a, g)`` solved backwards together,
-    interval by interval, with the state restarted at each checkpoint from the output
-    (``out[k]``, so its error never accumulates over more than one interval) and the
-    cotangent ``G[k]`` added to ``a`` there. One replay per evaluation gives ``f``, ``a J_y``
-    and ``a J_p``; each interval's solver starts from the step size the previous interval
-    reached (no initial step selection), so the restarts cost one evaluation each.
-    ``odeint``'s non-stiff problems use DOP853 (the same tolerances)."""
-    n, m = y0.shape[0], ts.shape[0]
-    cls = _EXPLICIT[options.method]
-    rtol = options.rtol
-    atol = options.atol if np.ndim(options.atol) == 0 else float(np.min(options.atol))
-    items = dict(options.items)
-    extra = {}
-    if options.method == "odeint":
-        if items.get("hmax"):
-            extra["max_step"] = float(items["hmax"])
-    elif "max_step" in items:
-        extra["max_step"] = items["max_step"]
-    aug = compiled(field, "aug", which)
-    width = 2 * n + P
-
-    def fun(t, z):
-        res = aug(float(t), z[:n], z[n:2 * n], *params)
-        dz = np.empty(width)
-        dz[:n] = res[0]
-        dz[n:2 * n] = -np.asarray(res[1], float)
-        start = 2 * n
-        for c in res[2:]:
-            c = np.ravel(c)
-            dz[start:start + c.size] = -c
-            start += c.size
-        return dz
-
-    a = G[m - 1].copy()
-    g = np.zeros(P)
-    h = None
-    for k in range(m - 1, -1, -1):
-        here = float(ts[k])
-        target = float(ts[k - 1]) if k > 0 else t0
-        if target != here:
-            first = None if h is None else min(h, abs(target - here))
-            solver = cls(fun, here, np.concatenate([out[k], a, g]), target, rtol=rtol,
-                         atol=atol, first_step=first, **extra)
-            while solver.status == "running":
-                proposal = solver.h_abs
-                solver.step()
-            if solver.status != "finished":
-                raise ODESolveError(f"{options.name}: the adjoint solve failed at "
-                                    f"t={solver.t!r}")
-            h = proposal
-            a, g = solver.y[n:2 * n].copy(), solver.y[2 * n:].copy()
-        if k > 0:
-            a = a + G[k - 1]
-    return np.concatenate([a, g])
-
-
-_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(5)
-
-
-def _gauss(integrand, steps):
-    """``integral of integrand`` from ``steps[-1]`` to ``steps[0]`` (a backward solve's
-    step times): five-point Gauss-Legendre on each step, exact for polynomials of degree 9,
-    so its error stays below the solver's own on the steps the solver chose (the adjoint's
-    fast transients after each jump get short steps, so they are sampled finely)."""
-    total = 0.0
-    for left, right in zip(steps[1:], steps[:-1]):
-        half, mid = (right - left) / 2, (right + left) / 2
-        for node, weight in zip(_NODES, _WEIGHTS):
-            total = total + weight * half * integrand(mid + half * node)
-    return total
+    return sweep(y0, t0, ts, out, G, params, field, options)
 
 
 def _resolve(y0, t0, ts, out, G, *params, field, options):

@@ -1,0 +1,278 @@
+"""The adjoint sweep of an ODE solution, on plain values.
+
+``sweep(y0, t0, ts, out, G, params, field, options)`` is ``concatenate([a(t0), g(t0)])``
+for the solution ``out`` (shape ``(m, n)``) at the output times ``ts`` and its cotangent
+``G``: the adjoint ``a`` of ``a' = -a J_y``, started at zero after the last output time and
+raised by ``G[k]`` at each output time ``ts[k]`` on the way back to ``t0``, and the
+parameters' cotangent ``g`` (``g' = -a J_p``, from zero), for the parameters of ``params``
+with a float dtype (flattened, in order). ``J_y`` and ``J_p`` are the field's Jacobians
+along the solution. The output times are the checkpoints: wherever the state is needed
+between them it is solved again from the stored output.
+
+Three routes, each with SciPy's solvers and the forward solve's tolerances:
+
+- **transition** (``odeint`` problems that LSODA solved non-stiff, with at most
+  ``TRANSITION_MAX`` states): one backward LSODA solve of the state with the transition
+  matrix ``M(t)`` of the adjoint (``M' = -J_y^T M``, ``M = I`` where the solve starts) and
+  ``Q(t) = integral of J_p^T M`` over every output time at once. The adjoint is linear, so
+  between two output times ``a(t) = M(t) c`` with a constant ``c``, which each output's
+  cotangent raises by ``M(t_k)^{-1} G[k]``; ``g`` gathers ``Q``'s increments times ``c``.
+  No solver restarts at the output times (LSODA's restarts, at order 1 with small steps,
+  cost more than the whole sweep). Where ``M`` becomes ill-conditioned (above
+  ``CONDITION_LIMIT``, where its inverse would magnify the solver's error) the solve
+  starts again from that output time with ``M = I``.
+- **explicit** (RK45, RK23, DOP853, and ``odeint`` non-stiff problems with more states):
+  the state, ``a`` and ``g`` solved backwards together interval by interval with the
+  forward method (DOP853 for ``odeint``), the state restarted from each output.
+- **dense** (stiff: BDF, Radau, LSODA, ``odeint`` problems that went stiff): the state
+  solved once forwards with dense output (a stiff state is never solved backwards, where
+  its fast modes grow), then ``a`` (and ``g``) backwards along it, interval by interval.
+"""
+
+import numpy as np
+import scipy.integrate as _si
+
+from ...errors import DiffkitError
+from .ode_field import IMPLICIT, Jacobian, compiled, differentiable
+
+# The transition route serves states of at most this many entries (its evaluations cost
+# one vector-Jacobian product per state entry).
+TRANSITION_MAX = 4
+# and restarts where the condition number of M exceeds this.
+CONDITION_LIMIT = 1e3
+
+
+class ODESolveError(DiffkitError, RuntimeError):
+    """SciPy's solver did not reach the last output time: there is no solution, and no
+    derivative, to give."""
+
+
+def sweep(y0, t0, ts, out, G, params, field, options):
+    """``concatenate([a(t0), g(t0)])`` (see the module docstring); plain arrays in and out."""
+    y0, ts, G = np.asarray(y0, float), np.asarray(ts, float), np.asarray(G, float)
+    out = np.asarray(out, float)
+    t0 = float(t0)
+    n, m = y0.shape[0], ts.shape[0]
+    which = [i for i, p in enumerate(params) if differentiable(p)]
+    P = sum(int(np.size(params[i])) for i in which)
+    if m == 0:
+        return np.zeros(n + P)
+    if options.method == "odeint" and options.stiff is False and n <= TRANSITION_MAX \
+            and ts[-1] != t0 and ts[0] == t0:     # odeint: the first output time is t0
+        return transition_sweep(t0, ts, out, G, params, field, options, which, P)
+    if ts[-1] != t0 and (options.method in _EXPLICIT and options.method != "odeint"
+                         or options.method == "odeint" and options.stiff is False):
+        return explicit_sweep(t0, ts, out, G, params, field, options, which, P)
+    return dense_sweep(y0, t0, ts, G, params, field, options, which, P)
+
+
+def _scalar_atol(options):
+    return options.atol if np.ndim(options.atol) == 0 else float(np.min(options.atol))
+
+
+# --- transition ---------------------------------------------------------------------------
+
+
+def transition_sweep(t0, ts, out, G, params, field, options, which, P):
+    """The transition route (``ts[0] == t0``, as for odeint). A segment starts at the
+    output ``start`` with ``M = I`` and the adjoint ``a_in`` arriving there (before
+    ``G[start]``), and covers at most ``span`` intervals (all that are left at first, then
+    twice as many as the last segment kept before ``M`` became ill-conditioned)."""
+    n, m = out.shape[1], ts.shape[0]
+    start, a_in, g = m - 1, np.zeros(n), np.zeros(P)
+    evaluate = compiled(field, "transition", which, n)
+    items = dict(options.items)
+    extra = {k: items[k] for k in ("hmax", "hmin", "mxstep", "mxordn", "mxords") if k in items}
+    span = m
+    while True:
+        lo = max(start - span, 0)
+        times = ts[lo:start + 1][::-1]
+        z0 = np.concatenate([out[start], np.eye(n).ravel(), np.zeros(n * P)])
+        Z, info = _si.odeint(evaluate.plain, z0, times, args=tuple(params), tfirst=True,
+                             rtol=options.rtol, atol=options.atol, full_output=True, **extra)
+        if info["message"] != "Integration successful.":
+            raise ODESolveError(f"{options.name}: the adjoint solve failed: {info['message']}")
+        W = Z[:, n:n + n * n].reshape(-1, n, n)       # rows: the columns of M
+        R = Z[:, n + n * n:].reshape(len(Z), n, P)    # rows: the columns of Q^T
+        good = _well_conditioned(W)
+        if good == 0:      # not one interval: the state is too stiff for this route
+            return explicit_sweep(t0, ts, out, G, params, field, options, which, P,
+                                  start=start, a=a_in + G[start], g=g)
+        # a(t) = M(t) c between outputs; row j's cotangent raises c by M_j^{-1} G[start - j]
+        jumps = np.empty((good + 1, n))
+        jumps[0] = a_in + G[start]
+        jumps[1:] = np.linalg.solve(np.swapaxes(W[1:good + 1], 1, 2),
+                                    G[start - good:start][::-1, :, None])[:, :, 0]
+        c = np.cumsum(jumps, axis=0)          # c[j]: after the cotangent at row j
+        g = g + np.einsum("kip,ki->p", R[1:good + 1] - R[:good], c[:good])
+        if start - good == 0:
+            return np.concatenate([W[good].T @ c[good], g])
+        # start again at row `good`'s output, with the adjoint arriving there
+        a_in = W[good].T @ c[good - 1]
+        start, span = start - good, 2 * good
+
+
+def _well_conditioned(W):
+    """How many rows after the first (the identity) keep ``M`` within ``CONDITION_LIMIT``."""
+    bad = np.nonzero(~(np.linalg.cond(W[1:]) <= CONDITION_LIMIT))[0]   # NaN is bad too
+    return len(W) - 1 if len(bad) == 0 else int(bad[0])
+
+
+# --- explicit ------------------------------------------------------------------------------
+
+
+_EXPLICIT = {"RK45": _si.RK45, "RK23": _si.RK23, "DOP853": _si.DOP853,
+             "odeint": _si.DOP853}
+
+
+def explicit_sweep(t0, ts, out, G, params, field, options, which, P, start=None, a=None,
+                   g=None):
+    """The explicit route, from the output ``start`` (default: the last) with the adjoint
+    ``a`` there (``G[start]`` included) and ``g`` gathered so far. One replay per evaluation
+    gives ``f``, ``a J_y`` and ``a J_p``; each interval's solver starts from the step size
+    the previous interval reached (no initial step selection), so the restarts cost one
+    evaluation each. ``odeint``'s non-stiff problems use DOP853 (the same tolerances)."""
+    n, m = out.shape[1], ts.shape[0]
+    start = m - 1 if start is None else start
+    cls = _EXPLICIT[options.method]
+    atol = _scalar_atol(options)
+    items = dict(options.items)
+    extra = {}
+    if options.method == "odeint":
+        if items.get("hmax"):
+            extra["max_step"] = float(items["hmax"])
+    elif "max_step" in items:
+        extra["max_step"] = items["max_step"]
+    aug = compiled(field, "aug", which)
+    width = 2 * n + P
+
+    def fun(t, z):
+        res = aug.plain(float(t), z[:n], z[n:2 * n], *params)
+        dz = np.empty(width)
+        dz[:n] = res[0]
+        dz[n:2 * n] = -np.asarray(res[1], float)
+        begin = 2 * n
+        for c in res[2:]:
+            c = np.ravel(c)
+            dz[begin:begin + c.size] = -c
+            begin += c.size
+        return dz
+
+    a = G[start].copy() if a is None else a
+    g = np.zeros(P) if g is None else g
+    h = None
+    for k in range(start, -1, -1):
+        here = float(ts[k])
+        target = float(ts[k - 1]) if k > 0 else t0
+        if target != here:
+            first = None if h is None else min(h, abs(target - here))
+            solver = cls(fun, here, np.concatenate([out[k], a, g]), target,
+                         rtol=options.rtol, atol=atol, first_step=first, **extra)
+            while solver.status == "running":
+                proposal = solver.h_abs
+                solver.step()
+            if solver.status != "finished":
+                raise ODESolveError(f"{options.name}: the adjoint solve failed at "
+                                    f"t={solver.t!r}")
+            h = proposal
+            a, g = solver.y[n:2 * n].copy(), solver.y[2 * n:].copy()
+        if k > 0:
+            a = a + G[k - 1]
+    return np.concatenate([a, g])
+
+
+# --- dense ---------------------------------------------------------------------------------
+
+
+def dense_sweep(y0, t0, ts, G, params, field, options, which, P):
+    """The dense route: the state solved forwards once with SciPy's dense output (the same
+    solve as the primal's: its values at ``ts`` are the outputs), then the adjoint
+    backwards along that interpolant interval by interval from the last output time. The
+    parameters' cotangent is integrated with the adjoint (five-point Gauss-Legendre on the
+    adjoint's own steps for BDF, whose step control trips on the augmented system)."""
+    n, m = y0.shape[0], ts.shape[0]
+    method = "LSODA" if options.method == "odeint" else options.method
+    implicit = method in IMPLICIT
+    rtol, atol = options.rtol, _scalar_atol(options)
+    staged = compiled(field, "rhs")
+    jac = None
+    if implicit:
+        jac = options.jac if options.jac is not None else Jacobian(
+            field, params, y0, t0, options.sparse, options.jac_sparsity)
+    extra = {"jac": jac} if implicit else {}
+    items = dict((k, v) for k, v in options.items if k in ("max_step", "min_step"))
+    if ts[-1] == t0:
+        state = None
+    else:
+        forward = _si.solve_ivp(lambda t, y: np.asarray(staged(t, y, *params), float),
+                                (t0, float(ts[-1])), y0, method=method, rtol=rtol,
+                                atol=options.atol, dense_output=True, **extra, **items)
+        if forward.status != 0:
+            raise ODESolveError(f"{options.name}: the state solve of the adjoint sweep "
+                                f"failed: {forward.message}")
+        state = forward.sol
+    pull = compiled(field, "pull", which)
+    quadrature = method == "BDF" and P > 0
+    width = n if quadrature else n + P
+
+    def rhs(t, z):
+        cts = pull(float(t), state(t), z[:n], *params)
+        if quadrature:
+            return -np.asarray(cts[0], float)
+        return -np.concatenate([np.ravel(c) for c in cts])
+
+    back_extra = {}
+    if implicit:
+        full = compiled(field, "jac_all", which)
+
+        def back_jac(t, z):
+            J = np.asarray(full(float(t), state(t), *params), float)   # (n, n + P)
+            M = np.zeros((width, width))
+            M[:, :n] = -J[:, :width].T
+            return M
+        back_extra["jac"] = back_jac
+
+    a = G[m - 1].copy()
+    g = np.zeros(P)
+    times = list(ts)
+    for k in range(m - 1, -1, -1):
+        target = times[k - 1] if k > 0 else t0
+        if target != times[k]:
+            z0 = a if quadrature else np.concatenate([a, g])
+            back = _si.solve_ivp(rhs, (times[k], target), z0, method=method, rtol=rtol,
+                                 atol=atol, dense_output=quadrature, **back_extra, **items)
+            if back.status != 0 and method == "BDF":
+                # SciPy's BDF can fail to start on an adjoint whose components begin at
+                # zero and grow on a fast scale; Radau (also stiff) takes the interval
+                back = _si.solve_ivp(rhs, (times[k], target), z0, method="Radau", rtol=rtol,
+                                     atol=atol, dense_output=quadrature, **back_extra,
+                                     **items)
+            if back.status != 0:
+                raise ODESolveError(f"{options.name}: the adjoint solve failed: "
+                                    f"{back.message}")
+            a = back.y[:n, -1].copy()
+            if quadrature:
+                g = g + _gauss(lambda t, sol=back.sol: np.concatenate(
+                    [np.ravel(c) for c in pull(float(t), state(t), sol(t), *params)[1:]]),
+                    back.t)
+            else:
+                g = back.y[n:, -1].copy()
+        if k > 0:
+            a = a + G[k - 1]
+    return np.concatenate([a, g])
+
+
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(5)
+
+
+def _gauss(integrand, steps):
+    """``integral of integrand`` from ``steps[-1]`` to ``steps[0]`` (a backward solve's
+    step times): five-point Gauss-Legendre on each step, exact for polynomials of degree 9,
+    so its error stays below the solver's own on the steps the solver chose (the adjoint's
+    fast transients after each jump get short steps, so they are sampled finely)."""
+    total = 0.0
+    for left, right in zip(steps[1:], steps[:-1]):
+        half, mid = (right - left) / 2, (right + left) / 2
+        for node, weight in zip(_NODES, _WEIGHTS):
+            total = total + weight * half * integrand(mid + half * node)
+    return total
