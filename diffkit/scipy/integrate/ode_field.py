@@ -33,7 +33,7 @@ from ...errors import DiffkitError
 from ...interpreters.staging import stage_flat
 from ...jit import make_graph, randomness
 from ...jit.graph import GuardFailure, Unverifiable
-from ...numpy import asarray, concatenate, ravel, reshape
+from ...numpy import asarray, concatenate, dot, ravel, reshape
 from ...sparse import jacobian_sparsity, sparse_jacobian
 from ...tree_util import tree_flatten
 from ..solver_call import captured, replay
@@ -277,11 +277,16 @@ def _of_chosen(field, t, params, which):
     """``field(t, y, *params)`` as a function of ``y`` and the parameters at ``which``
     (the others fixed): what the vector-Jacobian products differentiate."""
     def f(y, *chosen):
-        q = list(params)
-        for i, v in zip(which, chosen):
-            q[i] = v
-        return field(t, y, *q)
+        return field(t, y, *_with(params, which, chosen))
     return f
+
+
+def _with(params, which, chosen):
+    """``params`` with ``chosen`` at the positions ``which``."""
+    q = list(params)
+    for i, v in zip(which, chosen):
+        q[i] = v
+    return q
 
 
 def compiled(field, kind, which=(), n=None):
@@ -290,9 +295,11 @@ def compiled(field, kind, which=(), n=None):
     *(a J_p for the parameters at which))``; ``"aug"``: ``(t, y, a, *params) -> (f, a J_y,
     *a J_p)``; ``"jac_all"``: ``(t, y, *params) -> [J_y, J_p]`` (dense, ``(n, n + P)``);
     ``"jac"``: ``(t, y, *params) -> J_y`` (dense); ``"transition"`` (``n`` the state's
-    size): ``(t, z, *params) -> dz/dt`` for ``z = [y, W, R]`` (``W`` the ``(n, n)``
-    transition matrix of the adjoint by rows, ``R`` the ``(n, P)`` integral of ``J_p^T`` times
-    it, by rows): ``[f, -W J_y^T, -W J_p^T]`` flattened, one vector-Jacobian product per row.
+    size): ``(t, z, *params) -> dz/dt`` for ``z = [y, W]`` (``W`` the ``(n, n)``
+    transition matrix of the adjoint by rows): ``[f, -W J_y^T]`` flattened, one
+    vector-Jacobian product per row; ``"quadrature"`` (``n`` the number of nodes):
+    ``(ts, Y, A, weights, *params) -> sum_r weights[r] A[r] J_p(ts[r], Y[r])`` (the
+    parameters at ``which``, flattened), all nodes at once under ``vmap``.
     The solvers call them on plain values, where a replay is straight-line NumPy."""
     key = (kind, tuple(which), n)
     fn = field.cache.get(key)
@@ -313,11 +320,16 @@ def compiled(field, kind, which=(), n=None):
             return (out, *pull(a))
     elif kind == "transition":
         def fn(t, z, *params):
-            f = _of_chosen(field, t, params, which)
-            out, pull = api.vjp(f, z[:n], *[params[i] for i in which])
-            rows = [pull(z[n * (j + 1):n * (j + 2)]) for j in range(n)]
-            return concatenate([out] + [-cts[0] for cts in rows]
-                               + [-ravel(c) for cts in rows for c in cts[1:]])
+            out, pull = api.vjp(lambda y: field(t, y, *params), z[:n])
+            back = -z[n:]     # pull is linear: one negation serves every row
+            return concatenate([out] + [pull(back[n * j:n * (j + 1)])[0] for j in range(n)])
+    elif kind == "quadrature":
+        def fn(ts, Y, A, weights, *params):
+            def integrand(t, y, a):
+                _, pull = api.vjp(lambda *chosen: field(t, y, *_with(params, which, chosen)),
+                                  *[params[i] for i in which])
+                return concatenate([ravel(c) for c in pull(a)])
+            return dot(weights, api.vmap(integrand)(ts, Y, A))
     elif kind == "jac_all":
         def fn(t, y, *params):
             f = _of_chosen(field, t, params, which)

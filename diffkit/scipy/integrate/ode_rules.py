@@ -179,43 +179,49 @@ def _derived(options, sizes):
 
 
 class _Sweep:
-    """The cotangents of one backward sweep, computed by the first rule asking for them and
-    handed to the others (the rules of one primitive application share one sweep)."""
+    """The adjoint sweep of one primitive application, computed by the first rule asking
+    for it and handed to the others (the rules of one application share one sweep)."""
 
     key = None
-    values = None
+    value = None
 
 
 _sweep = _Sweep()
 
 
-def _backward(ct, out, y0, t0, ts, params, field, options):
+def _adjoint(ct, out, y0, t0, ts, params, field, options):
+    """``(a(t0), g(t0), G)``: the sweep's adjoint, the parameters' flat cotangent and the
+    output's cotangent."""
     key = (ct, out, y0, t0, ts, *params)
     if _sweep.key is not None and len(_sweep.key) == len(key) and \
             all(a is b for a, b in zip(_sweep.key, key)):
-        return _sweep.values
+        return _sweep.value
     n = shape_of(y0)[0]
-    m = shape_of(ts)[0]
-    which = [i for i, p in enumerate(params) if differentiable(p)]
-    sizes = [int(np.prod(shape_of(params[i]))) for i in which]
     G = instantiate(ct)
     ag = adjoint_sweep_p(y0, t0, ts, out, G, *params, field=field, options=options)
-    a, g = ag[:n], ag[n:]
-    ct_params = [None] * len(params)
-    start = 0
-    for i, size in zip(which, sizes):
-        ct_params[i] = reshape(g[start:start + size], shape_of(params[i]))
-        start += size
-    f0 = field(t0, y0, *params)
-    ct_ts = api.vmap(dot)(G, _rows(field, ts, out, params)) if m else zeros(0)
-    values = [a, -dot(a, f0), ct_ts] + ct_params
-    _sweep.key, _sweep.values = key, values
-    return values
+    _sweep.key, _sweep.value = key, (ag[:n], ag[n:], G)
+    return _sweep.value
 
 
 def _vjp_rule(i):
+    """The cotangent of argument ``i``: ``a(t0)`` for ``y0``, ``-a(t0) . f(t0, y0)`` for
+    ``t0``, ``G[k] . f(t_k, y_k)`` for each output time, ``g``'s block for a parameter.
+    Each rule computes only its own part (the others' arguments may be constants)."""
     def rule(ct, out, y0, t0, ts, *params, field, options):
-        return _backward(ct, out, y0, t0, ts, params, field, options)[i]
+        a, g, G = _adjoint(ct, out, y0, t0, ts, params, field, options)
+        if i == 0:
+            return a
+        if i == 1:
+            return -dot(a, field(t0, y0, *params))
+        if i == 2:
+            if shape_of(ts)[0] == 0:
+                return zeros(0)
+            return api.vmap(dot)(G, _rows(field, ts, out, params))
+        if not differentiable(params[i - 3]):
+            return None
+        start = sum(int(np.prod(shape_of(p))) for p in params[:i - 3] if differentiable(p))
+        size = int(np.prod(shape_of(params[i - 3])))
+        return reshape(g[start:start + size], shape_of(params[i - 3]))
     return rule
 
 

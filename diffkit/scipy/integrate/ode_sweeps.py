@@ -36,10 +36,12 @@ from ...errors import DiffkitError
 from .ode_field import IMPLICIT, Jacobian, compiled, differentiable
 
 # The transition route serves states of at most this many entries (its evaluations cost
-# one vector-Jacobian product per state entry).
+# one vector-Jacobian product per state entry),
 TRANSITION_MAX = 4
-# and restarts where the condition number of M exceeds this.
+# restarts where the condition number of M exceeds this,
 CONDITION_LIMIT = 1e3
+# and gives a five-point Gauss-Legendre panel at most this many of LSODA's steps.
+STEPS_PER_PANEL = 8
 
 
 class ODESolveError(DiffkitError, RuntimeError):
@@ -77,23 +79,17 @@ def transition_sweep(t0, ts, out, G, params, field, options, which, P):
     """The transition route (``ts[0] == t0``, as for odeint). A segment starts at the
     output ``start`` with ``M = I`` and the adjoint ``a_in`` arriving there (before
     ``G[start]``), and covers at most ``span`` intervals (all that are left at first, then
-    twice as many as the last segment kept before ``M`` became ill-conditioned)."""
+    twice as many as the last segment kept before ``M`` became ill-conditioned). LSODA
+    solves ``(y, M)`` and reports them at the output times and at Gauss-Legendre nodes
+    inside each interval, where ``g``'s integrand ``a J_p`` (``a = M c``) is evaluated for
+    all nodes at once (``_Segment``)."""
     n, m = out.shape[1], ts.shape[0]
     start, a_in, g = m - 1, np.zeros(n), np.zeros(P)
-    evaluate = compiled(field, "transition", which, n)
-    items = dict(options.items)
-    extra = {k: items[k] for k in ("hmax", "hmin", "mxstep", "mxordn", "mxords") if k in items}
     span = m
     while True:
         lo = max(start - span, 0)
-        times = ts[lo:start + 1][::-1]
-        z0 = np.concatenate([out[start], np.eye(n).ravel(), np.zeros(n * P)])
-        Z, info = _si.odeint(evaluate.plain, z0, times, args=tuple(params), tfirst=True,
-                             rtol=options.rtol, atol=options.atol, full_output=True, **extra)
-        if info["message"] != "Integration successful.":
-            raise ODESolveError(f"{options.name}: the adjoint solve failed: {info['message']}")
-        W = Z[:, n:n + n * n].reshape(-1, n, n)       # rows: the columns of M
-        R = Z[:, n + n * n:].reshape(len(Z), n, P)    # rows: the columns of Q^T
+        seg = _Segment(field, options, params, which, out[start], ts, lo, start)
+        W = seg.M
         good = _well_conditioned(W)
         if good == 0:      # not one interval: the state is too stiff for this route
             return explicit_sweep(t0, ts, out, G, params, field, options, which, P,
@@ -104,12 +100,92 @@ def transition_sweep(t0, ts, out, G, params, field, options, which, P):
         jumps[1:] = np.linalg.solve(np.swapaxes(W[1:good + 1], 1, 2),
                                     G[start - good:start][::-1, :, None])[:, :, 0]
         c = np.cumsum(jumps, axis=0)          # c[j]: after the cotangent at row j
-        g = g + np.einsum("kip,ki->p", R[1:good + 1] - R[:good], c[:good])
+        if P:
+            g = g + seg.integral(c, good)
         if start - good == 0:
             return np.concatenate([W[good].T @ c[good], g])
         # start again at row `good`'s output, with the adjoint arriving there
         a_in = W[good].T @ c[good - 1]
         start, span = start - good, 2 * good
+
+
+class _Segment:
+    """One backward LSODA solve of ``(y, M)`` from the output ``start`` (``M = I``) to the
+    output ``lo``, reported at the output times and at the five Gauss-Legendre nodes of
+    each interval. An interval longer than ``STEPS_PER_PANEL`` times the step LSODA used
+    at its far end is too long for one panel (the step measures how smooth the solution is
+    there): it is solved again alone, from its near end, with enough equal panels."""
+
+    def __init__(self, field, options, params, which, y, ts, lo, start):
+        self.field, self.params, self.which = field, params, which
+        self.n = n = y.shape[0]
+        self.evaluate = compiled(field, "transition", (), n)
+        items = dict(options.items)
+        self.extra = {k: items[k] for k in ("hmax", "hmin", "mxstep", "mxordn", "mxords")
+                      if k in items}
+        self.options = options
+        edges = ts[lo:start + 1][::-1]
+        times, nodes, weights = _gauss_times(edges, np.ones(len(edges) - 1, dtype=int))
+        Z, hu = self._solve(np.concatenate([y, np.eye(n).ravel()]), times)
+        self.outputs = np.arange(len(edges)) * 6
+        self.M = Z[self.outputs, n:].reshape(-1, n, n)
+        node_rows = nodes.ravel()
+        self.t, self.Z, self.w = times[node_rows], Z[node_rows], weights.ravel()
+        self.interval = np.repeat(np.arange(len(edges) - 1), 5)
+        # the step in use on reaching each interval's far end, against the interval
+        needed = np.ceil(np.abs(np.diff(edges)) / (STEPS_PER_PANEL * hu[self.outputs[1:]]))
+        for j in np.nonzero(needed > 1)[0]:
+            self._refine(j, edges[j:j + 2], int(needed[j]), Z[self.outputs[j]])
+
+    def _solve(self, z0, times):
+        options = self.options
+        Z, info = _si.odeint(self.evaluate.plain, z0, times, args=tuple(self.params),
+                             tfirst=True, rtol=options.rtol, atol=options.atol,
+                             full_output=True, **self.extra)
+        if info["message"] != "Integration successful.":
+            raise ODESolveError(f"{options.name}: the adjoint solve failed: "
+                                f"{info['message']}")
+        return Z, np.abs(np.concatenate([[np.inf], info["hu"]]))
+
+    def _refine(self, j, edges, panels, z0):
+        """Interval ``j``'s nodes again, from its own solve with ``panels`` panels."""
+        times, nodes, weights = _gauss_times(edges, np.array([panels]))
+        Z, _ = self._solve(z0, times)
+        keep = self.interval != j
+        rows = nodes.ravel()
+        self.t = np.concatenate([self.t[keep], times[rows]])
+        self.Z = np.concatenate([self.Z[keep], Z[rows]])
+        self.w = np.concatenate([self.w[keep], weights.ravel()])
+        self.interval = np.concatenate([self.interval[keep], np.full(rows.size, j)])
+
+    def integral(self, c, good):
+        """``g``'s increment over the first ``good`` intervals: the integral of ``a J_p``
+        with ``a = M c[j]`` on interval ``j``, by the Gauss rule at every node at once."""
+        n = self.n
+        keep = self.interval < good
+        Y = self.Z[keep, :n]
+        M = self.Z[keep, n:].reshape(-1, n, n)
+        A = np.einsum("rij,ri->rj", M, c[self.interval[keep]])
+        quadrature = compiled(self.field, "quadrature", self.which, int(keep.sum()))
+        return quadrature.plain(self.t[keep], Y, A, self.w[keep], *self.params)
+
+
+def _gauss_times(edges, panels):
+    """The times to report between the monotonic ``edges`` (the sweep's direction), with
+    ``panels[i]`` equal panels between ``edges[i]`` and ``edges[i + 1]``: every edge and
+    panel end, and five Gauss-Legendre nodes per panel. Returns ``(times, nodes,
+    weights)``: ``nodes[r]`` are the positions in ``times`` of panel ``r``'s nodes and
+    ``weights[r]`` their weights for the integral in increasing time."""
+    times, nodes, weights = [float(edges[0])], [], []
+    for near, far, count in zip(edges[:-1], edges[1:], panels):
+        ends = np.linspace(near, far, count + 1)
+        for a, b in zip(ends[:-1], ends[1:]):
+            mid, half = (a + b) / 2, (a - b) / 2     # nodes run from a to b
+            nodes.append(np.arange(len(times), len(times) + 5))
+            times.extend(mid - half * _NODES)
+            weights.append(half * _WEIGHTS)
+            times.append(float(b))
+    return np.array(times), np.array(nodes), np.array(weights)
 
 
 def _well_conditioned(W):
