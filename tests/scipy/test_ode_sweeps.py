@@ -218,3 +218,31 @@ def test_a_field_that_draws_random_numbers_is_refused():
 
     with pytest.raises(RandomDrawError, match="random"):
         odeint(noisy, np.ones(2), np.array([0.0, 1.0]))
+
+
+def test_long_output_intervals_get_more_gauss_panels(calls, monkeypatch):
+    # three output times over [0, 5]: each interval spans many of LSODA's steps, so its
+    # parameter integral is taken on several panels from a solve of its own
+    refined = []
+    real = ode_sweeps._Segment._refine
+
+    def spy(self, j, edges, panels, z0):
+        refined.append(panels)
+        return real(self, j, edges, panels, z0)
+    monkeypatch.setattr(ode_sweeps._Segment, "_refine", spy)
+    t = np.array([0.0, 2.5, 5.0])
+
+    def loss(p):
+        return dnp.sum(odeint(lotka_volterra, np.array([1.0, 1.0]), t, args=(p,), **TOL) ** 2)
+
+    def loss_scipy(p):
+        return np.sum(si.odeint(lambda y, s: [p[0] * y[0] - p[1] * y[0] * y[1],
+                                              -p[2] * y[1] + p[3] * y[0] * y[1]],
+                                [1.0, 1.0], t, rtol=1e-12, atol=1e-12) ** 2)
+
+    g = dk.grad(loss)(LV_P)
+    assert calls["transition"] == 1 and len(refined) == 2 and min(refined) > 3
+    forward = dk.jacfwd(loss)(LV_P)
+    np.testing.assert_allclose(g, forward, rtol=1e-7)
+    fd = [(loss_scipy(LV_P + e) - loss_scipy(LV_P - e)) / 2e-5 for e in 1e-5 * np.eye(4)]
+    np.testing.assert_allclose(g, fd, rtol=1e-5)
