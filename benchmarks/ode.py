@@ -148,7 +148,7 @@ def report():
              "100 output times)", "",
              "| parameters | forward solve | `dk.grad` | gradient / solve |", "|---|---|---|---|"]
     for k, solve, grad in rows:
-        lines.append(f"| {k} | {fmt(solve)} | {fmt(grad)} | {grad / solve:.0f}x |")
+        lines.append(f"| {k} | {fmt(solve)} | {fmt(grad)} | {grad / solve:.1f}x |")
     lines += ["", "| peer gradient (4 parameters) | time | peer / `dk.grad` |", "|---|---|---|"]
     for name, t in peer.items():
         shown = "not installed here" if t is None else fmt(t)

@@ -220,16 +220,28 @@ def test_a_field_that_draws_random_numbers_is_refused():
         odeint(noisy, np.ones(2), np.array([0.0, 1.0]))
 
 
-def test_long_output_intervals_get_more_gauss_panels(calls, monkeypatch):
+@pytest.mark.parametrize("hint", [True, False])
+def test_long_output_intervals_get_more_gauss_panels(calls, monkeypatch, hint):
     # three output times over [0, 5]: each interval spans many of LSODA's steps, so its
-    # parameter integral is taken on several panels from a solve of its own
-    refined = []
-    real = ode_sweeps._Segment._refine
+    # parameter integral needs several panels: the forward solve's steps ask for them, or
+    # without that hint the interval is solved again alone with more panels
+    from diffkit.scipy.integrate import ode_rules
 
-    def spy(self, j, edges, panels, z0):
+    refined, layouts = [], []
+    real_refine, real_times = ode_sweeps._Segment._refine, ode_sweeps._gauss_times
+
+    def refine(self, j, edges, panels, z0):
         refined.append(panels)
-        return real(self, j, edges, panels, z0)
-    monkeypatch.setattr(ode_sweeps._Segment, "_refine", spy)
+        return real_refine(self, j, edges, panels, z0)
+
+    def gauss_times(edges, panels):
+        layouts.append(list(panels))
+        return real_times(edges, panels)
+    monkeypatch.setattr(ode_sweeps._Segment, "_refine", refine)
+    monkeypatch.setattr(ode_sweeps, "_gauss_times", gauss_times)
+    if not hint:
+        monkeypatch.setattr(ode_rules, "panels_needed", lambda lengths, *_: np.ones(
+            len(lengths), dtype=int))
     t = np.array([0.0, 2.5, 5.0])
 
     def loss(p):
@@ -241,7 +253,11 @@ def test_long_output_intervals_get_more_gauss_panels(calls, monkeypatch):
                                 [1.0, 1.0], t, rtol=1e-12, atol=1e-12) ** 2)
 
     g = dk.grad(loss)(LV_P)
-    assert calls["transition"] == 1 and len(refined) == 2 and min(refined) > 3
+    assert calls["transition"] == 1
+    if hint:
+        assert min(layouts[0]) > 3       # from the forward solve's steps
+    else:
+        assert layouts[0] == [1, 1] and len(refined) == 2 and min(refined) > 3
     forward = dk.jacfwd(loss)(LV_P)
     np.testing.assert_allclose(g, forward, rtol=1e-7)
     fd = [(loss_scipy(LV_P + e) - loss_scipy(LV_P - e)) / 2e-5 for e in 1e-5 * np.eye(4)]

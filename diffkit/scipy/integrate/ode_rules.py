@@ -43,7 +43,7 @@ from .ode_field import (
     compiled,
     differentiable,
 )
-from .ode_sweeps import ODESolveError, sweep
+from .ode_sweeps import ODESolveError, panels_needed, sweep
 
 
 class Options:
@@ -57,6 +57,10 @@ class Options:
         self.items, self.sparse, self.jac = tuple(items), sparse, jac
         self.jac_sparsity, self.name = jac_sparsity, name
         self.stats = None
+        # odeint only: the output times of the last solve and the Gauss panels each of
+        # their intervals needs for the parameters' integral in the adjoint sweep, from
+        # the solve's own steps (a hint: the sweep checks its steps again)
+        self.panels = None
         # odeint only: whether a solve with these options switched LSODA to its stiff
         # method (None: no solve seen yet); the adjoint sweep's choice of solver reads it
         self.stiff = None
@@ -92,6 +96,10 @@ def _impl(y0, t0, ts, *params, field, options):
         options.stiff = stiff if options.stiff is None else (options.stiff or stiff)
         options.stats = dict(nfev=int(info["nfe"][-1]), njev=int(info["nje"][-1]), nlu=0,
                              status=0, message=info["message"])
+        if not skip and len(ts) > 1:
+            needed = panels_needed(np.diff(ts), np.diff(info["nst"], prepend=0), info["hu"],
+                                   info["nqu"], options.rtol)
+            options.panels = (ts.copy(), np.concatenate([[1], needed]))
         return Y[skip:].reshape(len(ts), n)
     if len(ts) == 0:
         return np.zeros((0, n))

@@ -40,8 +40,8 @@ from .ode_field import IMPLICIT, Jacobian, compiled, differentiable
 TRANSITION_MAX = 4
 # restarts where the condition number of M exceeds this,
 CONDITION_LIMIT = 1e3
-# and gives a five-point Gauss-Legendre panel at most this many of LSODA's steps.
-STEPS_PER_PANEL = 8
+# The error of five-point Gauss-Legendre on [a, b]: GAUSS_ERROR (b - a) ** 11 f^(10).
+GAUSS_ERROR = 2.0736e8 / (11 * 3628800.0 ** 3)    # (5!)^4 / (11 (10!)^3)
 
 
 class ODESolveError(DiffkitError, RuntimeError):
@@ -112,9 +112,10 @@ def transition_sweep(t0, ts, out, G, params, field, options, which, P):
 class _Segment:
     """One backward LSODA solve of ``(y, M)`` from the output ``start`` (``M = I``) to the
     output ``lo``, reported at the output times and at the five Gauss-Legendre nodes of
-    each interval. An interval longer than ``STEPS_PER_PANEL`` times the step LSODA used
-    at its far end is too long for one panel (the step measures how smooth the solution is
-    there): it is solved again alone, from its near end, with enough equal panels."""
+    each panel: one per interval, or as many as the forward solve's steps asked for
+    (``Options.panels``). Where LSODA's step and order at an interval's far end say that
+    its panels are too long for the rule (``panels_needed``), that interval is solved again
+    alone, from its near end, with enough equal panels."""
 
     def __init__(self, field, options, params, which, y, ts, lo, start):
         self.field, self.params, self.which = field, params, which
@@ -125,17 +126,22 @@ class _Segment:
                       if k in items}
         self.options = options
         edges = ts[lo:start + 1][::-1]
-        times, nodes, weights = _gauss_times(edges, np.ones(len(edges) - 1, dtype=int))
-        Z, hu = self._solve(np.concatenate([y, np.eye(n).ravel()]), times)
-        self.outputs = np.arange(len(edges)) * 6
-        self.M = Z[self.outputs, n:].reshape(-1, n, n)
+        panels = np.ones(len(edges) - 1, dtype=int)
+        hint = options.panels
+        if hint is not None and np.array_equal(hint[0], ts):
+            panels = hint[1][lo + 1:start + 1][::-1].copy()
+        times, nodes, weights, ends = _gauss_times(edges, panels)
+        Z, info = self._solve(np.concatenate([y, np.eye(n).ravel()]), times)
+        self.M = Z[ends, n:].reshape(-1, n, n)
         node_rows = nodes.ravel()
         self.t, self.Z, self.w = times[node_rows], Z[node_rows], weights.ravel()
-        self.interval = np.repeat(np.arange(len(edges) - 1), 5)
-        # the step in use on reaching each interval's far end, against the interval
-        needed = np.ceil(np.abs(np.diff(edges)) / (STEPS_PER_PANEL * hu[self.outputs[1:]]))
+        self.interval = np.repeat(np.repeat(np.arange(len(panels)), panels), 5)
+        # the step in use on reaching each interval's far end, against its panels
+        at = ends[1:] - 1      # info's entries are for the times after the first
+        needed = panels_needed(np.diff(edges) / panels, np.diff(info["nst"][at], prepend=0)
+                               / panels, info["hu"][at], info["nqu"][at], options.rtol)
         for j in np.nonzero(needed > 1)[0]:
-            self._refine(j, edges[j:j + 2], int(needed[j]), Z[self.outputs[j]])
+            self._refine(j, edges[j:j + 2], int(needed[j] * panels[j]), Z[ends[j]])
 
     def _solve(self, z0, times):
         options = self.options
@@ -145,11 +151,11 @@ class _Segment:
         if info["message"] != "Integration successful.":
             raise ODESolveError(f"{options.name}: the adjoint solve failed: "
                                 f"{info['message']}")
-        return Z, np.abs(np.concatenate([[np.inf], info["hu"]]))
+        return Z, info
 
     def _refine(self, j, edges, panels, z0):
         """Interval ``j``'s nodes again, from its own solve with ``panels`` panels."""
-        times, nodes, weights = _gauss_times(edges, np.array([panels]))
+        times, nodes, weights, _ = _gauss_times(edges, np.array([panels]))
         Z, _ = self._solve(z0, times)
         keep = self.interval != j
         rows = nodes.ravel()
@@ -172,20 +178,41 @@ class _Segment:
 
 def _gauss_times(edges, panels):
     """The times to report between the monotonic ``edges`` (the sweep's direction), with
-    ``panels[i]`` equal panels between ``edges[i]`` and ``edges[i + 1]``: every edge and
-    panel end, and five Gauss-Legendre nodes per panel. Returns ``(times, nodes,
-    weights)``: ``nodes[r]`` are the positions in ``times`` of panel ``r``'s nodes and
-    ``weights[r]`` their weights for the integral in increasing time."""
-    times, nodes, weights = [float(edges[0])], [], []
-    for near, far, count in zip(edges[:-1], edges[1:], panels):
-        ends = np.linspace(near, far, count + 1)
-        for a, b in zip(ends[:-1], ends[1:]):
-            mid, half = (a + b) / 2, (a - b) / 2     # nodes run from a to b
-            nodes.append(np.arange(len(times), len(times) + 5))
-            times.extend(mid - half * _NODES)
-            weights.append(half * _WEIGHTS)
-            times.append(float(b))
-    return np.array(times), np.array(nodes), np.array(weights)
+    ``panels[i]`` equal panels between ``edges[i]`` and ``edges[i + 1]``: the first edge,
+    then for each panel its five Gauss-Legendre nodes and its far end. Returns ``(times,
+    nodes, weights, ends)``: ``nodes[r]`` are the positions in ``times`` of panel ``r``'s
+    nodes, ``weights[r]`` their weights for the integral in increasing time, ``ends`` the
+    positions of the edges."""
+    panels = np.asarray(panels)
+    interval = np.repeat(np.arange(len(panels)), panels)        # each panel's interval
+    within = np.arange(len(interval)) - np.repeat(np.cumsum(panels) - panels, panels)
+    near, far = edges[:-1][interval], edges[1:][interval]
+    width = (far - near) / panels[interval]
+    start = near + width * within
+    end = np.where(within == panels[interval] - 1, far, near + width * (within + 1))
+    mid, half = (start + end) / 2, (start - end) / 2           # nodes run from start to end
+    rows = np.concatenate([mid[:, None] - half[:, None] * _NODES, end[:, None]], axis=1)
+    times = np.concatenate([[edges[0]], rows.ravel()])
+    nodes = 1 + 6 * np.arange(len(interval))[:, None] + np.arange(5)
+    ends = np.concatenate([[0], 6 * np.cumsum(panels)])
+    return times, nodes, half[:, None] * _WEIGHTS, ends
+
+
+def panels_needed(lengths, counts, steps, orders, rtol):
+    """Gauss panels for intervals of ``lengths`` over which LSODA took ``counts`` steps,
+    the last of size ``steps`` at order ``orders``. A step ``h`` at order ``q`` within
+    ``rtol`` says the solution varies on the time scale ``1 / w`` with ``h w ~ rtol **
+    (1 / (q + 1))`` (``h`` the smaller of the last step and the interval's mean step);
+    five-point Gauss-Legendre on a panel of length ``L`` errs by about ``GAUSS_ERROR (L w)
+    ** 10`` relative to the integral, below ``rtol`` while ``L w <= (rtol / GAUSS_ERROR) **
+    0.1``; panels are half that long, for the estimate's sake."""
+    rtol = float(np.min(rtol))
+    lengths = np.abs(lengths)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = np.minimum(np.abs(steps), lengths / np.maximum(counts, 1))
+        w = rtol ** (1.0 / (np.asarray(orders) + 1.0)) / h
+        needed = np.ceil(2 * lengths * w / (rtol / GAUSS_ERROR) ** 0.1)
+    return np.where(np.isfinite(needed) & (needed > 1), needed, 1).astype(int)
 
 
 def _well_conditioned(W):
