@@ -88,8 +88,11 @@ def _impl(y0, t0, ts, *params, field, options):
     if options.method == "odeint":
         skip = 1 if len(ts) == 0 or ts[0] != t0 else 0
         times = np.concatenate([[t0], ts]) if skip else ts
-        Y, info = _si.odeint(rhs, y0, times, Dfun=jac, tfirst=True, rtol=options.rtol,
-                             atol=options.atol, full_output=True, **dict(options.items))
+        # the staged replay itself, its parameters passed by odeint (no wrapper per call)
+        Y, info = _si.odeint(compiled(field, "rhs").plain, y0, times, args=tuple(params),
+                             Dfun=None if jac is None else lambda t, y, *_: jac(t, y),
+                             tfirst=True, rtol=options.rtol, atol=options.atol,
+                             full_output=True, **dict(options.items))
         if info["message"] != "Integration successful.":
             raise ODESolveError(f"{options.name}: odeint failed: {info['message']}")
         stiff = bool(np.any(np.asarray(info["mused"]) == 2))
