@@ -21,6 +21,7 @@ called as it is.
 """
 
 import collections
+import threading
 import weakref
 
 import numpy as np
@@ -153,8 +154,10 @@ def as_field(fun, t0, y0, args, tfirst=True, name="solve_ivp"):
     return ReplayField(recording, closed, n, name, cache), list(leaves) + closed
 
 
-# The staged functions of the programs met lately, by program (``program_key``).
+# The staged functions of the programs met lately, by program (``program_key``); solves
+# may run in threads (an executor's workers), hence the lock.
 _PROGRAMS = collections.OrderedDict()
+_PROGRAMS_LOCK = threading.Lock()
 PROGRAMS_KEPT = 32
 
 
@@ -165,13 +168,14 @@ def program_cache(recording, closed, name):
         key = (name, program_key(recording, closed))
     except _Unkeyable:
         return {}
-    cache = _PROGRAMS.get(key)
-    if cache is None:
-        cache = _PROGRAMS[key] = {}
-        while len(_PROGRAMS) > PROGRAMS_KEPT:
-            _PROGRAMS.popitem(last=False)
-    else:
-        _PROGRAMS.move_to_end(key)
+    with _PROGRAMS_LOCK:
+        cache = _PROGRAMS.get(key)
+        if cache is None:
+            cache = _PROGRAMS[key] = {}
+            while len(_PROGRAMS) > PROGRAMS_KEPT:
+                _PROGRAMS.popitem(last=False)
+        else:
+            _PROGRAMS.move_to_end(key)
     return cache
 
 
