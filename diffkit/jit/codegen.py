@@ -40,9 +40,10 @@ import numpy as np
 
 from ..interpreters.staging import is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
-from ..ops.indexing import ARRAY, getitem_p, scatter_add_p
+from ..ops.indexing import getitem_p, scatter_add_p
 from ..ops.shape import reshape_p
-from . import blocks, buffers, products, rowblocks
+from . import blocks, buffers, products, rowblocks, scalars
+from .scalars import basic_index
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
 _UNARY = {np.negative: "-"}
@@ -56,7 +57,7 @@ class _Writer:
         self.rec = program
         self.guards_after = guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
-                      "_fresh": _fresh, "_inf": np.inf,
+                      "_fresh": _fresh, "_inf": np.inf, "_array": np.array,
                       "_scatter_basic": _scatter_basic}
         self.ids = {}
         self.body = []
@@ -106,8 +107,15 @@ class _Writer:
         if out is not None:
             args = ", ".join(self.ref(i) for i in inputs)
             return f"{self.constant(impl)}({args}, out=v{out})"
+        if eqn.prim is scalars.element:
+            index = eqn.params["index"]
+            text = ", ".join(map(str, index)) if index else "()"
+            return f"{self.ref(inputs[0])}[{text}]"
+        if eqn.prim is scalars.stack:
+            values = "".join(f"{self.ref(i)}, " for i in inputs)
+            return f"_array(({values}), {self.constant(eqn.params['dtype'])})"
         if not eqn.params and _operator_safe(eqn):
-            if len(inputs) == 2 and impl in _BINARY and (
+            if len(inputs) == 2 and impl in _BINARY and _scalar_math_exact(eqn) and (
                     self.is_numpy(inputs[0]) and (self.is_numpy(inputs[1])
                                                   or self.is_py_number(inputs[1]))
                     or self.is_numpy(inputs[1]) and self.is_py_number(inputs[0])):
@@ -118,7 +126,7 @@ class _Writer:
             # np.reshape of a NumPy array or scalar is its method: the same result
             return f"{self.ref(inputs[0])}.reshape({self.constant(tuple(eqn.params['shape']))})"
         if eqn.prim in (getitem_p, scatter_add_p) and len(inputs) == 1:
-            index = _basic_index(eqn.params["spec"])
+            index = basic_index(eqn.params["spec"])
             if index is not None:
                 c = self.constant(index)
                 if eqn.prim is getitem_p:
@@ -133,17 +141,6 @@ class _Writer:
             else:
                 args.append(f"**{self.constant({key: value})}")
         return f"{self.constant(impl)}({', '.join(args)})"
-
-
-def _basic_index(spec):
-    """The NumPy index of an indexing ``spec`` without index arrays (``None`` if it has
-    some)."""
-    index = []
-    for entry in spec:
-        if entry is ARRAY:
-            return None
-        index.append(slice(*entry) if type(entry) is tuple else entry)
-    return tuple(index)
 
 
 def _scatter_basic(values, shape, dtype, index):
@@ -179,7 +176,7 @@ def _scatter_chains(rec, guards_after):
         small = np.dtype(dtype).kind in "fc" and math.prod(shape) < buffers.BIG
         if eqn.prim is scatter_add_p and len(eqn.inputs) == 1 and small \
                 and type(eqn.inputs[0]) is int:
-            index = _basic_index(eqn.params["spec"])
+            index = basic_index(eqn.params["spec"])
             if index is not None:
                 scatters[out] = (i, index, eqn.inputs[0])
                 owned.add(out)
@@ -214,6 +211,15 @@ def _operator_safe(eqn):
     return True
 
 
+def _scalar_math_exact(eqn):
+    """Whether NumPy's scalar arithmetic gives what the ufunc gives when both operands are
+    NumPy scalars (a result of no dimension). Not for a complex product: with an infinite
+    or NaN part, the scalar product's NaNs and its floating-point errors differ from
+    ``np.multiply``'s; the call stays."""
+    shape, dtype = eqn.avals[0]
+    return shape != () or eqn.prim.impl is not np.multiply or np.dtype(dtype).kind != "c"
+
+
 def generate_replay(graph, fail):
     """The plain replay of ``graph`` (its ``equations``, guards and outputs) as one compiled
     function of the flat arguments; ``fail(guard)`` is the exception a failing guard
@@ -223,6 +229,7 @@ def generate_replay(graph, fail):
     ``blocks.fuse``)."""
     rec = rowblocks.fuse(products.merge(graph.program))
     rec, guards_after = blocks.fuse(rec, graph._guards_after, fail)
+    rec = scalars.narrow(rec, guards_after)
     w = _Writer(fail, rec, guards_after)
     for var in range(rec.num_inputs):
         w.check(var, "")
