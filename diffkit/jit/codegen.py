@@ -57,7 +57,7 @@ class _Writer:
         self.rec = program
         self.guards_after = guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
-                      "_fresh": _fresh, "_inf": np.inf, "_array": np.array,
+                      "_fresh": _fresh, "_inf": np.inf, "_array": np.array, "_add": np.add,
                       "_scatter_basic": _scatter_basic}
         self.ids = {}
         self.body = []
@@ -155,10 +155,18 @@ def _scatter_chains(rec, guards_after):
     read element by element): ``(deferred, fused)``. An ``add`` of a small float array
     made here and read by nothing else (``owner``: a basic ``scatter_add``'s result or such
     a sum) and a basic ``scatter_add``'s result read by nothing else becomes
-    ``owner[index] += value`` (``fused[i] = (owner, index, value)``), and that
+    ``owner[index] += value`` (``fused[i] = _Step(owner, index, value, ...)``), and that
     ``scatter_add``'s own line is skipped (its index in ``deferred``). The elements the
-    index writes get ``owner + value`` as the sum did; the others are left as they were
-    (the sum added zero to them)."""
+    index writes get ``owner + value`` as the sum did.
+
+    The sum adds zero to the others, which changes one number: ``-0.0 + 0.0`` is ``0.0``.
+    An element may hold -0.0 only where a value was written (the first ``scatter_add``)
+    or added (a sum is -0.0 only when both terms are), so each step knows which elements
+    the sum would have turned to +0.0 (``pending``): where the step adds to such an
+    element it adds ``value + 0.0`` (``(x + 0.0) + v`` is ``x + (v + 0.0)`` for every x and
+    v), or adds 0.0 to them first (``before``); after the chain's last step the elements
+    still pending get 0.0 added (``after``). Adding 0.0 changes nothing else, and raises
+    no floating-point error."""
     uses = {}
     for eqn in rec.equations:
         for ref in eqn.inputs:
@@ -168,6 +176,7 @@ def _scatter_chains(rec, guards_after):
         if type(ref) is int:
             uses[ref] = uses.get(ref, 0) + 2
     scatters, owned, deferred, fused = {}, set(), set(), {}
+    state = {}   # owner -> (dirty, pending): masks of the elements as above
     for i, eqn in enumerate(rec.equations):
         (out,) = eqn.outs if len(eqn.outs) == 1 else (None,)
         if out is None or guards_after.get(out):
@@ -190,10 +199,62 @@ def _scatter_chains(rec, guards_after):
                     j, index, value = scatters.pop(b)
                     owned.discard(b)
                     deferred.add(j)
-                    fused[i] = (a, index, value)
+                    if a in state:
+                        dirty, pending = state.pop(a)
+                    else:   # a scatter's result: the values it wrote may be -0.0
+                        dirty, pending = _written(shape, scatters[a][1]), np.zeros(shape, bool)
+                    hit = _written(shape, index)
+                    before = pending & hit
+                    state[out] = (dirty & hit, (pending | dirty) & ~hit)
+                    fused[i] = _Step(a, index, value, before)
                     owned.discard(a)
                     owned.add(out)
+    for i, step in fused.items():   # the chains' last steps
+        out = rec.equations[i].outs[0]
+        if out in state:
+            step.after = state[out][1]
     return deferred, fused
+
+
+class _Step:
+    """One fused step ``owner[index] += value`` of ``_scatter_chains``, with the masks of
+    the elements that get 0.0 added before it and after it (the chain's last step)."""
+
+    def __init__(self, owner, index, value, before):
+        self.owner, self.index, self.value, self.before = owner, index, value, before
+        self.after = None
+
+    def lines(self, w, target):
+        owner = f"v{self.owner}"
+        index = w.constant(self.index)
+        value = w.ref(self.value)
+        hit = _written(self.before.shape, self.index)
+        lines = []
+        if self.before.any() and (self.before == hit).all():
+            value = f"{value} + 0.0"   # every element it adds to is pending
+        elif self.before.any():
+            lines.append(_add_zero(w, owner, self.before))
+        lines.append(f"{owner}[{index}] += {value}")
+        if self.after is not None and self.after.any():
+            lines.append(_add_zero(w, owner, self.after))
+        lines.append(f"{target} = {owner}")
+        return lines
+
+
+def _written(shape, index):
+    """The mask of the elements that a basic ``index`` selects in an array of ``shape``."""
+    mask = np.zeros(shape, bool)
+    mask[index] = True
+    return mask
+
+
+def _add_zero(w, owner, mask):
+    """The line adding 0.0 to the elements of ``mask`` in place."""
+    if mask.sum() == 1:
+        return f"{owner}[{w.constant(tuple(int(i[0]) for i in np.nonzero(mask)))}] += 0.0"
+    if mask.all():
+        return f"{owner} += 0.0"
+    return f"_add({owner}, 0.0, out={owner}, where={w.constant(mask)})"
 
 
 def _fresh(value):
@@ -248,9 +309,7 @@ def generate_replay(graph, fail):
         if eqn.prim.multiple_results:
             targets += ","
         if i in fused:
-            owner, index, value = fused[i]
-            w.body.append(f"{indent}v{owner}[{w.constant(index)}] += {w.ref(value)}")
-            w.body.append(f"{indent}{targets} = v{owner}")
+            w.body.extend(indent + line for line in fused[i].lines(w, targets))
         else:
             w.body.append(f"{indent}{targets} = {w.call(eqn, reuse.get(i))}")
         for var in eqn.outs:

@@ -1,0 +1,216 @@
+"""Values of one entry in the plain replay (``diffkit.jit.scalars``): an entry read as a
+NumPy scalar instead of a 0-d array, a stack of scalars as one ``np.array`` call. The
+replay stays what the function gives, bit for bit: values (signs of zero, infinities,
+NaN), dtypes, the types of the outputs (a 0-d array stays one) and floating-point
+errors."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import diffkit as dk
+import diffkit.numpy as dnp
+from diffkit.jit import make_graph
+
+SPECIAL = (1.5, -0.0, 0.0, np.inf, -np.inf, np.nan, 1e-310, -2.0)
+
+
+def identical(a, b):
+    """Of the same type, dtype and shape, and equal bit for bit (the sign of a zero too;
+    a NaN equals a NaN)."""
+    assert type(a) is type(b), (type(a), type(b))
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
+    if a.dtype.kind == "c":
+        identical(a.real.copy(), b.real.copy())
+        identical(a.imag.copy(), b.imag.copy())
+        return
+    if a.dtype.kind == "f":
+        nan = np.isnan(a)
+        np.testing.assert_array_equal(nan, np.isnan(b))
+        assert a[~nan].tobytes() == b[~nan].tobytes(), (a, b)
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+def run(fn, *args):
+    """``fn(*args)`` with its floating-point errors: the outputs (or the exception's type)
+    and the categories of the warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(*args)
+        except FloatingPointError as error:
+            out = type(error)
+    return out, sorted({w.category.__name__ for w in caught})
+
+
+def same_run(graph, fn, *args):
+    """The generated replay of ``graph`` at ``args`` gives the outputs and floating-point
+    errors of its bound replay (each equation's implementation, called as NumPy's
+    function), and the outputs of ``fn`` itself. (Warnings are compared with the bound
+    replay: eagerly, a rule's own checks on plain numbers may warn too.)"""
+    leaves = dk.tree_util.tree_flatten((args, {}))[0]
+    out, warned = run(graph.run_flat, leaves)
+    bound, bound_warned = run(graph.bind_flat, leaves)
+    assert warned == bound_warned
+    if bound is FloatingPointError:
+        assert out is FloatingPointError
+        return
+    assert len(out) == len(bound)
+    for a, b in zip(out, bound):
+        identical(a, b)
+    with np.errstate(all="ignore"):
+        expected = dk.tree_util.tree_flatten(fn(*args))[0]
+    assert len(out) == len(expected)
+    for a, b in zip(out, expected):
+        identical(a, b)
+
+
+def lv(t, y, p):
+    return dnp.stack([p[0] * y[0] - p[1] * y[0] * y[1], -p[2] * y[1] + p[3] * y[0] * y[1]])
+
+
+def lv_traced(t, y, p):
+    """``lv`` by diffkit's primitives (called on NumPy arrays, ``p[0] * y[0]`` is NumPy's
+    own scalar arithmetic, which a recording does not see)."""
+    return dk.vjp(lambda y, p: lv(t, y, p), y, p)[0]
+
+
+def aug(t, y, w, p):
+    """The field and two vector-Jacobian products (what the adjoint of an ODE solves)."""
+    out, pull = dk.vjp(lambda y, p: lv(t, y, p), y, p)
+    cts = [pull(w[2 * j:2 * j + 2]) for j in range(2)]
+    return dnp.concatenate([out] + [-c[0] for c in cts] + [-dnp.ravel(c[1]) for c in cts])
+
+
+def _source(graph):
+    """The generated replay's text (generated here if it was not yet)."""
+    assert graph.replay_program is not None   # generates the replay
+    return graph._plain.source
+
+
+def _names(graph):
+    return [eqn.prim.name for eqn in graph.replay_program.equations]
+
+
+def test_a_stack_of_scalars_is_one_array_call():
+    y, p = np.array([1.0, 1.0]), np.array([1.5, 1.0, 3.0, 1.0])
+    graph = make_graph(lv)(0.5, y, p)
+    source = _source(graph)
+    assert "_array((" in source and ".reshape(" not in source
+    assert "concatenate" not in _names(graph) and "reshape" not in _names(graph)
+    identical(graph(0.5, y, p), lv(0.5, y, p))
+
+
+def test_cotangent_entries_are_numpy_scalars():
+    y, w, p = np.array([1.0, 1.0]), np.eye(2).ravel(), np.array([1.5, 1.0, 3.0, 1.0])
+    graph = make_graph(aug)(0.5, y, w, p)
+    program = graph.replay_program
+    shapes = [tuple(eqn.params["shape"]) for eqn in program.equations
+              if eqn.prim.name == "reshape"]
+    assert () not in shapes   # no 0-d array is made: the entries are read from w itself
+    elements = [eqn for eqn in program.equations if eqn.prim.name == "element"]
+    assert sorted(eqn.params["index"] for eqn in elements) == [(0,), (1,), (2,), (3,)]
+    assert all(eqn.inputs == (2,) for eqn in elements)
+    assert "v2[0]" in _source(graph)
+    identical(graph(0.5, y, w, p), aug(0.5, y, w, p))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
+def test_field_and_products_equal_eager_at_special_values(dtype):
+    """At zeros of both signs, infinities and NaN: the same values and floating-point
+    errors as eagerly. Each point is recorded there, so that its NaN checks hold and the
+    generated replay runs."""
+    rng = np.random.default_rng(0)
+    for fn in (lv, aug):
+        for a, b in itertools.product(SPECIAL, repeat=2):
+            y = np.array([a, b], dtype)
+            w = rng.choice(np.array(SPECIAL), 4).astype(dtype)
+            p = rng.choice(np.array(SPECIAL), 4).astype(dtype)
+            call = (0.5, y, p) if fn is lv else (0.5, y, w, p)
+            with np.errstate(all="ignore"):
+                graph = make_graph(fn)(*call)
+            assert "stack" in _names(graph)
+            reference = lv_traced if fn is lv else aug
+            same_run(graph, reference, *call)
+            with np.errstate(all="raise"):
+                same_run(graph, reference, *call)
+
+
+def test_stack_keeps_the_recorded_dtype():
+    def f(x, a):
+        return dnp.stack([x[0] * a, x[1] - a, x[0]])
+
+    x = np.array([1.5, -0.0], np.float32)
+    graph = make_graph(f)(x, np.float32(2.0))
+    assert "stack" in _names(graph)
+    for a in (np.float32(3.0), np.float32(-0.0), np.float32(np.inf)):
+        out = graph(x, a)
+        assert out.dtype == np.float32
+        identical(out, f(x, a))
+
+
+def test_a_stack_of_constants_and_values():
+    def f(x):
+        return dnp.stack([x[0] * 2.0, dnp.asarray(-0.0), x[1]])
+
+    x = np.array([1.5, -0.0])
+    graph = make_graph(f)(x)
+    assert "stack" in _names(graph)
+    for point in (x, np.array([np.nan, -np.inf])):
+        identical(graph(point), f(point))
+
+
+def test_zero_dimensional_outputs_stay_arrays():
+    """A reshape to no dimension that is returned (or read by a NumPy function that keeps
+    a 0-d array one) is kept: eagerly it is a 0-d array."""
+    def f(x):
+        e = dnp.reshape(x[0:1], ())
+        return e, e * 2.0, dnp.real(dnp.reshape(x[1:2], ()))
+
+    x = np.array([1.5, -0.0])
+    graph = make_graph(f)(x)
+    out = graph(x)
+    assert type(out[0]) is np.ndarray and out[0].shape == ()
+    for point in (x, np.array([-0.0, np.nan])):
+        for a, b in zip(graph(point), f(point)):
+            identical(a, b)
+
+
+def test_entries_written_into_cotangent_arrays():
+    """An entry read as a scalar is the value a basic scatter writes into zeros and adds
+    into an array in place: the array stays one, with the eager entries (-0.0 where the
+    sum of arrays gives -0.0, +0.0 where it adds +0.0 to -0.0)."""
+    def f(y, w):
+        out, pull = dk.vjp(lambda y: dnp.stack([y[0], y[1] * 2.0, y[0] * y[1]]), y)
+        return pull(w)
+
+    y, w = np.array([1.0, 2.0]), np.array([1.0, 2.0, 3.0])
+    graph = make_graph(f)(y, w)
+    assert "element" in _names(graph) and "+=" in _source(graph)
+    for a, b in itertools.product(SPECIAL, repeat=2):
+        point = (np.array([a, b]), np.array([b, -0.0, a]))
+        with np.errstate(all="ignore"):
+            graph = make_graph(f)(*point)
+        same_run(graph, f, *point)
+
+
+def test_complex_products_of_entries_match_np_multiply():
+    """NumPy's scalar product of two complex numbers differs from ``np.multiply`` at
+    infinite and NaN parts (its NaNs and its floating-point errors): the replay calls the
+    ufunc for a complex product of values of no dimension."""
+    def f(z):
+        return dnp.multiply(z[0], z[1]), dnp.multiply(z[0], 2.0), z[0] + z[1]
+
+    assert " * " not in _source(make_graph(f)(np.array([1j, 2j])))
+    values = [complex(a, b) for a, b in itertools.product((0.0, 1.0, np.inf, np.nan), repeat=2)]
+    for a, b in itertools.product(values, repeat=2):
+        z = np.array([a, b])
+        with np.errstate(all="ignore"):
+            graph = make_graph(f)(z)
+        same_run(graph, f, z)
+        with np.errstate(all="raise"):
+            same_run(graph, f, z)
