@@ -16,7 +16,10 @@ them:
 - **A stack of values of no dimension**: ``concatenate`` of ``reshape(a, (1,))``,
   ``reshape(b, (1,))`` ... along axis 0 (what ``stack`` and ``array`` of scalars record)
   becomes ``np.array((a, b, ...), dtype)`` with the recorded dtype (``stack``); the
-  reshapes go where nothing else reads them.
+  reshapes go where nothing else reads them. A piece that is such a stack itself gives
+  its values; a small vector, or its negation (``concatenate([f, -a, -b])``, an adjoint
+  system's right-hand side), gives its entries read as numbers (and negated as numbers,
+  exact as the vector's negation), where that costs less than the calls it replaces.
 
 Where a scalar is exact: a NumPy scalar and a 0-d array hold the same number, and every
 ufunc gives the same result and the same floating-point errors on either (it reads both as
@@ -71,30 +74,155 @@ def basic_index(spec):
 def narrow(program, guards_after):
     """``program`` with the stacks and entry reads above (a copy; the program itself where
     there is none)."""
-    equations = list(program.equations)
-    avals, numpy = program.avals, program.numpy
-    outputs = {o for o in program.outputs if type(o) is int}
-    made = {v: i for i, eqn in enumerate(equations) for v in eqn.outs}
-    changed = False
-    for i, eqn in enumerate(equations):
+    r = _Rewrite(program, guards_after)
+    for i, eqn in enumerate(r.equations):
         if eqn.prim is concatenate_p:
-            new = _stack(eqn, equations, made, avals)
-            if new is not None:
-                equations[i] = new
-                changed = True
-    readers = _readers(equations)
-    for i, eqn in enumerate(equations):
+            r.stack(i, eqn)
+    readers = _readers(r.equations)
+    for i, eqn in enumerate(r.equations):
         if eqn.prim is reshape_p and tuple(eqn.params["shape"]) == ():
-            new = _element(eqn, equations, made, readers, outputs, guards_after, avals, numpy)
+            new = _element(eqn, r.equations, r.made, readers, r.outputs, guards_after,
+                           r.avals, r.numpy)
             if new is not None:
-                equations[i] = new
-                changed = True
-    if not changed:
+                r.equations[i] = new
+                r.changed = True
+    if not r.changed:
         return program
     copy = type(program).__new__(type(program))
     copy.__dict__.update(program.__dict__)
-    copy.equations = _drop_unread(equations, outputs, guards_after)
+    copy.avals, copy.numpy = r.avals, r.numpy
+    copy.equations = _drop_unread(r.finish(), r.outputs, guards_after)
     return copy
+
+
+#: The most entries of a stack made of vectors' entries (``np.array`` of more numbers
+#: costs more per number)
+MAX_STACK = 32
+#: What NumPy 2.4's calls cost on small values, in nanoseconds (measured on one machine;
+#: only their proportions matter): ``np.concatenate`` of P pieces costs ``concatenate +
+#: piece * P``, negating a small vector ``negate_vector``, reshaping a number to one entry
+#: ``reshape``; ``np.array`` of N numbers ``array + number * N``, reading a vector's entry
+#: ``read`` and negating a number ``negate_number``.
+COST = {"concatenate": 310, "piece": 55, "negate_vector": 170, "reshape": 70,
+        "array": 170, "number": 8, "read": 30, "negate_number": 20}
+
+
+class _Rewrite:
+    """The program's equations being rewritten: replaced in place (same index), removed,
+    or new ones inserted before an index; new variables of no dimension."""
+
+    def __init__(self, program, guards_after):
+        self.equations = list(program.equations)
+        self.avals, self.numpy = list(program.avals), list(program.numpy)
+        self.outputs = {o for o in program.outputs if type(o) is int}
+        self.made = {v: i for i, eqn in enumerate(self.equations) for v in eqn.outs}
+        self.reads = {}
+        for eqn in self.equations:
+            for ref in eqn.inputs:
+                if type(ref) is int:
+                    self.reads[ref] = self.reads.get(ref, 0) + 1
+        self.guards_after = guards_after
+        self.removed, self.inserted = set(), {}
+        self.changed = False
+
+    def private(self, var):
+        """Whether ``var`` is read by one equation once, and not returned or guarded."""
+        return self.reads.get(var) == 1 and var not in self.outputs \
+            and not self.guards_after.get(var)
+
+    def maker(self, ref):
+        i = self.made.get(ref) if type(ref) is int else None
+        return (None, None) if i is None or i in self.removed else (i, self.equations[i])
+
+    def new_var(self, dtype):
+        self.avals.append(((), dtype))
+        self.numpy.append(True)
+        return len(self.avals) - 1
+
+    def stack(self, i, eqn):
+        """Make the ``concatenate`` at ``i`` (along axis 0, of vectors of its dtype) a
+        ``stack`` where every piece is a value of no dimension reshaped to one entry, a
+        stack read by nothing else, a constant, or a small vector or the negation of one
+        (its entries read, and negated, as numbers), and the stack costs less than the
+        calls it replaces (the costs above)."""
+        shape, dtype = eqn.avals[0]
+        dtype = np.dtype(dtype)
+        if dict(eqn.params) != {"axis": 0} or len(shape) != 1 or dtype.kind not in "biufc":
+            return
+        values, before, gone = [], [], []
+        vectors = False   # some piece a vector of more than one entry
+        # what the stack saves: the concatenate and the calls it drops, less its own
+        saved = COST["concatenate"] + COST["piece"] * len(eqn.inputs) - COST["array"]
+        for ref in eqn.inputs:
+            if _dtype(ref, self.avals) != dtype:
+                return
+            if type(ref) is not int:   # a constant vector: its entries
+                value = ref.value
+                if type(value) is not np.ndarray or value.ndim != 1:
+                    return
+                values.extend(Const(v) for v in value)
+                vectors = vectors or value.shape != (1,)
+                continue
+            j, maker = self.maker(ref)
+            if maker is not None and maker.prim is reshape_p and self.avals[ref][0] == (1,) \
+                    and _no_dimension(maker.inputs[0], self.avals) \
+                    and _dtype(maker.inputs[0], self.avals) == dtype:
+                values.append(maker.inputs[0])
+                saved += COST["reshape"] if self.private(ref) else 0
+            elif maker is not None and maker.prim is stack and self.private(ref):
+                values.extend(maker.inputs)
+                gone.append(j)
+                saved += COST["array"]
+            else:
+                entries = self._entries(ref, maker, j, before, gone)
+                if entries is None:
+                    return
+                values.extend(entries)
+                vectors = True
+                saved -= COST["read"] * len(entries)
+                if gone and gone[-1] == j:
+                    saved += COST["negate_vector"] - COST["negate_number"] * len(entries)
+        if saved <= COST["number"] * len(values) or (vectors and len(values) > MAX_STACK):
+            return
+        self.equations[i] = Equation(stack, {"dtype": dtype}, tuple(values), eqn.outs,
+                                     eqn.avals, eqn.errstate)
+        self.inserted[i] = before
+        self.removed.update(gone)
+        self.changed = True
+
+    def _entries(self, ref, maker, j, before, gone):
+        """The entries of the vector ``ref`` as new values of no dimension (read from it, or
+        negated entries of the vector it negates), with their equations added to
+        ``before``; ``None`` where it is neither."""
+        shape, dtype = self.avals[ref]
+        negate = maker is not None and maker.prim.impl is np.negative and not maker.params \
+            and self.private(ref) and type(maker.inputs[0]) is int \
+            and self.avals[maker.inputs[0]] == (shape, dtype)
+        source = maker.inputs[0] if negate else ref
+        if len(shape) != 1 or not self.numpy[source] or shape[0] > MAX_STACK:
+            return None
+        entries = []
+        for k in range(shape[0]):
+            entry = self.new_var(dtype)
+            before.append(Equation(element, {"index": (k,)}, (source,), (entry,),
+                                   (((), dtype),), None))
+            if negate:
+                value = self.new_var(dtype)
+                before.append(Equation(maker.prim, {}, (entry,), (value,), (((), dtype),),
+                                       maker.errstate))
+                entry = value
+            entries.append(entry)
+        if negate:
+            gone.append(j)
+        return entries
+
+    def finish(self):
+        out = []
+        for i, eqn in enumerate(self.equations):
+            out.extend(self.inserted.get(i, ()))
+            if i not in self.removed:
+                out.append(eqn)
+        return out
 
 
 def _readers(equations):
@@ -110,35 +238,13 @@ def _dtype(ref, avals):
     return np.dtype(avals[ref][1]) if type(ref) is int else np.asarray(ref.value).dtype
 
 
-def _stack(eqn, equations, made, avals):
-    """The ``stack`` equation for a ``concatenate`` of values of no dimension reshaped
-    to one entry each, of the result's dtype (``None`` for any other)."""
-    shape, dtype = eqn.avals[0]
-    dtype = np.dtype(dtype)
-    if dict(eqn.params) != {"axis": 0} or len(shape) != 1 or dtype.kind not in "biufc":
-        return None
-    values = []
-    for ref in eqn.inputs:
-        if type(ref) is not int:   # a constant of one entry: its entry
-            value = ref.value
-            if type(value) is not np.ndarray or value.shape != (1,) or value.dtype != dtype:
-                return None
-            values.append(Const(value[0]))
-            continue
-        maker = equations[made[ref]] if ref in made else None
-        if maker is None or maker.prim is not reshape_p or avals[ref][0] != (1,):
-            return None
-        (inner,) = maker.inputs
-        if type(inner) is int:
-            if avals[inner][0] != ():
-                return None
-        elif not (is_numpy(inner.value) or type(inner.value) in (bool, int, float, complex)) \
-                or np.shape(inner.value) != ():
-            return None
-        if _dtype(inner, avals) != dtype:
-            return None
-        values.append(inner)
-    return Equation(stack, {"dtype": dtype}, tuple(values), eqn.outs, eqn.avals, eqn.errstate)
+def _no_dimension(ref, avals):
+    """Whether ``ref`` is a value of no dimension: a variable, or a NumPy or Python number."""
+    if type(ref) is int:
+        return avals[ref][0] == ()
+    value = ref.value
+    return (is_numpy(value) or type(value) in (bool, int, float, complex)) \
+        and np.shape(value) == ()
 
 
 def _scalar_safe(eqn):

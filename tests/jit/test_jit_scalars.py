@@ -112,10 +112,16 @@ def test_cotangent_entries_are_numpy_scalars():
     shapes = [tuple(eqn.params["shape"]) for eqn in program.equations
               if eqn.prim.name == "reshape"]
     assert () not in shapes   # no 0-d array is made: the entries are read from w itself
-    elements = [eqn for eqn in program.equations if eqn.prim.name == "element"]
-    assert sorted(eqn.params["index"] for eqn in elements) == [(0,), (1,), (2,), (3,)]
-    assert all(eqn.inputs == (2,) for eqn in elements)
+    reads = [eqn for eqn in program.equations if eqn.prim.name == "element"]
+    assert sorted(e.params["index"] for e in reads if e.inputs == (2,)) == [(0,), (1,), (2,),
+                                                                            (3,)]
     assert "v2[0]" in _source(graph)
+    # the result, concatenate([f, -a, -b, ...]), is one stack of numbers: the negated
+    # cotangents' entries are read and negated as numbers
+    assert "concatenate" not in _names(graph) and _names(graph)[-1] == "stack"
+    assert all(eqn.avals[0][0] == () for eqn in program.equations
+               if eqn.prim.name == "negative")
+    assert len(program.equations[-1].inputs) == 14
     identical(graph(0.5, y, w, p), aug(0.5, y, w, p))
 
 
