@@ -220,3 +220,38 @@ def test_complex_products_of_entries_match_np_multiply():
         same_run(graph, f, z)
         with np.errstate(all="raise"):
             same_run(graph, f, z)
+
+
+def test_concatenates_of_vectors():
+    """Small vectors and their negations become entries of one stack; long vectors stay
+    one concatenate (reading each entry would cost more); a negation read elsewhere too
+    stays, and its entries are read."""
+    def f(a, b, c):
+        nb = -b
+        return dnp.concatenate([a, nb, -c]), dnp.concatenate([c, c]), nb * 2.0
+
+    a, b, c = np.array([1.0, -0.0]), np.array([0.0, np.inf, 2.5]), np.linspace(0, 1, 12)
+    graph = make_graph(f)(a, b, np.array([0.5, -0.0]))
+    names = _names(graph)
+    assert names.count("stack") == 2 and "concatenate" not in names
+    assert names.count("negative") == 1 + 2   # -b kept (read twice), -c as two numbers
+    long_graph = make_graph(f)(a, b, c)
+    assert "concatenate" in _names(long_graph)
+    for args in [(a, b, np.array([np.nan, -0.0])), (-a, -b, np.array([-np.inf, 0.0]))]:
+        same_run(graph, f, *args)
+    same_run(long_graph, f, a, b, -c)
+
+
+def test_fused_cotangent_sums_keep_the_sign_of_zero():
+    """A cotangent summed from scatters by the replay's in-place additions: where the sum of
+    arrays adds +0.0 to a -0.0 entry it is +0.0, where it adds -0.0 to -0.0 it stays -0.0."""
+    def f(x, w):
+        out, pull = dk.vjp(lambda x: dnp.stack([x[0] * x[1], x[1] * 2.0, x[0] * 3.0]), x)
+        return pull(w)[0]
+
+    graph = make_graph(f)(np.array([1.0, 2.0]), np.array([1.0, 1.0, 1.0]))
+    assert "+=" in _source(graph)
+    for x, w in [([-0.0, 1.0], [1.0, 0.0, 1.0]), ([1.0, -0.0], [1.0, 0.0, -0.0]),
+                 ([0.0, 0.0], [-1.0, -0.0, -0.0]), ([1.0, 1.0], [-0.0, -0.0, -0.0]),
+                 ([-0.0, -0.0], [1.0, 1.0, 1.0])]:
+        same_run(graph, f, np.array(x), np.array(w))
