@@ -9,10 +9,13 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.jit import make_graph
+from diffkit.testing.strategies import programs
 
 SPECIAL = (1.5, -0.0, 0.0, np.inf, -np.inf, np.nan, 1e-310, -2.0)
 
@@ -47,11 +50,13 @@ def run(fn, *args):
     return out, sorted({w.category.__name__ for w in caught})
 
 
-def same_run(graph, fn, *args):
+def same_run(graph, fn, *args, eager_types=True):
     """The generated replay of ``graph`` at ``args`` gives the outputs and floating-point
     errors of its bound replay (each equation's implementation, called as NumPy's
     function), and the outputs of ``fn`` itself. (Warnings are compared with the bound
-    replay: eagerly, a rule's own checks on plain numbers may warn too.)"""
+    replay: eagerly, a rule's own checks on plain numbers may warn too. Without
+    ``eager_types``, an output may be a NumPy scalar where ``fn`` gives a 0-d array, or
+    the other way, as the bound replay does.)"""
     leaves = dk.tree_util.tree_flatten((args, {}))[0]
     out, warned = run(graph.run_flat, leaves)
     bound, bound_warned = run(graph.bind_flat, leaves)
@@ -66,6 +71,8 @@ def same_run(graph, fn, *args):
         expected = dk.tree_util.tree_flatten(fn(*args))[0]
     assert len(out) == len(expected)
     for a, b in zip(out, expected):
+        if not eager_types and np.ndim(a) == 0:
+            a, b = np.asarray(a), np.asarray(b)
         identical(a, b)
 
 
@@ -255,3 +262,34 @@ def test_fused_cotangent_sums_keep_the_sign_of_zero():
                  ([0.0, 0.0], [-1.0, -0.0, -0.0]), ([1.0, 1.0], [-0.0, -0.0, -0.0]),
                  ([-0.0, -0.0], [1.0, 1.0, 1.0])]:
         same_run(graph, f, np.array(x), np.array(w))
+
+
+_SMALL_OPS = ("add", "subtract", "multiply", "negative", "sin", "getitem", "reshape",
+              "concatenate", "stack", "sum")
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs(max_steps=6, ops=_SMALL_OPS, max_side=3, max_size=6), st.data())
+def test_random_programs_and_gradients_at_special_values(case, data):
+    """Random programs of small values (indexing, stacks, concatenates, arithmetic) and
+    their gradients, recorded and replayed at arguments holding zeros of both signs,
+    infinities and NaN: the generated replay gives the bound replay's outputs and errors,
+    and the function's outputs."""
+    program, args = case
+    special = st.sampled_from(SPECIAL)
+    args = [np.array(x) for x in args]
+    for x in args:
+        for k in range(x.size):
+            if data.draw(st.booleans()):
+                x.flat[k] = data.draw(special)
+
+    def grad(*a):
+        return dk.grad(lambda *b: dnp.sum(program(*b)), tuple(range(len(a))))(*a)
+
+    for fn in (program, grad):
+        with np.errstate(all="ignore"):
+            graph = make_graph(fn)(*args)
+        same_run(graph, fn, *args, eager_types=False)
+        with np.errstate(all="raise"):
+            same_run(graph, fn, *args, eager_types=False)
