@@ -91,7 +91,9 @@ def narrow(program, guards_after):
     copy = type(program).__new__(type(program))
     copy.__dict__.update(program.__dict__)
     copy.avals, copy.numpy = r.avals, r.numpy
-    copy.equations = _drop_unread(r.finish(), r.outputs, guards_after)
+    equations = _drop_unread(r.finish(), r.outputs, guards_after)
+    equations = _chains_of_numbers(equations, r.outputs, guards_after, r.avals, r.numpy)
+    copy.equations = _drop_unread(equations, r.outputs, guards_after)
     return copy
 
 
@@ -301,7 +303,7 @@ def _element(eqn, equations, made, readers, outputs, guards_after, avals, numpy)
 
 
 def _drop_unread(equations, outputs, guards_after):
-    """Drop the reshapes and basic indexing that nothing reads any more."""
+    """Drop the reshapes, basic indexing and scatters that nothing reads any more."""
     counts = {}
     for eqn in equations:
         for ref in eqn.inputs:
@@ -309,7 +311,7 @@ def _drop_unread(equations, outputs, guards_after):
                 counts[ref] = counts.get(ref, 0) + 1
     kept = []
     for eqn in reversed(equations):
-        if eqn.prim in (reshape_p, getitem_p) and not any(
+        if eqn.prim in (reshape_p, getitem_p, scatter_add_p) and not any(
                 counts.get(v) or v in outputs or guards_after.get(v) for v in eqn.outs):
             for ref in eqn.inputs:
                 if type(ref) is int:
@@ -318,3 +320,113 @@ def _drop_unread(equations, outputs, guards_after):
         kept.append(eqn)
     kept.reverse()
     return kept
+
+
+def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
+    """Sums of scatters of numbers into a small vector whose entries only are read (as
+    ``element``s), computed entry by entry as numbers (see ``narrow``). New variables are
+    appended to ``avals`` and ``numpy``; the equations are returned."""
+    readers = _readers(equations)
+    made = {v: i for i, eqn in enumerate(equations) for v in eqn.outs}
+
+    def private(v):
+        return v not in outputs and not guards_after.get(v) and len(readers.get(v, ())) == 1
+
+    def scatter(v, aval):
+        """``(i, value, k)``: ``v`` made at ``i`` by a scatter of the number ``value`` to
+        entry ``k`` of a vector of ``aval``; ``None`` for any other."""
+        i = made.get(v)
+        eqn = equations[i] if i is not None else None
+        if eqn is None or eqn.prim is not scatter_add_p or len(eqn.inputs) != 1 \
+                or eqn.avals[0] != aval or v in outputs or guards_after.get(v):
+            return None
+        (value,) = eqn.inputs
+        index = basic_index(eqn.params["spec"])
+        if type(value) is not int or not numpy[value] or avals[value] != ((), aval[1]) \
+                or index is None or len(index) != 1 or type(index[0]) is not int:
+            return None
+        return i, value, index[0] % aval[0][0]
+
+    replaced, removed, sub, taken = {}, set(), {}, set()
+    for i, eqn in enumerate(equations):
+        aval = eqn.avals[0]
+        dtype = np.dtype(aval[1])
+        if eqn.prim is not scatter_add_p or len(aval[0]) != 1 or aval[0][0] > MAX_STACK \
+                or dtype.kind not in "fc" or dtype.itemsize < 4 or i in taken:
+            continue   # (a scatter of a chain taken already from another of its scatters)
+        start = scatter(eqn.outs[0], aval)
+        if start is None or not private(eqn.outs[0]):
+            continue
+        steps, var = [], eqn.outs[0]   # the additions: (i, owner first, scatter)
+        while private(var):
+            (r,) = readers[var]
+            add = equations[r]
+            if add.prim.impl is not np.add or add.params or len(add.inputs) != 2 \
+                    or add.avals[0] != aval or add.inputs[0] == add.inputs[1] \
+                    or r in replaced:
+                break
+            other = add.inputs[1] if add.inputs[0] == var else add.inputs[0]
+            step = scatter(other, aval) if type(other) is int else None
+            if step is None:
+                break
+            steps.append((r, add.inputs[0] == var, step))
+            var = add.outs[0]
+        reads = [equations[r] for r in readers.get(var, ())]
+        if var in outputs or guards_after.get(var) or not reads or not all(
+                e.prim is element and e.outs[0] not in outputs and not guards_after.get(e.outs[0])
+                for e in reads):
+            continue
+        entries, lines = _entry_sums(start, steps, equations, dtype, aval[0][0], avals,
+                                     numpy)
+        replaced.update(lines)
+        taken.update(i for _, _, (i, _, _) in steps)
+        for e in reads:
+            (k,) = e.params["index"]
+            sub[e.outs[0]] = entries[k]
+            removed.add(made[e.outs[0]])
+    if not sub:
+        return equations
+    out = []
+    for i, eqn in enumerate(equations):
+        if i in replaced:
+            out.extend(replaced[i])
+        elif i not in removed:
+            inputs = tuple(sub.get(ref, ref) if type(ref) is int else ref for ref in eqn.inputs)
+            out.append(eqn if inputs == eqn.inputs else Equation(
+                eqn.prim, eqn.params, inputs, eqn.outs, eqn.avals, eqn.errstate))
+    return out
+
+
+def _entry_sums(start, steps, equations, dtype, n, avals, numpy):
+    """The entries of a sum of scatters of numbers (``_chains_of_numbers``: ``start`` and
+    ``steps``) as numbers: ``(entries, lines)``, ``lines[r]`` the equations replacing the
+    addition at ``r``. The sum of vectors adds 0.0 to the entries a step does not write,
+    which turns -0.0 to +0.0: an entry that may hold -0.0 (written, ``dirty``) has 0.0
+    added before its next sum, or after the last step (``pending``), as
+    ``codegen._scatter_chains`` does."""
+    zero = Const(np.zeros((), dtype)[()])
+    entries = [zero] * n
+    _, value, k = start
+    entries[k] = value
+    dirty, pending, lines = {k}, set(), {}
+
+    def add(a, b, like):
+        out = len(avals)
+        avals.append(((), dtype))
+        numpy.append(True)
+        return out, Equation(like.prim, {}, (a, b), (out,), (((), dtype),), like.errstate)
+
+    for r, owner_first, (_, value, k) in steps:
+        like, lines[r] = equations[r], []
+        if k in pending:   # the sum added 0.0 to it since it was written: add it now
+            entries[k], line = add(entries[k], zero, like)
+            lines[r].append(line)
+        pair = (entries[k], value) if owner_first else (value, entries[k])
+        entries[k], line = add(*pair, like)
+        lines[r].append(line)
+        pending = (pending | dirty) - {k}
+        dirty &= {k}
+    for j in sorted(pending):   # the sums added 0.0 since it was written: as they did
+        entries[j], line = add(entries[j], zero, equations[steps[-1][0]])
+        lines[steps[-1][0]].append(line)
+    return entries, lines

@@ -293,3 +293,29 @@ def test_random_programs_and_gradients_at_special_values(case, data):
         same_run(graph, fn, *args, eager_types=False)
         with np.errstate(all="raise"):
             same_run(graph, fn, *args, eager_types=False)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_cotangents_read_entry_by_entry_are_summed_as_numbers(dtype):
+    """A cotangent summed from scatters of numbers and read only entry by entry (negated
+    into an adjoint system's right-hand side) is summed entry by entry as numbers, with
+    the sum of vectors' signs of zero (it adds 0.0 to the entries a scatter misses)."""
+    def f(x, w):
+        out, pull = dk.vjp(lambda x: dnp.stack([x[0] * x[1], x[1] * x[1], x[0] * 2.0, x[1]]),
+                           x)
+        return dnp.concatenate([out, -pull(w)[0]])
+
+    x0, w0 = np.array([1.0, 2.0], dtype), np.array([1.0, 1.0, 1.0, 1.0], dtype)
+    graph = make_graph(f)(x0, w0)
+    names = _names(graph)
+    assert "scatter_add" not in names and "concatenate" not in names and "add" in names
+    assert "+=" not in _source(graph)
+    rng = np.random.default_rng(1)
+    values = np.array([-0.0, 0.0, 1.0, -2.0, np.inf, np.nan])
+    for _ in range(150):
+        x, w = rng.choice(values, 2).astype(dtype), rng.choice(values, 4).astype(dtype)
+        with np.errstate(all="ignore"):
+            graph = make_graph(f)(x, w)
+        same_run(graph, f, x, w)
+        with np.errstate(all="raise"):
+            same_run(graph, f, x, w)
