@@ -10,7 +10,9 @@ What makes a line cheap:
   arithmetic gives the same IEEE result), but skips the ufunc's argument parsing, ten
   times the cost of the product itself on a scalar. The other operand is then a NumPy
   value or a Python ``float``/``int``, so Python's operator dispatch cannot pick another
-  type's method (a ``complex`` on the left would; so would an array subclass).
+  type's method (a ``complex`` on the left would; so would an array subclass). Not for a
+  complex product of values of no dimension: NumPy's scalar product of complex numbers
+  differs from the ufunc at infinities and NaN (``_scalar_math_exact``).
 - **Inline guards** for the 0 x inf rule's checks on scalars: ``holds_nan(v)`` is
   ``v != v`` and ``holds_nonfinite(v)`` is ``not -inf < v < inf`` for a real scalar.
 - **Basic indexing inline**: a ``getitem`` by integers and slices alone is ``x[index]``
@@ -28,6 +30,8 @@ What makes a line cheap:
   stay in the cache (``blocks.fuse``); only the values read after them are whole arrays.
 - Large arrays are deleted after their last use, and an elementwise operation writes into
   a dying input's buffer where that is safe (``buffers.plan``), so peak memory falls.
+- Values of one entry are NumPy scalars where nothing can tell them from 0-d arrays, and
+  stacks of numbers are one ``np.array`` call (``scalars.narrow``).
 
 A guard is checked right after the line that computes its variable and raises
 ``GuardFailure``.

@@ -20,6 +20,11 @@ them:
   its values; a small vector, or its negation (``concatenate([f, -a, -b])``, an adjoint
   system's right-hand side), gives its entries read as numbers (and negated as numbers,
   exact as the vector's negation), where that costs less than the calls it replaces.
+- **A sum of scatters read entry by entry**: a cotangent of a small vector summed from
+  scatters of numbers (a reverse pass reading the vector entry by entry) that is read only
+  as entries (by the stack above) is summed entry by entry as numbers, with the scatters
+  and the vector gone. The sum of vectors adds 0.0 to the entries a scatter misses,
+  which turns -0.0 into +0.0: the numbers get 0.0 added where that can change them.
 
 Where a scalar is exact: a NumPy scalar and a 0-d array hold the same number, and every
 ufunc gives the same result and the same floating-point errors on either (it reads both as
@@ -197,9 +202,11 @@ class _Rewrite:
         negated entries of the vector it negates), with their equations added to
         ``before``; ``None`` where it is neither."""
         shape, dtype = self.avals[ref]
+        kind = np.dtype(dtype)
         negate = maker is not None and maker.prim.impl is np.negative and not maker.params \
             and self.private(ref) and type(maker.inputs[0]) is int \
-            and self.avals[maker.inputs[0]] == (shape, dtype)
+            and self.avals[maker.inputs[0]] == (shape, dtype) \
+            and kind.kind in "fc" and kind.itemsize >= 4   # a number's negation: ``-x``
         source = maker.inputs[0] if negate else ref
         if len(shape) != 1 or not self.numpy[source] or shape[0] > MAX_STACK:
             return None
