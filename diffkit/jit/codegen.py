@@ -290,8 +290,8 @@ def generate_replay(graph, fail):
     function of the flat arguments; ``fail(guard)`` is the exception a failing guard
     raises. The function's ``source`` attribute holds its text, its ``program`` the
     program it runs (``graph.program`` with merged products, ``products.merge``, and
-    row-block passes, ``rowblocks.fuse``, and elementwise stretches in blocks,
-    ``blocks.fuse``)."""
+    row-block passes, ``rowblocks.fuse``, elementwise stretches in blocks,
+    ``blocks.fuse``, and values of one entry as NumPy scalars, ``scalars.narrow``)."""
     rec = rowblocks.fuse(products.merge(graph.program))
     rec, guards_after = blocks.fuse(rec, graph._guards_after, fail)
     rec = scalars.narrow(rec, guards_after)

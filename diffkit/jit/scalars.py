@@ -4,7 +4,7 @@ arrays, and a vector of such values made in one call.
 On a problem of a few unknowns (an ODE's right-hand side and its vector-Jacobian
 products) every NumPy call's fixed cost is the replay's cost, and the kind of a value of
 one entry sets it: an operation on a NumPy scalar (``np.float64``) costs a tenth of the same
-operation on a 0-d array. Two patterns of the recorded code make 0-d arrays or pay for
+operation on a 0-d array. Three patterns of the recorded code make 0-d arrays or pay for
 them:
 
 - **An entry read as a 0-d array**: ``reshape(x, ())`` of a one-entry value (the
@@ -29,7 +29,9 @@ them:
 Where a scalar is exact: a NumPy scalar and a 0-d array hold the same number, and every
 ufunc gives the same result and the same floating-point errors on either (it reads both as
 0-d). What else may see the value is limited to what gives the same answer on both:
-elementwise ufuncs (called or written as NumPy's operators: the generated code keeps a
+elementwise ufuncs (called, or written as NumPy's operators, which on two NumPy scalars
+run NumPy's scalar arithmetic: the ufunc's IEEE result and errors, but for the sign of a
+NaN made from two NaNs, as for the scalars indexing gives; the generated code keeps a
 complex product of values of no dimension as a call, ``codegen``), ``scalar_power``
 (``np.power``), a reshape to at least one dimension (a new array either way), the values
 of a basic ``scatter_add`` (written into zeros), a ``stack`` above, and the NaN checks
@@ -57,7 +59,7 @@ class _Pseudo:
         self.impl = impl
 
 
-#: ``x[index]``: the entry of a one-entry value, a NumPy scalar (``params["index"]``: ints)
+#: ``x[index]``: an entry of ``x`` as a NumPy scalar (``params["index"]``: ints)
 element = _Pseudo("element", lambda x, index: x[index])
 #: ``np.array(values, dtype)``: a vector of values of no dimension (``params["dtype"]``)
 stack = _Pseudo("stack", lambda *values, dtype: np.array(values, dtype))
