@@ -14,7 +14,10 @@ What makes a line cheap:
   complex product of values of no dimension: NumPy's scalar product of complex numbers
   differs from the ufunc at infinities and NaN (``_scalar_math_exact``).
 - **Inline guards** for the 0 x inf rule's checks on scalars: ``holds_nan(v)`` is
-  ``v != v`` and ``holds_nonfinite(v)`` is ``not -inf < v < inf`` for a real scalar.
+  ``v != v`` and ``holds_nonfinite(v)`` is ``not -inf < v < inf`` for a real scalar;
+  ``holds_nan`` of a real array of a few entries compares each of ``v.tolist()`` with
+  itself (a tenth of the call's cost; the answer is the same: ``holds_nan`` sums squares,
+  which are NaN exactly where an entry is).
 - **Basic indexing inline**: a ``getitem`` by integers and slices alone is ``x[index]``
   with the index made once, and its adjoint ``scatter_add`` writes into a new array of
   zeros (``_scatter_basic``: a basic index never repeats an element), without rebuilding
@@ -52,6 +55,7 @@ from .scalars import basic_index
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
 _UNARY = {np.negative: "-"}
 _PY_NUMBERS = (float, int)
+_LISTED = 8   # the most entries of a real array whose NaN check is written out inline
 
 
 class _Writer:
@@ -97,6 +101,13 @@ class _Writer:
                     and type(guard.expected) is bool:
                 finite = f"-_inf < {v} < _inf"
                 cond = f"not {finite}" if guard.expected is False else finite
+            elif guard.test is holds_nan and kind == "f" and 0 < math.prod(shape) <= _LISTED \
+                    and type(guard.expected) is bool and rec.numpy[var]:
+                # a few real entries: as Python floats (one call), each compared with itself
+                flat = ".tolist()" if len(shape) == 1 else ".ravel().tolist()"
+                self.body.append(f"{indent}_t = {v}{flat}")
+                nan = " or ".join(f"_t[{i}] != _t[{i}]" for i in range(math.prod(shape)))
+                cond = nan if guard.expected is False else f"not ({nan})"
             elif guard.test is not None:
                 test, expected = self.constant(guard.test), self.constant(guard.expected)
                 cond = f"not {test}({v}) == {expected}"

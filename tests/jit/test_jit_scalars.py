@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.jit import make_graph
+from diffkit.jit.graph import GuardFailure
 from diffkit.testing.strategies import programs
 
 SPECIAL = (1.5, -0.0, 0.0, np.inf, -np.inf, np.nan, 1e-310, -2.0)
@@ -319,3 +320,31 @@ def test_cotangents_read_entry_by_entry_are_summed_as_numbers(dtype):
         same_run(graph, f, x, w)
         with np.errstate(all="raise"):
             same_run(graph, f, x, w)
+
+
+def test_nan_checks_of_small_arrays_are_inline():
+    """The 0 x inf rule's NaN check of a small real array (a batch of tangents) is written
+    out on its entries as Python floats: it passes and fails where ``holds_nan`` does."""
+    def jac(t, y, p):
+        return dk.jacfwd(lambda y: lv(t, y, p))(y)
+
+    y0, p0 = np.array([1.0, 1.0]), np.array([1.5, 1.0, 3.0, 1.0])
+    graph = make_graph(jac)(0.5, y0, p0)
+    assert ".tolist()" in _source(graph)
+    assert " == " not in _source(graph)   # no call of the check (``not test(v) == False``)
+    failures = 0
+    for a, b in itertools.product(SPECIAL, repeat=2):
+        for p in (p0, np.array([a, 1.0, b, -0.0])):
+            leaves = (0.5, np.array([a, b]), p)
+            with np.errstate(all="ignore"):
+                try:
+                    out = graph.run_flat(leaves)
+                except GuardFailure:
+                    with pytest.raises(GuardFailure):
+                        graph.bind_flat(leaves)
+                    failures += 1
+                    continue
+                for x, e in zip(out, graph.bind_flat(leaves)):
+                    identical(x, e)
+                identical(out[0], jac(*leaves))
+    assert failures > 0
