@@ -20,9 +20,10 @@ What makes a line cheap:
   which are NaN exactly where an entry is).
 - **Basic indexing inline**: a ``getitem`` by integers and slices alone is ``x[index]``
   with the index made once, and its adjoint ``scatter_add`` writes into a new array of
-  zeros (``_scatter_basic``: a basic index never repeats an element), without rebuilding
-  the index on each call; a sum of such scatters adds into the first one's array in
-  place (``_scatter_chains``); ``reshape`` of a NumPy value is its ``reshape`` method.
+  zeros (``v = _zeros(shape, dtype)`` and ``v[index] = values`` on the next line: a basic
+  index never repeats an element), without rebuilding the index on each call; a sum of
+  such scatters adds into the first one's array in place (``_scatter_chains``);
+  ``reshape`` of a NumPy value is its ``reshape`` method.
 - **One ``np.errstate`` block per run** of consecutive equations recorded under the same
   error handling (a rule's own ``np.errstate``), instead of one per equation.
 - Constants and implementations are closure variables of the function, not globals.
@@ -66,7 +67,7 @@ class _Writer:
         self.guards_after = guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
                       "_fresh": _fresh, "_inf": np.inf, "_array": np.array, "_add": np.add,
-                      "_scatter_basic": _scatter_basic}
+                      "_zeros": np.zeros}
         self.ids = {}
         self.body = []
 
@@ -116,7 +117,9 @@ class _Writer:
             self.body.append(f"{indent}if {cond}: raise _fail({g})")
 
     def call(self, eqn, out=None):
-        """The right-hand side of an equation's line (writing into variable ``out``)."""
+        """The right-hand side of an equation's line (writing into variable ``out``), or
+        for a basic ``scatter_add`` the pair of the new array's right-hand side and the
+        write into it (``[index] = values``)."""
         inputs = eqn.inputs
         impl = eqn.prim.impl
         if out is not None:
@@ -146,9 +149,9 @@ class _Writer:
                 c = self.constant(index)
                 if eqn.prim is getitem_p:
                     return f"{self.ref(inputs[0])}[{c}]"
-                shape, dtype = eqn.avals[0]
-                return (f"_scatter_basic({self.ref(inputs[0])}, "
-                        f"{self.constant(tuple(shape))}, {self.constant(np.dtype(dtype))}, {c})")
+                shape, dtype = eqn.avals[0]   # zeros, then the values written in: two lines
+                return (f"_zeros({self.constant(tuple(shape))}, "
+                        f"{self.constant(np.dtype(dtype))})", f"[{c}] = {self.ref(inputs[0])}")
         args = [self.ref(i) for i in inputs]
         for key, value in eqn.params.items():
             if key.isidentifier() and not keyword.iskeyword(key):
@@ -156,13 +159,6 @@ class _Writer:
             else:
                 args.append(f"**{self.constant({key: value})}")
         return f"{self.constant(impl)}({', '.join(args)})"
-
-
-def _scatter_basic(values, shape, dtype, index):
-    """``scatter_add`` of a basic index: ``values`` written into zeros."""
-    out = np.zeros(shape, dtype)
-    out[index] = values
-    return out
 
 
 def _scatter_chains(rec, guards_after):
@@ -326,7 +322,14 @@ def generate_replay(graph, fail):
         if i in fused:
             w.body.extend(indent + line for line in fused[i].lines(w, targets))
         else:
-            w.body.append(f"{indent}{targets} = {w.call(eqn, reuse.get(i))}")
+            line = w.call(eqn, reuse.get(i))
+            if type(line) is tuple:   # a new array, then a write into it
+                line, write = line
+                w.body.append(f"{indent}{targets} = {line}")
+                line = f"{targets}{write}"
+                w.body.append(f"{indent}{line}")
+            else:
+                w.body.append(f"{indent}{targets} = {line}")
         for var in eqn.outs:
             w.check(var, indent)
         if i in frees:
