@@ -10,14 +10,20 @@ What makes a line cheap:
   arithmetic gives the same IEEE result), but skips the ufunc's argument parsing, ten
   times the cost of the product itself on a scalar. The other operand is then a NumPy
   value or a Python ``float``/``int``, so Python's operator dispatch cannot pick another
-  type's method (a ``complex`` on the left would; so would an array subclass).
+  type's method (a ``complex`` on the left would; so would an array subclass). Not for a
+  complex product of values of no dimension: NumPy's scalar product of complex numbers
+  differs from the ufunc at infinities and NaN (``_scalar_math_exact``).
 - **Inline guards** for the 0 x inf rule's checks on scalars: ``holds_nan(v)`` is
-  ``v != v`` and ``holds_nonfinite(v)`` is ``not -inf < v < inf`` for a real scalar.
+  ``v != v`` and ``holds_nonfinite(v)`` is ``not -inf < v < inf`` for a real scalar;
+  ``holds_nan`` of a real array of a few entries compares each of ``v.tolist()`` with
+  itself (a tenth of the call's cost; the answer is the same: ``holds_nan`` sums squares,
+  which are NaN exactly where an entry is).
 - **Basic indexing inline**: a ``getitem`` by integers and slices alone is ``x[index]``
   with the index made once, and its adjoint ``scatter_add`` writes into a new array of
-  zeros (``_scatter_basic``: a basic index never repeats an element), without rebuilding
-  the index on each call; a sum of such scatters adds into the first one's array in
-  place (``_scatter_chains``); ``reshape`` of a NumPy value is its ``reshape`` method.
+  zeros (``v = _zeros(shape, dtype)`` and ``v[index] = values`` on the next line: a basic
+  index never repeats an element), without rebuilding the index on each call; a sum of
+  such scatters adds into the first one's array in place (``_scatter_chains``);
+  ``reshape`` of a NumPy value is its ``reshape`` method.
 - **One ``np.errstate`` block per run** of consecutive equations recorded under the same
   error handling (a rule's own ``np.errstate``), instead of one per equation.
 - Constants and implementations are closure variables of the function, not globals.
@@ -28,6 +34,8 @@ What makes a line cheap:
   stay in the cache (``blocks.fuse``); only the values read after them are whole arrays.
 - Large arrays are deleted after their last use, and an elementwise operation writes into
   a dying input's buffer where that is safe (``buffers.plan``), so peak memory falls.
+- Values of one entry are NumPy scalars where nothing can tell them from 0-d arrays, and
+  stacks of numbers are one ``np.array`` call (``scalars.narrow``).
 
 A guard is checked right after the line that computes its variable and raises
 ``GuardFailure``.
@@ -40,13 +48,15 @@ import numpy as np
 
 from ..interpreters.staging import is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
-from ..ops.indexing import ARRAY, getitem_p, scatter_add_p
+from ..ops.indexing import getitem_p, scatter_add_p
 from ..ops.shape import reshape_p
-from . import blocks, buffers, products, rowblocks
+from . import blocks, buffers, products, rowblocks, scalars
+from .scalars import basic_index
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
 _UNARY = {np.negative: "-"}
 _PY_NUMBERS = (float, int)
+_LISTED = 8   # the most entries of a real array whose NaN check is written out inline
 
 
 class _Writer:
@@ -56,8 +66,8 @@ class _Writer:
         self.rec = program
         self.guards_after = guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
-                      "_fresh": _fresh, "_inf": np.inf,
-                      "_scatter_basic": _scatter_basic}
+                      "_fresh": _fresh, "_inf": np.inf, "_array": np.array, "_add": np.add,
+                      "_zeros": np.zeros}
         self.ids = {}
         self.body = []
 
@@ -92,6 +102,13 @@ class _Writer:
                     and type(guard.expected) is bool:
                 finite = f"-_inf < {v} < _inf"
                 cond = f"not {finite}" if guard.expected is False else finite
+            elif guard.test is holds_nan and kind == "f" and 0 < math.prod(shape) <= _LISTED \
+                    and type(guard.expected) is bool and rec.numpy[var]:
+                # a few real entries: as Python floats (one call), each compared with itself
+                flat = ".tolist()" if len(shape) == 1 else ".ravel().tolist()"
+                self.body.append(f"{indent}_t = {v}{flat}")
+                nan = " or ".join(f"_t[{i}] != _t[{i}]" for i in range(math.prod(shape)))
+                cond = nan if guard.expected is False else f"not ({nan})"
             elif guard.test is not None:
                 test, expected = self.constant(guard.test), self.constant(guard.expected)
                 cond = f"not {test}({v}) == {expected}"
@@ -100,14 +117,23 @@ class _Writer:
             self.body.append(f"{indent}if {cond}: raise _fail({g})")
 
     def call(self, eqn, out=None):
-        """The right-hand side of an equation's line (writing into variable ``out``)."""
+        """The right-hand side of an equation's line (writing into variable ``out``), or
+        for a basic ``scatter_add`` the pair of the new array's right-hand side and the
+        write into it (``[index] = values``)."""
         inputs = eqn.inputs
         impl = eqn.prim.impl
         if out is not None:
             args = ", ".join(self.ref(i) for i in inputs)
             return f"{self.constant(impl)}({args}, out=v{out})"
+        if eqn.prim is scalars.element:
+            index = eqn.params["index"]
+            text = ", ".join(map(str, index)) if index else "()"
+            return f"{self.ref(inputs[0])}[{text}]"
+        if eqn.prim is scalars.stack:
+            values = "".join(f"{self.ref(i)}, " for i in inputs)
+            return f"_array(({values}), {self.constant(eqn.params['dtype'])})"
         if not eqn.params and _operator_safe(eqn):
-            if len(inputs) == 2 and impl in _BINARY and (
+            if len(inputs) == 2 and impl in _BINARY and _scalar_math_exact(eqn) and (
                     self.is_numpy(inputs[0]) and (self.is_numpy(inputs[1])
                                                   or self.is_py_number(inputs[1]))
                     or self.is_numpy(inputs[1]) and self.is_py_number(inputs[0])):
@@ -118,14 +144,14 @@ class _Writer:
             # np.reshape of a NumPy array or scalar is its method: the same result
             return f"{self.ref(inputs[0])}.reshape({self.constant(tuple(eqn.params['shape']))})"
         if eqn.prim in (getitem_p, scatter_add_p) and len(inputs) == 1:
-            index = _basic_index(eqn.params["spec"])
+            index = basic_index(eqn.params["spec"])
             if index is not None:
                 c = self.constant(index)
                 if eqn.prim is getitem_p:
                     return f"{self.ref(inputs[0])}[{c}]"
-                shape, dtype = eqn.avals[0]
-                return (f"_scatter_basic({self.ref(inputs[0])}, "
-                        f"{self.constant(tuple(shape))}, {self.constant(np.dtype(dtype))}, {c})")
+                shape, dtype = eqn.avals[0]   # zeros, then the values written in: two lines
+                return (f"_zeros({self.constant(tuple(shape))}, "
+                        f"{self.constant(np.dtype(dtype))})", f"[{c}] = {self.ref(inputs[0])}")
         args = [self.ref(i) for i in inputs]
         for key, value in eqn.params.items():
             if key.isidentifier() and not keyword.iskeyword(key):
@@ -135,33 +161,23 @@ class _Writer:
         return f"{self.constant(impl)}({', '.join(args)})"
 
 
-def _basic_index(spec):
-    """The NumPy index of an indexing ``spec`` without index arrays (``None`` if it has
-    some)."""
-    index = []
-    for entry in spec:
-        if entry is ARRAY:
-            return None
-        index.append(slice(*entry) if type(entry) is tuple else entry)
-    return tuple(index)
-
-
-def _scatter_basic(values, shape, dtype, index):
-    """``scatter_add`` of a basic index: ``values`` written into zeros."""
-    out = np.zeros(shape, dtype)
-    out[index] = values
-    return out
-
-
 def _scatter_chains(rec, guards_after):
     """Sums of ``scatter_add``s by basic indices (a reverse pass's cotangent of an array
     read element by element): ``(deferred, fused)``. An ``add`` of a small float array
     made here and read by nothing else (``owner``: a basic ``scatter_add``'s result or such
     a sum) and a basic ``scatter_add``'s result read by nothing else becomes
-    ``owner[index] += value`` (``fused[i] = (owner, index, value)``), and that
+    ``owner[index] += value`` (``fused[i] = _Step(owner, index, value, ...)``), and that
     ``scatter_add``'s own line is skipped (its index in ``deferred``). The elements the
-    index writes get ``owner + value`` as the sum did; the others are left as they were
-    (the sum added zero to them)."""
+    index writes get ``owner + value`` as the sum did.
+
+    The sum adds zero to the others, which changes one number: ``-0.0 + 0.0`` is ``0.0``.
+    An element may hold -0.0 only where a value was written (the first ``scatter_add``)
+    or added (a sum is -0.0 only when both terms are), so each step knows which elements
+    the sum would have turned to +0.0 (``pending``): where the step adds to such an
+    element it adds ``value + 0.0`` (``(x + 0.0) + v`` is ``x + (v + 0.0)`` for every x and
+    v), or adds 0.0 to them first (``before``); after the chain's last step the elements
+    still pending get 0.0 added (``after``). Adding 0.0 changes nothing else, and raises
+    no floating-point error."""
     uses = {}
     for eqn in rec.equations:
         for ref in eqn.inputs:
@@ -171,6 +187,7 @@ def _scatter_chains(rec, guards_after):
         if type(ref) is int:
             uses[ref] = uses.get(ref, 0) + 2
     scatters, owned, deferred, fused = {}, set(), set(), {}
+    state = {}   # owner -> (dirty, pending): masks of the elements as above
     for i, eqn in enumerate(rec.equations):
         (out,) = eqn.outs if len(eqn.outs) == 1 else (None,)
         if out is None or guards_after.get(out):
@@ -179,7 +196,7 @@ def _scatter_chains(rec, guards_after):
         small = np.dtype(dtype).kind in "fc" and math.prod(shape) < buffers.BIG
         if eqn.prim is scatter_add_p and len(eqn.inputs) == 1 and small \
                 and type(eqn.inputs[0]) is int:
-            index = _basic_index(eqn.params["spec"])
+            index = basic_index(eqn.params["spec"])
             if index is not None:
                 scatters[out] = (i, index, eqn.inputs[0])
                 owned.add(out)
@@ -193,10 +210,62 @@ def _scatter_chains(rec, guards_after):
                     j, index, value = scatters.pop(b)
                     owned.discard(b)
                     deferred.add(j)
-                    fused[i] = (a, index, value)
+                    if a in state:
+                        dirty, pending = state.pop(a)
+                    else:   # a scatter's result: the values it wrote may be -0.0
+                        dirty, pending = _written(shape, scatters[a][1]), np.zeros(shape, bool)
+                    hit = _written(shape, index)
+                    before = pending & hit
+                    state[out] = (dirty & hit, (pending | dirty) & ~hit)
+                    fused[i] = _Step(a, index, value, before)
                     owned.discard(a)
                     owned.add(out)
+    for i, step in fused.items():   # the chains' last steps
+        out = rec.equations[i].outs[0]
+        if out in state:
+            step.after = state[out][1]
     return deferred, fused
+
+
+class _Step:
+    """One fused step ``owner[index] += value`` of ``_scatter_chains``, with the masks of
+    the elements that get 0.0 added before it and after it (the chain's last step)."""
+
+    def __init__(self, owner, index, value, before):
+        self.owner, self.index, self.value, self.before = owner, index, value, before
+        self.after = None
+
+    def lines(self, w, target):
+        owner = f"v{self.owner}"
+        index = w.constant(self.index)
+        value = w.ref(self.value)
+        hit = _written(self.before.shape, self.index)
+        lines = []
+        if self.before.any() and (self.before == hit).all():
+            value = f"{value} + 0.0"   # every element it adds to is pending
+        elif self.before.any():
+            lines.append(_add_zero(w, owner, self.before))
+        lines.append(f"{owner}[{index}] += {value}")
+        if self.after is not None and self.after.any():
+            lines.append(_add_zero(w, owner, self.after))
+        lines.append(f"{target} = {owner}")
+        return lines
+
+
+def _written(shape, index):
+    """The mask of the elements that a basic ``index`` selects in an array of ``shape``."""
+    mask = np.zeros(shape, bool)
+    mask[index] = True
+    return mask
+
+
+def _add_zero(w, owner, mask):
+    """The line adding 0.0 to the elements of ``mask`` in place."""
+    if mask.sum() == 1:
+        return f"{owner}[{w.constant(tuple(int(i[0]) for i in np.nonzero(mask)))}] += 0.0"
+    if mask.all():
+        return f"{owner} += 0.0"
+    return f"_add({owner}, 0.0, out={owner}, where={w.constant(mask)})"
 
 
 def _fresh(value):
@@ -214,15 +283,25 @@ def _operator_safe(eqn):
     return True
 
 
+def _scalar_math_exact(eqn):
+    """Whether NumPy's scalar arithmetic gives what the ufunc gives when both operands are
+    NumPy scalars (a result of no dimension). Not for a complex product: with an infinite
+    or NaN part, the scalar product's NaNs and its floating-point errors differ from
+    ``np.multiply``'s; the call stays."""
+    shape, dtype = eqn.avals[0]
+    return shape != () or eqn.prim.impl is not np.multiply or np.dtype(dtype).kind != "c"
+
+
 def generate_replay(graph, fail):
     """The plain replay of ``graph`` (its ``equations``, guards and outputs) as one compiled
     function of the flat arguments; ``fail(guard)`` is the exception a failing guard
     raises. The function's ``source`` attribute holds its text, its ``program`` the
     program it runs (``graph.program`` with merged products, ``products.merge``, and
-    row-block passes, ``rowblocks.fuse``, and elementwise stretches in blocks,
-    ``blocks.fuse``)."""
+    row-block passes, ``rowblocks.fuse``, elementwise stretches in blocks,
+    ``blocks.fuse``, and values of one entry as NumPy scalars, ``scalars.narrow``)."""
     rec = rowblocks.fuse(products.merge(graph.program))
     rec, guards_after = blocks.fuse(rec, graph._guards_after, fail)
+    rec = scalars.narrow(rec, guards_after)
     w = _Writer(fail, rec, guards_after)
     for var in range(rec.num_inputs):
         w.check(var, "")
@@ -241,11 +320,16 @@ def generate_replay(graph, fail):
         if eqn.prim.multiple_results:
             targets += ","
         if i in fused:
-            owner, index, value = fused[i]
-            w.body.append(f"{indent}v{owner}[{w.constant(index)}] += {w.ref(value)}")
-            w.body.append(f"{indent}{targets} = v{owner}")
+            w.body.extend(indent + line for line in fused[i].lines(w, targets))
         else:
-            w.body.append(f"{indent}{targets} = {w.call(eqn, reuse.get(i))}")
+            line = w.call(eqn, reuse.get(i))
+            if type(line) is tuple:   # a new array, then a write into it
+                line, write = line
+                w.body.append(f"{indent}{targets} = {line}")
+                line = f"{targets}{write}"
+                w.body.append(f"{indent}{line}")
+            else:
+                w.body.append(f"{indent}{targets} = {line}")
         for var in eqn.outs:
             w.check(var, indent)
         if i in frees:
