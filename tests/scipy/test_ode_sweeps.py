@@ -14,8 +14,7 @@ from scipy.linalg import expm, expm_frechet
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.jit.randomness import RandomDrawError
-from diffkit.scipy.integrate import odeint
-from diffkit.scipy.integrate import ode_field, ode_sweeps
+from diffkit.scipy.integrate import ode_field, ode_sweeps, odeint
 
 # y' = A y, dissipative and non-normal: eigenvalues -1 and -3, so over [0, 20] the
 # transition matrix's condition number grows far past CONDITION_LIMIT
@@ -193,7 +192,7 @@ def test_a_changed_closed_over_array_or_number_is_seen(monkeypatch):
         return f
 
     for k in (0.5, 0.25):
-        g = dk.grad(lambda y0: dnp.sum(odeint(make(k), y0, t, **TOL)[-1]))(y0)
+        g = dk.grad(lambda y0, k=k: dnp.sum(odeint(make(k), y0, t, **TOL)[-1]))(y0)
         np.testing.assert_allclose(g, np.exp(-k) * np.ones(2), rtol=1e-9)
 
 
