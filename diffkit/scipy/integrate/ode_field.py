@@ -296,8 +296,9 @@ def _with(params, which, chosen):
 def compiled(field, kind, which=(), n=None):
     """A staged (``diffkit.jit``) function of ``field``, made once per field and kept:
     ``"rhs"``: ``(t, y, *params) -> f``; ``"pull"``: ``(t, y, a, *params) -> (a J_y,
-    *(a J_p for the parameters at which))``; ``"aug"``: ``(t, y, a, *params) -> (f, a J_y,
-    *a J_p)``; ``"jac_all"``: ``(t, y, *params) -> [J_y, J_p]`` (dense, ``(n, n + P)``);
+    *(a J_p for the parameters at which))``; ``"aug"`` (``n`` the state's size): ``(t, z,
+    *params) -> dz/dt`` for ``z = [y, a, g]``: ``[f, -a J_y, -a J_p]`` flattened;
+    ``"jac_all"``: ``(t, y, *params) -> [J_y, J_p]`` (dense, ``(n, n + P)``);
     ``"jac"``: ``(t, y, *params) -> J_y`` (dense); ``"transition"`` (``n`` the state's
     size): ``(t, z, *params) -> dz/dt`` for ``z = [y, W]`` (``W`` the ``(n, n)``
     transition matrix of the adjoint by rows): ``[f, -W J_y^T]`` flattened, one
@@ -318,10 +319,11 @@ def compiled(field, kind, which=(), n=None):
             _, pull = api.vjp(f, y, *[params[i] for i in which])
             return tuple(pull(a))
     elif kind == "aug":
-        def fn(t, y, a, *params):
+        def fn(t, z, *params):
             f = _of_chosen(field, t, params, which)
-            out, pull = api.vjp(f, y, *[params[i] for i in which])
-            return (out, *pull(a))
+            out, pull = api.vjp(f, z[:n], *[params[i] for i in which])
+            # pull is linear: pull(-a) is the negated products, with no negation of each
+            return concatenate([out] + [ravel(c) for c in pull(-z[n:2 * n])])
     elif kind == "transition":
         def fn(t, z, *params):
             out, pull = api.vjp(lambda y: field(t, y, *params), z[:n])

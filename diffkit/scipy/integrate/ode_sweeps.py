@@ -246,20 +246,7 @@ def explicit_sweep(t0, ts, out, G, params, field, options, which, P, start=None,
             extra["max_step"] = float(items["hmax"])
     elif "max_step" in items:
         extra["max_step"] = items["max_step"]
-    aug = compiled(field, "aug", which)
-    width = 2 * n + P
-
-    def fun(t, z):
-        res = aug.plain(float(t), z[:n], z[n:2 * n], *params)
-        dz = np.empty(width)
-        dz[:n] = res[0]
-        dz[n:2 * n] = -np.asarray(res[1], float)
-        begin = 2 * n
-        for c in res[2:]:
-            c = np.ravel(c)
-            dz[begin:begin + c.size] = -c
-            begin += c.size
-        return dz
+    fun = compiled(field, "aug", which, n).plain
 
     a = G[start].copy() if a is None else a
     g = np.zeros(P) if g is None else g
@@ -269,7 +256,8 @@ def explicit_sweep(t0, ts, out, G, params, field, options, which, P, start=None,
         target = float(ts[k - 1]) if k > 0 else t0
         if target != here:
             first = None if h is None else min(h, abs(target - here))
-            solver = cls(fun, here, np.concatenate([out[k], a, g]), target,
+            solver = cls(lambda t, z: fun(float(t), z, *params), here,
+                         np.concatenate([out[k], a, g]), target,
                          rtol=options.rtol, atol=atol, first_step=first, **extra)
             while solver.status == "running":
                 proposal = solver.h_abs
