@@ -226,6 +226,7 @@ def test_long_output_intervals_get_more_gauss_panels(calls, monkeypatch, hint):
     # without that hint the interval is solved again alone with more panels
     from diffkit.scipy.integrate import ode_rules
 
+    monkeypatch.setattr(ode_sweeps, "OUTPUTS_PER_STEP", 0.0)   # the transition route
     refined, layouts = [], []
     real_refine, real_times = ode_sweeps._Segment._refine, ode_sweeps._gauss_times
 
@@ -261,3 +262,26 @@ def test_long_output_intervals_get_more_gauss_panels(calls, monkeypatch, hint):
     np.testing.assert_allclose(g, forward, rtol=1e-7)
     fd = [(loss_scipy(LV_P + e) - loss_scipy(LV_P - e)) / 2e-5 for e in 1e-5 * np.eye(4)]
     np.testing.assert_allclose(g, fd, rtol=1e-5)
+
+
+def test_the_route_follows_the_density_of_output_times(calls):
+    def loss(t):
+        return lambda p: dnp.sum(odeint(lotka_volterra, np.array([1.0, 1.0]), t, args=(p,)))
+
+    dk.grad(loss(np.linspace(0.0, 10.0, 4)))(LV_P)      # few outputs: explicit
+    assert calls["explicit"] == 1 and calls["transition"] == 0
+    dk.grad(loss(np.linspace(0.0, 10.0, 200)))(LV_P)    # many: transition
+    assert calls["explicit"] == 1 and calls["transition"] == 1
+
+
+def test_rows_written_out_or_batched_give_the_same_gradient(monkeypatch):
+    # Lotka-Volterra computes with numbers: its transition products are written out row by
+    # row; batched over the rows they are the same products
+    def loss(p):
+        return dnp.sum(odeint(lotka_volterra, np.array([1.0, 1.0]), LV_T, args=(p,), **TOL))
+
+    unrolled = dk.grad(loss)(LV_P)
+    monkeypatch.setattr(ode_field, "UNROLLED_ROWS", 0)
+    monkeypatch.setattr(ode_field, "_PROGRAMS", type(ode_field._PROGRAMS)())
+    np.testing.assert_allclose(dk.grad(loss)(LV_P), unrolled, rtol=1e-12)
+    np.testing.assert_allclose(unrolled, dk.jacfwd(loss)(LV_P), rtol=1e-7)

@@ -44,6 +44,11 @@ from ..solver_call import captured, replay
 SPARSE_DENSITY = 0.1
 SPARSE_MIN_SIZE = 16
 
+# The transition system's products are written out row by row up to this many rows when
+# the field computes with numbers (entries of its arguments: each NumPy call's fixed cost
+# dominates, and a batch would turn numbers into arrays), batched otherwise.
+UNROLLED_ROWS = 4
+
 # The methods that receive the field's Jacobian (odeint is LSODA).
 IMPLICIT = ("BDF", "Radau", "LSODA", "odeint")
 
@@ -232,6 +237,16 @@ def _frozen(value):
     return ("object", value)   # compared by identity (or the object's own equality)
 
 
+def scalar_code(field):
+    """Whether ``field`` is a recording whose operations mostly give numbers (0-d values),
+    as a field written entry by entry (``y[0] * y[1]``) does."""
+    recording = getattr(field, "recording", None)
+    if recording is None or not recording.equations:
+        return False
+    numbers = sum(all(shape == () for shape, _ in eqn.avals) for eqn in recording.equations)
+    return 2 * numbers >= len(recording.equations)
+
+
 def differentiable(x):
     return dtype_of(x).kind in "fc"
 
@@ -328,6 +343,9 @@ def compiled(field, kind, which=(), n=None):
         def fn(t, z, *params):
             out, pull = api.vjp(lambda y: field(t, y, *params), z[:n])
             back = -z[n:]     # pull is linear: one negation serves every row
+            if n > UNROLLED_ROWS or not scalar_code(field):    # one batched product
+                rows = api.vmap(lambda w: pull(w)[0])(reshape(back, (n, n)))
+                return concatenate([out, ravel(rows)])
             return concatenate([out] + [pull(back[n * j:n * (j + 1)])[0] for j in range(n)])
     elif kind == "quadrature":
         def fn(ts, Y, A, weights, *params):

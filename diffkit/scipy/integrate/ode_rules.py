@@ -61,6 +61,7 @@ class Options:
         # their intervals needs for the parameters' integral in the adjoint sweep, from
         # the solve's own steps (a hint: the sweep checks its steps again)
         self.panels = None
+        self.steps = None     # odeint only: the steps of the last solve
         # odeint only: whether a solve with these options switched LSODA to its stiff
         # method (None: no solve seen yet); the adjoint sweep's choice of solver reads it
         self.stiff = None
@@ -99,6 +100,7 @@ def _impl(y0, t0, ts, *params, field, options):
         options.stiff = stiff if options.stiff is None else (options.stiff or stiff)
         options.stats = dict(nfev=int(info["nfe"][-1]), njev=int(info["nje"][-1]), nlu=0,
                              status=0, message=info["message"])
+        options.steps = int(info["nst"][-1])
         if not skip and len(ts) > 1:
             needed = panels_needed(np.diff(ts), np.diff(info["nst"], prepend=0), info["hu"],
                                    info["nqu"], options.rtol)

@@ -36,8 +36,11 @@ from ...errors import DiffkitError
 from .ode_field import IMPLICIT, Jacobian, compiled, differentiable
 
 # The transition route serves states of at most this many entries (its evaluations cost
-# one vector-Jacobian product per state entry),
-TRANSITION_MAX = 4
+# one vector-Jacobian product per state entry, its state is n + n^2 long) and output times
+# at least this dense among the forward solve's steps (with fewer, the explicit route
+# restarts rarely and its cheaper evaluations win),
+TRANSITION_MAX = 16
+OUTPUTS_PER_STEP = 1 / 8
 # restarts where the condition number of M exceeds this,
 CONDITION_LIMIT = 1e3
 # The error of five-point Gauss-Legendre on [a, b]: GAUSS_ERROR (b - a) ** 11 f^(10).
@@ -59,8 +62,9 @@ def sweep(y0, t0, ts, out, G, params, field, options):
     P = sum(int(np.size(params[i])) for i in which)
     if m == 0:
         return np.zeros(n + P)
+    dense = options.steps is None or m - 1 >= OUTPUTS_PER_STEP * options.steps
     if options.method == "odeint" and options.stiff is False and n <= TRANSITION_MAX \
-            and ts[-1] != t0 and ts[0] == t0:     # odeint: the first output time is t0
+            and dense and ts[-1] != t0 and ts[0] == t0:   # odeint: the first time is t0
         return transition_sweep(t0, ts, out, G, params, field, options, which, P)
     if ts[-1] != t0 and (options.method in _EXPLICIT and options.method != "odeint"
                          or options.method == "odeint" and options.stiff is False):
