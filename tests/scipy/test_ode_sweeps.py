@@ -285,3 +285,33 @@ def test_rows_written_out_or_batched_give_the_same_gradient(monkeypatch):
     monkeypatch.setattr(ode_field, "_PROGRAMS", type(ode_field._PROGRAMS)())
     np.testing.assert_allclose(dk.grad(loss)(LV_P), unrolled, rtol=1e-12)
     np.testing.assert_allclose(unrolled, dk.jacfwd(loss)(LV_P), rtol=1e-7)
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_explicit_methods_with_dense_outputs_take_the_transition_route(calls, method):
+    # solve_ivp's output times need not start at t0: the sweep ends at t0 without a jump
+    from diffkit.scipy.integrate import solve_ivp
+
+    t_eval = np.linspace(0.5, 8.0, 80)
+
+    def loss(p, y0):
+        sol = solve_ivp(lambda t, y, p: lotka_volterra(y, t, p), (0.0, 8.0), y0,
+                        method=method, t_eval=t_eval, args=(p,), rtol=1e-10, atol=1e-12)
+        return dnp.sum(sol.y ** 2)
+
+    y0 = np.array([1.0, 1.0])
+    g_p, g_y0 = dk.grad(loss, argnums=(0, 1))(LV_P, y0)
+    assert calls["transition"] == 1 and calls["explicit"] == 0
+    f_p, f_y0 = dk.jacfwd(loss, argnums=(0, 1))(LV_P, y0)
+    np.testing.assert_allclose(g_p, f_p, rtol=1e-6)
+    np.testing.assert_allclose(g_y0, f_y0, rtol=1e-6)
+
+    def loss_scipy(p):
+        sol = si.solve_ivp(lambda t, y: [p[0] * y[0] - p[1] * y[0] * y[1],
+                                         -p[2] * y[1] + p[3] * y[0] * y[1]],
+                           (0.0, 8.0), y0, method="DOP853", t_eval=t_eval, rtol=1e-12,
+                           atol=1e-13)
+        return np.sum(sol.y ** 2)
+
+    fd = [(loss_scipy(LV_P + e) - loss_scipy(LV_P - e)) / 2e-5 for e in 1e-5 * np.eye(4)]
+    np.testing.assert_allclose(g_p, fd, rtol=1e-5)

@@ -61,7 +61,9 @@ class Options:
         # their intervals needs for the parameters' integral in the adjoint sweep, from
         # the solve's own steps (a hint: the sweep checks its steps again)
         self.panels = None
-        self.steps = None     # odeint only: the steps of the last solve
+        # the steps of the last solve (for solve_ivp, half its evaluations: about the steps
+        # LSODA takes over the same problem, two evaluations each)
+        self.steps = None
         # odeint only: whether a solve with these options switched LSODA to its stiff
         # method (None: no solve seen yet); the adjoint sweep's choice of solver reads it
         self.stiff = None
@@ -139,6 +141,7 @@ def _solve(rhs, jac, y0, t0, t1, ts, options):
                             "no derivative)")
     options.stats = dict(nfev=sol.nfev, njev=sol.njev, nlu=sol.nlu, status=sol.status,
                          message=sol.message)
+    options.steps = sol.nfev // 2    # about LSODA's steps for the same work
     return sol
 
 

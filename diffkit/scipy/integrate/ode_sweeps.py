@@ -63,13 +63,23 @@ def sweep(y0, t0, ts, out, G, params, field, options):
     if m == 0:
         return np.zeros(n + P)
     dense = options.steps is None or m - 1 >= OUTPUTS_PER_STEP * options.steps
-    if options.method == "odeint" and options.stiff is False and n <= TRANSITION_MAX \
-            and dense and ts[-1] != t0 and ts[0] == t0:   # odeint: the first time is t0
+    non_stiff = options.stiff is False or options.method in _EXPLICIT
+    if non_stiff and n <= TRANSITION_MAX and dense and ts[-1] != t0:
         return transition_sweep(t0, ts, out, G, params, field, options, which, P)
     if ts[-1] != t0 and (options.method in _EXPLICIT and options.method != "odeint"
                          or options.method == "odeint" and options.stiff is False):
         return explicit_sweep(t0, ts, out, G, params, field, options, which, P)
     return dense_sweep(y0, t0, ts, G, params, field, options, which, P)
+
+
+def _lsoda_options(options):
+    """The forward solve's step limits, as odeint's options."""
+    items = dict(options.items)
+    if options.method == "odeint":
+        return {k: items[k] for k in ("hmax", "hmin", "mxstep", "mxordn", "mxords")
+                if k in items}
+    step = items.get("max_step", np.inf)
+    return {"hmax": float(step)} if np.isfinite(step) else {}
 
 
 def _scalar_atol(options):
@@ -80,60 +90,68 @@ def _scalar_atol(options):
 
 
 def transition_sweep(t0, ts, out, G, params, field, options, which, P):
-    """The transition route (``ts[0] == t0``, as for odeint). A segment starts at the
-    output ``start`` with ``M = I`` and the adjoint ``a_in`` arriving there (before
-    ``G[start]``), and covers at most ``span`` intervals (all that are left at first, then
-    twice as many as the last segment kept before ``M`` became ill-conditioned). LSODA
-    solves ``(y, M)`` and reports them at the output times and at Gauss-Legendre nodes
+    """The transition route. The sweep's points, backwards, are the output times and then
+    ``t0`` when it is not one, each with its cotangent (zero at ``t0``). A segment starts
+    at point ``at`` with ``M = I`` and the adjoint ``a_in`` arriving there (before the
+    point's cotangent), and covers at most ``span`` intervals (all that are left at first,
+    then twice as many as the last segment kept before ``M`` became ill-conditioned).
+    LSODA solves ``(y, M)`` and reports them at the points and at Gauss-Legendre nodes
     inside each interval, where ``g``'s integrand ``a J_p`` (``a = M c``) is evaluated for
     all nodes at once (``_Segment``)."""
     n, m = out.shape[1], ts.shape[0]
-    start, a_in, g = m - 1, np.zeros(n), np.zeros(P)
-    span = m
+    points, cotangents = ts[::-1], G[::-1]
+    panels = _panel_hint(options, ts)
+    if ts[0] != t0:
+        points, cotangents = np.append(points, t0), np.vstack([cotangents, np.zeros(n)])
+        panels = np.append(panels, 1)
+    at, a_in, g = 0, np.zeros(n), np.zeros(P)
+    span = len(points)
     while True:
-        lo = max(start - span, 0)
-        seg = _Segment(field, options, params, which, out[start], ts, lo, start)
+        stop = min(at + span, len(points) - 1)
+        seg = _Segment(field, options, params, which, out[m - 1 - at], points[at:stop + 1],
+                       panels[at:stop])
         W = seg.M
         good = _well_conditioned(W)
         if good == 0:      # not one interval: the state is too stiff for this route
             return explicit_sweep(t0, ts, out, G, params, field, options, which, P,
-                                  start=start, a=a_in + G[start], g=g)
-        # a(t) = M(t) c between outputs; row j's cotangent raises c by M_j^{-1} G[start - j]
+                                  start=m - 1 - at, a=a_in + cotangents[at], g=g)
+        # a(t) = M(t) c between points; row j's cotangent raises c by M_j^{-1} G_j
         jumps = np.empty((good + 1, n))
-        jumps[0] = a_in + G[start]
+        jumps[0] = a_in + cotangents[at]
         jumps[1:] = np.linalg.solve(np.swapaxes(W[1:good + 1], 1, 2),
-                                    G[start - good:start][::-1, :, None])[:, :, 0]
+                                    cotangents[at + 1:at + good + 1, :, None])[:, :, 0]
         c = np.cumsum(jumps, axis=0)          # c[j]: after the cotangent at row j
         if P:
             g = g + seg.integral(c, good)
-        if start - good == 0:
+        if at + good == len(points) - 1:
             return np.concatenate([W[good].T @ c[good], g])
-        # start again at row `good`'s output, with the adjoint arriving there
+        # start again at row `good`'s point, with the adjoint arriving there
         a_in = W[good].T @ c[good - 1]
-        start, span = start - good, 2 * good
+        at, span = at + good, 2 * good
+
+
+def _panel_hint(options, ts):
+    """Gauss panels for each interval, backwards from the last output time: those the
+    forward solve's steps asked for (``Options.panels``), else one."""
+    hint = options.panels
+    if hint is not None and np.array_equal(hint[0], ts):
+        return hint[1][1:][::-1].copy()
+    return np.ones(len(ts) - 1, dtype=int)
 
 
 class _Segment:
-    """One backward LSODA solve of ``(y, M)`` from the output ``start`` (``M = I``) to the
-    output ``lo``, reported at the output times and at the five Gauss-Legendre nodes of
-    each panel: one per interval, or as many as the forward solve's steps asked for
-    (``Options.panels``). Where LSODA's step and order at an interval's far end say that
-    its panels are too long for the rule (``panels_needed``), that interval is solved again
-    alone, from its near end, with enough equal panels."""
+    """One backward LSODA solve of ``(y, M)`` from the first of ``edges`` (``M = I``,
+    ``y`` there) to the last, reported at the edges and at the five Gauss-Legendre nodes of
+    each of ``panels[i]`` panels between ``edges[i]`` and ``edges[i + 1]``. Where LSODA's
+    step and order at an interval's far end say that its panels are too long for the rule
+    (``panels_needed``), that interval is solved again alone, from its near end, with
+    enough equal panels."""
 
-    def __init__(self, field, options, params, which, y, ts, lo, start):
+    def __init__(self, field, options, params, which, y, edges, panels):
         self.field, self.params, self.which = field, params, which
         self.n = n = y.shape[0]
         self.evaluate = compiled(field, "transition", (), n)
-        items = dict(options.items)
-        self.extra = {k: items[k] for k in ("hmax", "hmin", "mxstep", "mxordn", "mxords")
-                      if k in items}
-        self.options = options
-        edges = ts[lo:start + 1][::-1]
-        panels = np.ones(len(edges) - 1, dtype=int)
-        hint = options.panels
-        if hint is not None and np.array_equal(hint[0], ts):
-            panels = hint[1][lo + 1:start + 1][::-1].copy()
+        self.options, self.extra = options, _lsoda_options(options)
         times, nodes, weights, ends = _gauss_times(edges, panels)
         Z, info = self._solve(np.concatenate([y, np.eye(n).ravel()]), times)
         self.M = Z[ends, n:].reshape(-1, n, n)
@@ -141,17 +159,17 @@ class _Segment:
         self.t, self.Z, self.w = times[node_rows], Z[node_rows], weights.ravel()
         self.interval = np.repeat(np.repeat(np.arange(len(panels)), panels), 5)
         # the step in use on reaching each interval's far end, against its panels
-        at = ends[1:] - 1      # info's entries are for the times after the first
-        needed = panels_needed(np.diff(edges) / panels, np.diff(info["nst"][at], prepend=0)
-                               / panels, info["hu"][at], info["nqu"][at], options.rtol)
+        last = ends[1:] - 1      # info's entries are for the times after the first
+        needed = panels_needed(np.diff(edges) / panels, np.diff(info["nst"][last], prepend=0)
+                               / panels, info["hu"][last], info["nqu"][last], options.rtol)
         for j in np.nonzero(needed > 1)[0]:
             self._refine(j, edges[j:j + 2], int(needed[j] * panels[j]), Z[ends[j]])
 
     def _solve(self, z0, times):
         options = self.options
         Z, info = _si.odeint(self.evaluate.plain, z0, times, args=tuple(self.params),
-                             tfirst=True, rtol=options.rtol, atol=options.atol,
-                             full_output=True, **self.extra)
+                             tfirst=True, rtol=float(np.min(options.rtol)),
+                             atol=_scalar_atol(options), full_output=True, **self.extra)
         if info["message"] != "Integration successful.":
             raise ODESolveError(f"{options.name}: the adjoint solve failed: "
                                 f"{info['message']}")
