@@ -11,15 +11,13 @@ sparse when the pattern is sparse: ``ode_field.Jacobian``).
   primitive, so it differentiates again; a tangent of an output time adds ``f(t_k, y_k)``
   times it, a tangent of ``t0`` starts ``s`` at ``-f(t0, y0) dt0``.
 - VJP: the adjoint method (``adjoint_sweep_p``, below): from the last output time back
-  to ``t0``, interval by interval, the adjoint ``a' = -a J_y`` and the parameters'
-  cotangent ``g' = -a J_p`` solved backwards, each output's cotangent added to ``a`` at
-  its time (the output times are the checkpoints). Stiff problems solve the state once
-  forwards with dense output and the adjoint along it with the same method; non-stiff
-  ones solve the state backwards with the adjoint, restarted from each checkpoint
-  (``_explicit_sweep``). ``a(t0)`` is the cotangent of ``y0``,
-  ``g(t0)`` those of the parameters, ``-a(t0) . f(t0, y0)`` that of ``t0`` and
-  ``G_k . f(t_k, y_k)`` that of each output time. One backward sweep serves every
-  argument's rule.
+  to ``t0`` the adjoint ``a' = -a J_y`` and the parameters' cotangent ``g' = -a J_p``,
+  each output's cotangent added to ``a`` at its time (the output times are the
+  checkpoints), by one of the three routes of ``ode_sweeps.py`` (the transition matrix,
+  the state solved backwards with the adjoint, the state's dense output for stiff
+  problems). ``a(t0)`` is the cotangent of ``y0``, ``g(t0)`` those of the parameters,
+  ``-a(t0) . f(t0, y0)`` that of ``t0`` and ``G_k . f(t_k, y_k)`` that of each output
+  time. One backward sweep serves every argument's rule.
 - Batching: one solve per batch member (a loop), stacked.
 
 Derivatives are those of the exact solution, computed to the solver's tolerances: the

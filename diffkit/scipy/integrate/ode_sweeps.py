@@ -11,17 +11,18 @@ between them it is solved again from the stored output.
 
 Three routes, each with SciPy's solvers and the forward solve's tolerances:
 
-- **transition** (``odeint`` problems that LSODA solved non-stiff, with at most
-  ``TRANSITION_MAX`` states): one backward LSODA solve of the state with the transition
-  matrix ``M(t)`` of the adjoint (``M' = -J_y^T M``, ``M = I`` where the solve starts) and
-  ``Q(t) = integral of J_p^T M`` over every output time at once. The adjoint is linear, so
-  between two output times ``a(t) = M(t) c`` with a constant ``c``, which each output's
-  cotangent raises by ``M(t_k)^{-1} G[k]``; ``g`` gathers ``Q``'s increments times ``c``.
-  No solver restarts at the output times (LSODA's restarts, at order 1 with small steps,
-  cost more than the whole sweep). Where ``M`` becomes ill-conditioned (above
-  ``CONDITION_LIMIT``, where its inverse would magnify the solver's error) the solve
-  starts again from that output time with ``M = I``.
-- **explicit** (RK45, RK23, DOP853, and ``odeint`` non-stiff problems with more states):
+- **transition** (non-stiff problems with at most ``TRANSITION_MAX`` states and output
+  times dense among the forward solve's steps): one backward LSODA solve of the state
+  with the transition matrix ``M(t)`` of the adjoint (``M' = -J_y^T M``, ``M = I`` where
+  the solve starts) over every output time at once. The adjoint is linear, so between two
+  output times ``a(t) = M(t) c`` with a constant ``c``, which each output's cotangent
+  raises by ``M(t_k)^{-1} G[k]``; ``g`` is the Gauss-Legendre sum of ``a J_p`` at nodes
+  inside each interval, where LSODA also reports ``(y, M)``. No solver restarts at the
+  output times (LSODA's restarts, at order 1 with small steps, cost more than the whole
+  sweep; a Runge-Kutta method needs at least one full step per interval). Where ``M``
+  becomes ill-conditioned (above ``CONDITION_LIMIT``, where its inverse would magnify the
+  solver's error) the solve starts again from that output time with ``M = I``.
+- **explicit** (the other non-stiff problems: RK45, RK23, DOP853, ``odeint``):
   the state, ``a`` and ``g`` solved backwards together interval by interval with the
   forward method (DOP853 for ``odeint``), the state restarted from each output.
 - **dense** (stiff: BDF, Radau, LSODA, ``odeint`` problems that went stiff): the state
