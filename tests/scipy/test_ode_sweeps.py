@@ -317,3 +317,22 @@ def test_explicit_methods_with_dense_outputs_take_the_transition_route(calls, mo
 
     fd = [(loss_scipy(LV_P + e) - loss_scipy(LV_P - e)) / 2e-5 for e in 1e-5 * np.eye(4)]
     np.testing.assert_allclose(g_p, fd, rtol=1e-5)
+
+
+def test_a_chaotic_system_shortens_its_segments(calls):
+    # Lorenz over [0, 5]: the adjoint's transition matrix grows by orders of magnitude
+    # within a few intervals, so LSODA cannot follow it over the whole span at once; the
+    # segments shorten and restart, and the gradient still equals forward mode
+    def lorenz(y, t, p):
+        return dnp.stack([p[0] * (y[1] - y[0]), y[0] * (p[1] - y[2]) - y[1],
+                          y[0] * y[1] - p[2] * y[2]])
+
+    t = np.linspace(0.0, 5.0, 200)
+
+    def loss(p):
+        return dnp.sum(odeint(lorenz, np.ones(3), t, args=(p,), rtol=1e-10, atol=1e-10) ** 2)
+
+    p = np.array([10.0, 28.0, 8 / 3])
+    g = dk.grad(loss)(p)
+    assert calls["transition"] == 1 and calls["segments"] > 5
+    np.testing.assert_allclose(g, dk.jacfwd(loss)(p), rtol=1e-6)

@@ -30,6 +30,8 @@ Three routes, each with SciPy's solvers and the forward solve's tolerances:
   its fast modes grow), then ``a`` (and ``g``) backwards along it, interval by interval.
 """
 
+import warnings
+
 import numpy as np
 import scipy.integrate as _si
 
@@ -109,10 +111,16 @@ def transition_sweep(t0, ts, out, G, params, field, options, which, P):
     span = len(points)
     while True:
         stop = min(at + span, len(points) - 1)
-        seg = _Segment(field, options, params, which, out[m - 1 - at], points[at:stop + 1],
-                       panels[at:stop])
-        W = seg.M
-        good = _well_conditioned(W)
+        try:
+            seg = _Segment(field, options, params, which, out[m - 1 - at],
+                           points[at:stop + 1], panels[at:stop])
+        except _SegmentFailed:    # M grew past what LSODA can follow: a shorter segment
+            if span > 1:
+                span = max(1, span // 4)
+                continue
+            seg = None
+        W = None if seg is None else seg.M
+        good = 0 if seg is None else _well_conditioned(W)
         if good == 0:      # not one interval: the state is too stiff for this route
             return explicit_sweep(t0, ts, out, G, params, field, options, which, P,
                                   start=m - 1 - at, a=a_in + cotangents[at], g=g)
@@ -138,6 +146,10 @@ def _panel_hint(options, ts):
     if hint is not None and np.array_equal(hint[0], ts):
         return hint[1][1:][::-1].copy()
     return np.ones(len(ts) - 1, dtype=int)
+
+
+class _SegmentFailed(Exception):
+    """LSODA did not finish a segment (a transition matrix growing too fast to follow)."""
 
 
 class _Segment:
@@ -168,12 +180,13 @@ class _Segment:
 
     def _solve(self, z0, times):
         options = self.options
-        Z, info = _si.odeint(self.evaluate.plain, z0, times, args=tuple(self.params),
-                             tfirst=True, rtol=float(np.min(options.rtol)),
-                             atol=_scalar_atol(options), full_output=True, **self.extra)
+        with warnings.catch_warnings():    # a failure is handled: a shorter segment
+            warnings.simplefilter("ignore", _si.ODEintWarning)
+            Z, info = _si.odeint(self.evaluate.plain, z0, times, args=tuple(self.params),
+                                 tfirst=True, rtol=float(np.min(options.rtol)),
+                                 atol=_scalar_atol(options), full_output=True, **self.extra)
         if info["message"] != "Integration successful.":
-            raise ODESolveError(f"{options.name}: the adjoint solve failed: "
-                                f"{info['message']}")
+            raise _SegmentFailed(info["message"])
         return Z, info
 
     def _refine(self, j, edges, panels, z0):
