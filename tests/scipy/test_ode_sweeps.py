@@ -228,7 +228,7 @@ def test_long_output_intervals_get_more_gauss_panels(calls, monkeypatch, hint):
 
     monkeypatch.setattr(ode_sweeps, "OUTPUTS_PER_STEP", 0.0)   # the transition route
     refined, layouts = [], []
-    real_refine, real_times = ode_sweeps._Segment._refine, ode_sweeps._gauss_times
+    real_refine, real_times = ode_sweeps._Segment._refine, ode_sweeps.gauss_times
 
     def refine(self, j, edges, panels, z0):
         refined.append(panels)
@@ -238,7 +238,7 @@ def test_long_output_intervals_get_more_gauss_panels(calls, monkeypatch, hint):
         layouts.append(list(panels))
         return real_times(edges, panels)
     monkeypatch.setattr(ode_sweeps._Segment, "_refine", refine)
-    monkeypatch.setattr(ode_sweeps, "_gauss_times", gauss_times)
+    monkeypatch.setattr(ode_sweeps, "gauss_times", gauss_times)
     if not hint:
         monkeypatch.setattr(ode_rules, "panels_needed", lambda lengths, *_: np.ones(
             len(lengths), dtype=int))
@@ -336,3 +336,56 @@ def test_a_chaotic_system_shortens_its_segments(calls):
     g = dk.grad(loss)(p)
     assert calls["transition"] == 1 and calls["segments"] > 5
     np.testing.assert_allclose(g, dk.jacfwd(loss)(p), rtol=1e-6)
+
+
+# --- second order: the transition route written with the solve primitive ----------------
+
+@pytest.fixture
+def resolved(monkeypatch):
+    from diffkit.scipy.integrate import ode_rules
+
+    counts = {"transition": 0, "intervals": 0}
+    for name in ("transition", "intervals"):
+        real = getattr(ode_rules, f"_resolve_{name}")
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            counts[_name] += 1
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(ode_rules, f"_resolve_{name}", spy)
+    return counts
+
+
+def test_hessian_through_the_transition_route(resolved):
+    def loss(p, t):
+        return dnp.sum(odeint(lotka_volterra, np.array([1.0, 1.0]), t, args=(p,), **TOL) ** 2)
+
+    t = np.linspace(0.0, 6.0, 60)
+    forward = dk.jacfwd(dk.jacfwd(loss))(LV_P, t)
+    np.testing.assert_allclose(dk.hessian(loss)(LV_P, t), forward, rtol=1e-6)
+    assert resolved["transition"] >= 1 and resolved["intervals"] == 0
+    # reverse over reverse, and the mixed derivative in the output times
+    np.testing.assert_allclose(dk.jacrev(dk.grad(loss))(LV_P, t), forward, rtol=1e-6)
+    mixed = dk.jacfwd(dk.grad(loss), argnums=1)(LV_P, t)
+    for k in (5, 30, 59):
+        e = np.zeros_like(t)
+        e[k] = 1e-5
+        column = (dk.jacfwd(loss)(LV_P, t + e) - dk.jacfwd(loss)(LV_P, t - e)) / 2e-5
+        np.testing.assert_allclose(mixed[:, k], column, rtol=1e-5,
+                                   atol=1e-7 * np.abs(mixed).max())
+
+
+def test_second_order_follows_restarts_and_the_hand_over(resolved, monkeypatch):
+    # the damped system restarts its segments; with a limit that one interval reaches the
+    # sweep hands over to the explicit route, and second order follows the same plan
+    def first(A):
+        return dk.grad(linear_loss, argnums=1)(A, Y0)
+
+    forward = dk.jacfwd(lambda A: dk.jacfwd(linear_loss, argnums=1)(A, Y0))(A)
+    np.testing.assert_allclose(dk.jacfwd(first)(A), forward, rtol=1e-6,
+                               atol=1e-9 * np.abs(forward).max())
+    assert resolved["transition"] >= 1 and resolved["intervals"] == 0
+    monkeypatch.setattr(ode_sweeps, "CONDITION_LIMIT", 1.0)
+    calls_before = resolved["intervals"]
+    np.testing.assert_allclose(dk.jacfwd(first)(A), forward, rtol=1e-6,
+                               atol=1e-9 * np.abs(forward).max())
+    assert resolved["intervals"] > calls_before

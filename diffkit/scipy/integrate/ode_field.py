@@ -275,6 +275,28 @@ class SensitivityField:
         return concatenate([dy, ds])
 
 
+class TransitionField:
+    """State ``(y, W)`` integrated backwards, ``W`` the ``(n, n)`` transition matrix of the
+    adjoint by rows (the columns of ``M``): ``y' = f``, ``W' = -W J_y^T`` (``M' = -J_y^T
+    M``), one vector-Jacobian product per row: written out row by row for a field that
+    computes with numbers (``scalar_code``), batched over the rows otherwise. Its staged
+    functions are kept with the field's (shared across solves of one program)."""
+
+    def __init__(self, field, n):
+        self.field, self.n = field, n
+        self.unrolled = n <= UNROLLED_ROWS and scalar_code(field)
+        self.cache = field.cache.setdefault(("transition field", n), {})
+
+    def __call__(self, t, z, *params):
+        n, field = self.n, self.field
+        out, pull = api.vjp(lambda y: field(t, y, *params), z[:n])
+        back = -z[n:]     # pull is linear: one negation serves every row
+        if not self.unrolled:     # one batched product over the rows
+            rows = api.vmap(lambda w: pull(w)[0])(reshape(back, (n, n)))
+            return concatenate([out, ravel(rows)])
+        return concatenate([out] + [pull(back[n * j:n * (j + 1)])[0] for j in range(n)])
+
+
 class AdjointField:
     """State ``(y, a, g)`` integrated backwards: ``y' = f``, ``a' = -a J_y``,
     ``g' = -a J_p`` (the parameters at ``which``, flattened)."""
@@ -314,10 +336,8 @@ def compiled(field, kind, which=(), n=None):
     *(a J_p for the parameters at which))``; ``"aug"`` (``n`` the state's size): ``(t, z,
     *params) -> dz/dt`` for ``z = [y, a, g]``: ``[f, -a J_y, -a J_p]`` flattened;
     ``"jac_all"``: ``(t, y, *params) -> [J_y, J_p]`` (dense, ``(n, n + P)``);
-    ``"jac"``: ``(t, y, *params) -> J_y`` (dense); ``"transition"`` (``n`` the state's
-    size): ``(t, z, *params) -> dz/dt`` for ``z = [y, W]`` (``W`` the ``(n, n)``
-    transition matrix of the adjoint by rows): ``[f, -W J_y^T]`` flattened, one
-    vector-Jacobian product per row; ``"quadrature"`` (``n`` the number of nodes):
+    ``"jac"``: ``(t, y, *params) -> J_y`` (dense); ``"quadrature"`` (``n`` the number of
+    nodes):
     ``(ts, Y, A, weights, *params) -> sum_r weights[r] A[r] J_p(ts[r], Y[r])`` (the
     parameters at ``which``, flattened), all nodes at once under ``vmap``.
     The solvers call them on plain values, where a replay is straight-line NumPy."""
@@ -339,14 +359,6 @@ def compiled(field, kind, which=(), n=None):
             out, pull = api.vjp(f, z[:n], *[params[i] for i in which])
             # pull is linear: pull(-a) is the negated products, with no negation of each
             return concatenate([out] + [ravel(c) for c in pull(-z[n:2 * n])])
-    elif kind == "transition":
-        def fn(t, z, *params):
-            out, pull = api.vjp(lambda y: field(t, y, *params), z[:n])
-            back = -z[n:]     # pull is linear: one negation serves every row
-            if n > UNROLLED_ROWS or not scalar_code(field):    # one batched product
-                rows = api.vmap(lambda w: pull(w)[0])(reshape(back, (n, n)))
-                return concatenate([out, ravel(rows)])
-            return concatenate([out] + [pull(back[n * j:n * (j + 1)])[0] for j in range(n)])
     elif kind == "quadrature":
         def fn(ts, Y, A, weights, *params):
             def integrand(t, y, a):

@@ -31,17 +31,38 @@ from ... import api
 from ...core.concrete import underlying
 from ...core.primitive import EachArgument, Primitive
 from ...core.zeros import instantiate, is_zero, shape_of
-from ...numpy import concatenate, dot, reshape, stack, zeros
+from ...numpy import (
+    concatenate,
+    cumsum,
+    dot,
+    einsum,
+    eye,
+    ravel,
+    reshape,
+    stack,
+    swapaxes,
+    zeros,
+)
+from ...numpy.linalg import solve
 from ...ops import sparsity_rules as sr
 from .ode_field import (
     IMPLICIT,
     AdjointField,
     Jacobian,
     SensitivityField,
+    TransitionField,
     compiled,
     differentiable,
 )
-from .ode_sweeps import ODESolveError, panels_needed, sweep
+from .ode_sweeps import (
+    ODESolveError,
+    gauss_layout,
+    panel_intervals,
+    panels_needed,
+    sweep,
+    transition_route,
+    transition_sweep,
+)
 
 
 class Options:
@@ -294,16 +315,35 @@ def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
 
 
 def _resolve(y0, t0, ts, out, G, *params, field, options):
-    """The sweep written with the solve primitive (the state re-solved backwards)."""
+    """The sweep written with the solve primitive, following the route the plain sweep
+    takes: the transition route's segments (``_resolve_transition``), else the state
+    re-solved backwards with the adjoint from each checkpoint (``_resolve_intervals``)."""
     n, m = shape_of(y0)[0], shape_of(ts)[0]
+    plain_ts = np.asarray(underlying(ts), float)
+    plain_t0 = float(underlying(t0))
+    if transition_route(n, plain_t0, plain_ts, options):
+        plan = []
+        which = [i for i, p in enumerate(params) if differentiable(p)]
+        transition_sweep(plain_t0, plain_ts, np.asarray(underlying(out), float),
+                         np.asarray(underlying(G), float), [underlying(p) for p in params],
+                         field, options, which,
+                         sum(int(np.prod(shape_of(params[i]))) for i in which), plan)
+        return _resolve_transition(t0, ts, out, G, params, field, options, plan)
+    return _resolve_intervals(t0, ts, out, G, params, field, options, m - 1,
+                              G[m - 1] if m else zeros(n), None)
+
+
+def _resolve_intervals(t0, ts, out, G, params, field, options, start, a, g):
+    """The explicit route from the output ``start`` (adjoint ``a`` there, ``G[start]``
+    included, and ``g`` gathered so far, None for none) with the solve primitive."""
+    n = shape_of(out)[1]
     which = [i for i, p in enumerate(params) if differentiable(p)]
     sizes = [int(np.prod(shape_of(params[i]))) for i in which]
     aug = AdjointField(field, n, which)
     derived = _derived(options, [n] + sizes)
     times = [float(t) for t in np.asarray(underlying(ts), float).ravel()]
-    a = G[m - 1] if m else zeros(n)
-    g = zeros(sum(sizes))
-    for k in range(m - 1, -1, -1):
+    g = zeros(sum(sizes)) if g is None else g
+    for k in range(start, -1, -1):
         target, t_target = (ts[k - 1], times[k - 1]) if k > 0 else (t0, float(underlying(t0)))
         if t_target != times[k]:
             Z = odesolve_p(concatenate([out[k], a, g]), ts[k], reshape(target, (1,)),
@@ -312,6 +352,57 @@ def _resolve(y0, t0, ts, out, G, *params, field, options):
         if k > 0:
             a = a + G[k - 1]
     return concatenate([a, g])
+
+
+def _resolve_transition(t0, ts, out, G, params, field, options, plan):
+    """The transition route of ``ode_sweeps`` with the solve primitive and diffkit's
+    operations, segment by segment as the plain sweep took them (``plan``): the solve of
+    ``(y, M)`` over each segment's points and Gauss nodes is one ``odesolve_p`` (its
+    derivatives are one sensitivity or adjoint solve, not one per interval)."""
+    n, m = shape_of(out)[1], shape_of(ts)[0]
+    which = [i for i, p in enumerate(params) if differentiable(p)]
+    P = sum(int(np.prod(shape_of(params[i]))) for i in which)
+    points, cotangents = ts[::-1], G[::-1]
+    if float(underlying(ts[0])) != float(underlying(t0)):
+        points = concatenate([points, reshape(t0, (1,))])
+        cotangents = concatenate([cotangents, zeros((1, n))])
+    transition = TransitionField(field, n)
+    derived = _derived(options, [n * n])
+    a_in, g = zeros(n), zeros(P)
+    for step in plan:
+        if step[0] == "explicit":
+            at = step[1]
+            return _resolve_intervals(t0, ts, out, G, params, field, options, m - 1 - at,
+                                      a_in + cotangents[at], g)
+        _, at, stop, panels, good = step
+        edges = points[at:stop + 1]
+        times, nodes, weights, ends = _traced_gauss_times(edges, panels)
+        Z = odesolve_p(concatenate([out[m - 1 - at], ravel(eye(n))]), times[0], times,
+                       *params, field=transition, options=derived)
+        W = reshape(Z[ends, n:], (-1, n, n))
+        rest = solve(swapaxes(W[1:good + 1], 1, 2), cotangents[at + 1:at + good + 1, :, None])
+        c = cumsum(concatenate([reshape(a_in + cotangents[at], (1, n)), rest[:, :, 0]]),
+                   axis=0)
+        if P:
+            interval = np.repeat(np.repeat(np.arange(len(panels)), panels), 5)
+            keep = interval < good
+            rows = nodes.ravel()[keep]
+            M = reshape(Z[rows, n:], (-1, n, n))
+            A = einsum("rij,ri->rj", M, c[interval[keep]])
+            quadrature = compiled(field, "quadrature", which, int(keep.sum()))
+            g = g + quadrature(times[rows], Z[rows, :n], A, ravel(weights)[keep], *params)
+        if at + good == shape_of(points)[0] - 1:
+            return concatenate([dot(c[good], W[good]), g])
+        a_in = dot(c[good - 1], W[good])
+    raise AssertionError("the plan ends with the last point")   # pragma: no cover
+
+
+def _traced_gauss_times(edges, panels):
+    """``ode_sweeps.gauss_times`` of traced ``edges``."""
+    interval, fraction, scale, nodes, ends = gauss_layout(panels)
+    width = edges[1:] - edges[:-1]
+    times = edges[interval] + fraction * width[interval]
+    return times, nodes, width[panel_intervals(panels)][:, None] * scale, ends
 
 
 def _sweep_jvp(primals, tangents, *, field, options):

@@ -36,7 +36,7 @@ import numpy as np
 import scipy.integrate as _si
 
 from ...errors import DiffkitError
-from .ode_field import IMPLICIT, Jacobian, compiled, differentiable
+from .ode_field import IMPLICIT, Jacobian, TransitionField, compiled, differentiable
 
 # The transition route serves states of at most this many entries (its evaluations cost
 # one vector-Jacobian product per state entry, its state is n + n^2 long) and output times
@@ -65,14 +65,21 @@ def sweep(y0, t0, ts, out, G, params, field, options):
     P = sum(int(np.size(params[i])) for i in which)
     if m == 0:
         return np.zeros(n + P)
-    dense = options.steps is None or m - 1 >= OUTPUTS_PER_STEP * options.steps
-    non_stiff = options.stiff is False or options.method in _EXPLICIT
-    if non_stiff and n <= TRANSITION_MAX and dense and ts[-1] != t0:
+    if transition_route(n, t0, ts, options):
         return transition_sweep(t0, ts, out, G, params, field, options, which, P)
     if ts[-1] != t0 and (options.method in _EXPLICIT and options.method != "odeint"
                          or options.method == "odeint" and options.stiff is False):
         return explicit_sweep(t0, ts, out, G, params, field, options, which, P)
     return dense_sweep(y0, t0, ts, G, params, field, options, which, P)
+
+
+def transition_route(n, t0, ts, options):
+    """Whether the sweep of ``n`` states over the output times ``ts`` takes the transition
+    route."""
+    m = len(ts)
+    dense = options.steps is None or m - 1 >= OUTPUTS_PER_STEP * options.steps
+    non_stiff = options.stiff is False or options.method in _EXPLICIT
+    return bool(m and non_stiff and n <= TRANSITION_MAX and dense and ts[-1] != t0)
 
 
 def _lsoda_options(options):
@@ -92,7 +99,7 @@ def _scalar_atol(options):
 # --- transition ---------------------------------------------------------------------------
 
 
-def transition_sweep(t0, ts, out, G, params, field, options, which, P):
+def transition_sweep(t0, ts, out, G, params, field, options, which, P, plan=None):
     """The transition route. The sweep's points, backwards, are the output times and then
     ``t0`` when it is not one, each with its cotangent (zero at ``t0``). A segment starts
     at point ``at`` with ``M = I`` and the adjoint ``a_in`` arriving there (before the
@@ -100,7 +107,10 @@ def transition_sweep(t0, ts, out, G, params, field, options, which, P):
     then twice as many as the last segment kept before ``M`` became ill-conditioned).
     LSODA solves ``(y, M)`` and reports them at the points and at Gauss-Legendre nodes
     inside each interval, where ``g``'s integrand ``a J_p`` (``a = M c``) is evaluated for
-    all nodes at once (``_Segment``)."""
+    all nodes at once (``_Segment``). ``plan``, a list, receives the segments taken
+    (``("segment", at, stop, panels, good)``) and a hand-over (``("explicit", at)``), for
+    the same sweep written with the solve primitive (``ode_rules``)."""
+    plan = [] if plan is None else plan
     n, m = out.shape[1], ts.shape[0]
     points, cotangents = ts[::-1], G[::-1]
     panels = _panel_hint(options, ts)
@@ -122,6 +132,7 @@ def transition_sweep(t0, ts, out, G, params, field, options, which, P):
         W = None if seg is None else seg.M
         good = 0 if seg is None else _well_conditioned(W)
         if good == 0:      # not one interval: the state is too stiff for this route
+            plan.append(("explicit", at))
             return explicit_sweep(t0, ts, out, G, params, field, options, which, P,
                                   start=m - 1 - at, a=a_in + cotangents[at], g=g)
         # a(t) = M(t) c between points; row j's cotangent raises c by M_j^{-1} G_j
@@ -130,6 +141,7 @@ def transition_sweep(t0, ts, out, G, params, field, options, which, P):
         jumps[1:] = np.linalg.solve(np.swapaxes(W[1:good + 1], 1, 2),
                                     cotangents[at + 1:at + good + 1, :, None])[:, :, 0]
         c = np.cumsum(jumps, axis=0)          # c[j]: after the cotangent at row j
+        plan.append(("segment", at, stop, seg.panels, good))
         if P:
             g = g + seg.integral(c, good)
         if at + good == len(points) - 1:
@@ -163,9 +175,10 @@ class _Segment:
     def __init__(self, field, options, params, which, y, edges, panels):
         self.field, self.params, self.which = field, params, which
         self.n = n = y.shape[0]
-        self.evaluate = compiled(field, "transition", (), n)
+        self.evaluate = compiled(TransitionField(field, n), "rhs")
         self.options, self.extra = options, _lsoda_options(options)
-        times, nodes, weights, ends = _gauss_times(edges, panels)
+        self.panels = np.array(panels)     # with the refined intervals' counts
+        times, nodes, weights, ends = gauss_times(edges, panels)
         Z, info = self._solve(np.concatenate([y, np.eye(n).ravel()]), times)
         self.M = Z[ends, n:].reshape(-1, n, n)
         node_rows = nodes.ravel()
@@ -176,7 +189,8 @@ class _Segment:
         needed = panels_needed(np.diff(edges) / panels, np.diff(info["nst"][last], prepend=0)
                                / panels, info["hu"][last], info["nqu"][last], options.rtol)
         for j in np.nonzero(needed > 1)[0]:
-            self._refine(j, edges[j:j + 2], int(needed[j] * panels[j]), Z[ends[j]])
+            self.panels[j] = needed[j] * panels[j]
+            self._refine(j, edges[j:j + 2], int(self.panels[j]), Z[ends[j]])
 
     def _solve(self, z0, times):
         options = self.options
@@ -191,7 +205,7 @@ class _Segment:
 
     def _refine(self, j, edges, panels, z0):
         """Interval ``j``'s nodes again, from its own solve with ``panels`` panels."""
-        times, nodes, weights, _ = _gauss_times(edges, np.array([panels]))
+        times, nodes, weights, _ = gauss_times(edges, np.array([panels]))
         Z, _ = self._solve(z0, times)
         keep = self.interval != j
         rows = nodes.ravel()
@@ -212,26 +226,46 @@ class _Segment:
         return quadrature.plain(self.t[keep], Y, A, self.w[keep], *self.params)
 
 
-def _gauss_times(edges, panels):
+def gauss_times(edges, panels):
     """The times to report between the monotonic ``edges`` (the sweep's direction), with
     ``panels[i]`` equal panels between ``edges[i]`` and ``edges[i + 1]``: the first edge,
     then for each panel its five Gauss-Legendre nodes and its far end. Returns ``(times,
     nodes, weights, ends)``: ``nodes[r]`` are the positions in ``times`` of panel ``r``'s
     nodes, ``weights[r]`` their weights for the integral in increasing time, ``ends`` the
-    positions of the edges."""
+    positions of the edges. Every time is ``edges[i] + fraction * (edges[i + 1] -
+    edges[i])`` and every weight a multiple of ``edges[i + 1] - edges[i]``
+    (``gauss_layout``), so the same layout serves traced edges."""
+    interval, fraction, scale, nodes, ends = gauss_layout(panels)
+    edges = np.asarray(edges)
+    width = edges[1:] - edges[:-1]
+    times = edges[interval] + fraction * width[interval]
+    times[ends] = edges
+    return times, nodes, width[panel_intervals(panels)][:, None] * scale, ends
+
+
+def panel_intervals(panels):
+    """The interval of each panel."""
+    return np.repeat(np.arange(len(panels)), panels)
+
+
+def gauss_layout(panels):
+    """The layout of ``gauss_times``: each reported time's interval and fraction of it,
+    each panel's node weights per unit of its interval's width, the nodes' and the edges'
+    positions."""
     panels = np.asarray(panels)
-    interval = np.repeat(np.arange(len(panels)), panels)        # each panel's interval
+    interval = panel_intervals(panels)
     within = np.arange(len(interval)) - np.repeat(np.cumsum(panels) - panels, panels)
-    near, far = edges[:-1][interval], edges[1:][interval]
-    width = (far - near) / panels[interval]
-    start = near + width * within
-    end = np.where(within == panels[interval] - 1, far, near + width * (within + 1))
-    mid, half = (start + end) / 2, (start - end) / 2           # nodes run from start to end
-    rows = np.concatenate([mid[:, None] - half[:, None] * _NODES, end[:, None]], axis=1)
-    times = np.concatenate([[edges[0]], rows.ravel()])
+    count = panels[interval][:, None]
+    # a panel's nodes then its far end, as fractions of its interval from the near edge
+    node_fractions = (within[:, None] + (1 + _NODES) / 2) / count
+    rows = np.concatenate([node_fractions, (within[:, None] + 1) / count], axis=1)
+    fraction = np.concatenate([[0.0], rows.ravel()])
+    row_interval = np.concatenate([[0], np.repeat(interval, 6)])
     nodes = 1 + 6 * np.arange(len(interval))[:, None] + np.arange(5)
     ends = np.concatenate([[0], 6 * np.cumsum(panels)])
-    return times, nodes, half[:, None] * _WEIGHTS, ends
+    # weights in increasing time: the panel's half width, negated in the sweep's direction
+    scale = -_WEIGHTS[None, :] / (2 * count)
+    return row_interval, fraction, scale, nodes, ends
 
 
 def panels_needed(lengths, counts, steps, orders, rtol):
