@@ -110,8 +110,7 @@ def _impl(y0, t0, ts, *params, field, options):
     if options.method == "odeint":
         skip = 1 if len(ts) == 0 or ts[0] != t0 else 0
         times = np.concatenate([[t0], ts]) if skip else ts
-        # the staged replay itself, its parameters passed by odeint (no wrapper per call)
-        Y, info = _si.odeint(compiled(field, "rhs").plain, y0, times, args=tuple(params),
+        Y, info = _si.odeint(rhs, y0, times, args=tuple(params),
                              Dfun=None if jac is None else lambda t, y, *_: jac(t, y),
                              tfirst=True, rtol=options.rtol, atol=options.atol,
                              full_output=True, **dict(options.items))
@@ -129,31 +128,27 @@ def _impl(y0, t0, ts, *params, field, options):
         return Y[skip:].reshape(len(ts), n)
     if len(ts) == 0:
         return np.zeros((0, n))
-    return _solve(rhs, jac, y0, t0, float(ts[-1]), ts, options).y.T.copy()
+    return _solve(rhs, params, jac, y0, t0, float(ts[-1]), ts, options).y.T.copy()
 
 
 def _rhs_and_jac(y0, t0, params, field, options):
-    """SciPy's ``fun(t, y)`` (the field's staged replay on plain values) and its ``jac``:
-    the user's, or for the implicit methods the exact (sparse where it pays) Jacobian."""
-    staged = compiled(field, "rhs")
-
-    replay = staged.plain
-
-    def rhs(t, y):
-        return replay(t, y, *params)
-
+    """SciPy's ``fun(t, y, *params)`` (the field's staged replay on plain values, called
+    directly: the solvers pass ``params`` as ``args``) and its ``jac(t, y)``: the user's,
+    or for the implicit methods the exact (sparse where it pays) Jacobian."""
     jac = options.jac
     if jac is None and options.method in IMPLICIT:
         jac = Jacobian(field, params, y0, t0, options.sparse, options.jac_sparsity)
-    return rhs, jac
+    return compiled(field, "rhs").plain, jac
 
 
-def _solve(rhs, jac, y0, t0, t1, ts, options):
+def _solve(rhs, params, jac, y0, t0, t1, ts, options):
     """SciPy's ``solve_ivp`` from ``t0`` to ``t1`` (output at ``ts``, or at its steps for
     ``ts=None``); a failure raises ``ODESolveError``; the statistics go to ``options``."""
-    extra = {} if jac is None or options.method not in IMPLICIT else {"jac": jac}
+    extra = {} if jac is None or options.method not in IMPLICIT else {
+        "jac": lambda t, y, *_: jac(t, y)}     # SciPy passes args to jac too
     sol = _si.solve_ivp(rhs, (t0, t1), y0, method=options.method, t_eval=ts,
-                        rtol=options.rtol, atol=options.atol, **extra, **dict(options.items))
+                        args=tuple(params), rtol=options.rtol, atol=options.atol, **extra,
+                        **dict(options.items))
     if sol.status != 0 or (ts is not None and sol.y.shape[1] != len(ts)):
         raise ODESolveError(f"{options.name}: the {options.method} solver failed before the "
                             f"last output time {t1!r}: {sol.message} (no solution, so "
@@ -169,7 +164,7 @@ def solve_steps(y0, t0, t1, params, field, options):
     ``(len(t), n)``)."""
     y0 = np.asarray(y0, float)
     rhs, jac = _rhs_and_jac(y0, t0, params, field, options)
-    sol = _solve(rhs, jac, y0, float(t0), float(t1), None, options)
+    sol = _solve(rhs, params, jac, y0, float(t0), float(t1), None, options)
     return sol.t, sol.y.T.copy()
 
 
@@ -322,6 +317,8 @@ def _resolve(y0, t0, ts, out, G, *params, field, options):
     plain_ts = np.asarray(underlying(ts), float)
     plain_t0 = float(underlying(t0))
     if transition_route(n, plain_t0, plain_ts, options):
+        # the plain sweep again, for its plan (a primitive's value cannot carry it); only
+        # derivatives of the sweep pay for it
         plan = []
         which = [i for i, p in enumerate(params) if differentiable(p)]
         transition_sweep(plain_t0, plain_ts, np.asarray(underlying(out), float),

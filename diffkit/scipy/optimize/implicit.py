@@ -258,6 +258,12 @@ class _Problem:
                            retain=False)
         return [None, *[None if is_zero(c) else -c for c in pull([lam])]]
 
+    def solved(self, x0, params, tree):
+        """``(x, result)``: the flat solution (``solution``) and SciPy's result with the
+        solution as ``tree(x)``."""
+        x, _ = self.solution(x0, params)
+        return x, self.result(tree(x))
+
     def result(self, x):
         """SciPy's result of the user's (last) solve, with ``success`` over a batch."""
         self.keep = False
@@ -382,8 +388,7 @@ def minimize(plain_minimize, fun, x0, args=(), method=None, jac=None, hess=None,
 
     problem = _Problem("minimize", solve, _Condition(residual, True, "minimize"), converged,
                        params.n)
-    x, _ = problem.solution(x0_flat, user.params)
-    result = problem.result(params.tree(x))
+    x, result = problem.solved(x0_flat, user.params, params.tree)
     result.fun = objective(x, user.params)
     return result
 
@@ -415,8 +420,7 @@ def root(plain_root, fun, x0, args=(), method="hybr", jac=None, tol=None, callba
 
     problem = _Problem("root", solve, _Condition(residual, False, "root"), converged,
                        params.n)
-    x, _ = problem.solution(x0_flat, user.params)
-    result = problem.result(params.tree(x))
+    x, result = problem.solved(x0_flat, user.params, params.tree)
     result.fun = residual(x, user.params)
     return result
 
@@ -451,8 +455,7 @@ def least_squares(plain_least_squares, fun, x0, jac=None, bounds=None, args=(), 
     problem = _Problem("least_squares", solve,
                        _Condition(residual, True, "least_squares"),
                        lambda result, x, theta: bool(result.success), params.n)
-    x, _ = problem.solution(x0_flat, user.params)
-    result = problem.result(params.tree(x))
+    x, result = problem.solved(x0_flat, user.params, params.tree)
     result.fun = residuals(x, user.params)
     result.cost = 0.5 * dnp.sum(result.fun ** 2)
     return result
