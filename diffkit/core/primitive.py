@@ -21,6 +21,10 @@ A primitive holds, in one place:
   reads the arguments' shapes, and their values only for integer index arrays or, with
   ``local``, to decide a branch. Optional: without it detection takes every output to
   depend on every input entry (a dense block), with a warning.
+- ``may_raise=True``: ``impl`` raises for some values of its arguments (``LinAlgError`` at a
+  singular or indefinite matrix). Code may call such a primitive only for that test
+  (``try: cholesky(a) except LinAlgError: ...``), so a staged program runs it even where
+  nothing reads its result.
 
 ``vjp_ignores`` names the values the VJP rule reads only for their shape and dtype: argument
 indices (``"args"`` for all of them), and ``"out"`` for the output. The reverse engine then
@@ -75,11 +79,11 @@ class Primitive:
     """One operation and its rules. Calling it binds it: ``sin_p(x)``."""
 
     __slots__ = ("name", "impl", "jvp", "vjp", "batch", "nondiff", "multiple_results",
-                 "vjp_ignores", "vjp_reads", "sparsity")
+                 "vjp_ignores", "vjp_reads", "sparsity", "may_raise")
 
     def __init__(self, name, impl, jvp=None, vjp=None, batch=None, *, nondiff=False,
                  multiple_results=False, vjp_ignores=(), vjp_reads=None, sparsity=None,
-                 register=True):
+                 may_raise=False, register=True):
         if register and name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} is already registered")
         self.name = name
@@ -92,6 +96,7 @@ class Primitive:
         self.vjp_ignores = frozenset(vjp_ignores)
         self.vjp_reads = vjp_reads
         self.sparsity = sparsity
+        self.may_raise = may_raise
         if register:
             PRIMITIVES[name] = self
 

@@ -26,6 +26,7 @@ from ..core.trace import (
     bind_custom,
     check_custom_outputs,
     new_trace,
+    slot_names,
 )
 from ..core.zeros import dtype_of, shape_of
 from ..errors import EscapedTracerError
@@ -126,7 +127,22 @@ class Recording:
     when it was recorded: a replay may then use NumPy's operators on it.
 
     ``holds_tracers`` is set when a constant is a traced value of an enclosing
-    transformation: such a recording is valid for this one call only."""
+    transformation: such a recording is valid for this one call only.
+
+    What a replay cannot see in the equations alone:
+
+    - ``raised``: the exceptions (``"LinAlgError from cholesky"``) that primitives raised
+      while recording and the function itself caught (a ``try``/``except`` around
+      ``np.linalg.cholesky``, a ``FloatingPointError`` under ``np.errstate``). The path the
+      function took depends on them, and no guard can check that an operation which did
+      not run would not raise now: such a recording must not be replayed.
+    - ``writes``: ``(input variable, variable)`` for each argument the function wrote into
+      in place (``x /= norm``): the argument's final value. NumPy's semantics are that
+      the caller's array holds it afterwards.
+    - ``effects``: variables whose equation must run even where nothing reads its result,
+      because running it may raise (a primitive marked ``may_raise``, such as a Cholesky
+      factorisation used as a positive-definiteness test, or any operation recorded under
+      an ``np.errstate`` that raises)."""
 
     def __init__(self, inputs):
         self.num_inputs = len(inputs)
@@ -136,6 +152,10 @@ class Recording:
         self.outputs = []
         self.guards = []
         self.holds_tracers = False
+        self.raised = []
+        self.writes = []
+        self.written = []
+        self.effects = []
 
     def input_ref(self, x, trace):
         """The reference to argument ``x`` of a primitive: its variable, or a ``Const``."""
@@ -175,7 +195,11 @@ class StagingTrace(Trace):
             else:
                 refs.append(recording.input_ref(x, self))
                 primals.append(x)
-        out = prim(*primals, **params)
+        try:
+            out = prim(*primals, **params)
+        except Exception as err:
+            self.recording.raised.append(f"{type(err).__name__} from {prim.name}")
+            raise
         outs = out if prim.multiple_results else (out,)
         return self._record(prim, params, refs, outs, prim.multiple_results)
 
@@ -186,7 +210,11 @@ class StagingTrace(Trace):
                 else self.recording.input_ref(x, self) for x in args]
         primals = [x.primal if type(x) is StagingTracer and x._trace is self else x
                    for x in args]
-        outs = tuple(bind_custom(call, primals))
+        try:
+            outs = tuple(bind_custom(call, primals))
+        except Exception as err:
+            self.recording.raised.append(f"{type(err).__name__} from {call.name}")
+            raise
         check_custom_outputs(self, call, outs)
         return self._record(custom_call_p, {"call": call}, refs, outs, True)
 
@@ -197,6 +225,8 @@ class StagingTrace(Trace):
         recording.equations.append(Equation(
             prim, params, tuple(refs), out_vars, tuple(recording.avals[v] for v in out_vars),
             None if errstate == self.errstate else errstate))
+        if getattr(prim, "may_raise", False) or "raise" in errstate.values():
+            recording.effects.extend(out_vars)
         wrapped = tuple(StagingTracer(self, o, v) for o, v in zip(outs, out_vars))
         return wrapped if multiple else wrapped[0]
 
@@ -260,4 +290,40 @@ def stage_flat(fun, args, *, name="jit"):
                         "function. Return values computed from this call's arguments.")
                 recording.outputs.append(recording.input_ref(o, trace))
                 values.append(o)
+        written = [(i, x) for i, x in enumerate(inputs) if x._trace is trace and x.var != i]
+        recording.writes = [(i, x.var) for i, x in written]
+        recording.written = [x.primal for _, x in written]   # for the caller: see write_back
     return values, recording
+
+
+# --- writes into arguments ---------------------------------------------------------------
+
+
+def write_back(target, value):
+    """NumPy's semantics for an argument the function wrote into in place (``x /= n``): the
+    caller's ``target`` takes the final ``value``. An array is written (a read-only one
+    raises NumPy's error, as the write in the function would); a traced value of an
+    enclosing transformation takes over the new value's state, as the in-place write does
+    without staging; a Python or NumPy scalar is immutable and stays as it is."""
+    if type(target) is np.ndarray:
+        target[...] = value
+    elif isinstance(target, Tracer):
+        trace = target._trace
+        if not (isinstance(value, Tracer) and value._trace is trace):
+            value = trace.lift(value)
+        for name in slot_names(type(target)):
+            object.__setattr__(target, name, getattr(value, name))
+
+
+def aliased_write(leaves, writes):
+    """The pair ``(i, j)`` of argument leaves where ``i`` is written into (``writes``:
+    ``(i, variable)``) and shares memory with another array ``j``, or None. A recording
+    sees its arguments as separate values, so it cannot replay NumPy's result there."""
+    for i, _ in writes:
+        target = leaves[i]
+        if type(target) is not np.ndarray:
+            continue
+        for j, other in enumerate(leaves):
+            if j != i and isinstance(other, np.ndarray) and np.may_share_memory(target, other):
+                return i, j
+    return None

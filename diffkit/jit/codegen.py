@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from ..interpreters.staging import is_numpy
+from ..interpreters.staging import is_numpy, write_back
 from ..ops.families import holds_nan, holds_nonfinite
 from ..ops.indexing import getitem_p, scatter_add_p
 from ..ops.shape import reshape_p
@@ -67,7 +67,7 @@ class _Writer:
         self.guards_after = guards_after
         self.names = {"_fail": fail, "_errstate": np.errstate, "_copy": np.copy,
                       "_fresh": _fresh, "_inf": np.inf, "_array": np.array, "_add": np.add,
-                      "_zeros": np.zeros}
+                      "_zeros": np.zeros, "_write_back": write_back}
         self.ids = {}
         self.body = []
 
@@ -303,6 +303,8 @@ def generate_replay(graph, fail):
     rec, guards_after = blocks.fuse(rec, graph._guards_after, fail)
     rec = scalars.narrow(rec, guards_after)
     w = _Writer(fail, rec, guards_after)
+    for i, _ in graph.write_back:   # the caller's arrays, kept from their variables' frees
+        w.body.append(f"_target{i} = v{i}")
     for var in range(rec.num_inputs):
         w.check(var, "")
     frees, reuse = buffers.plan(rec)
@@ -347,6 +349,9 @@ def generate_replay(graph, fail):
             outs.append(f"_copy({w.constant(o.value)})")
         else:
             outs.append(w.constant(o.value))
+    for i, k in graph.write_back:   # the arguments the function wrote into, as NumPy does
+        w.body.append(f"_write_back(_target{i}, {outs[k]})")
+    outs = outs[:graph.num_results]
     w.body.append(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     args = ", ".join(f"v{i}" for i in range(rec.num_inputs))
     inner = f"    def replay({args}):\n" + "".join(f"        {line}\n" for line in w.body)

@@ -18,14 +18,23 @@ result). It then replays in one of two ways:
   up with ``Unverifiable``; the caller then runs the function itself.
 
 A guard that no longer holds raises ``GuardFailure`` (the caller traces again).
+
+Beyond the function's results, a replay computes what the recording says the plain function
+does and the equations alone would lose (``Recording``): the final value of each argument
+written in place, written into the caller's array at the end (``write_back``), and each
+operation that may raise although nothing reads its result. A recording on which a
+primitive raised an exception that the function caught is never replayed (``Unverifiable``):
+no guard can tell that an operation which did not run would not raise now.
 """
+
+import copy
 
 import numpy as np
 
 from ..core.concrete import concrete_test, concrete_value
 from ..core.trace import Tracer
 from ..errors import DiffkitError
-from ..interpreters.staging import custom_call_p, is_numpy
+from ..interpreters.staging import custom_call_p, is_numpy, write_back
 from ..tree_util import tree_flatten, tree_unflatten
 from . import passes
 from .codegen import generate_replay
@@ -58,6 +67,9 @@ class Graph:
     """
 
     def __init__(self, recording, in_tree, out_tree, optimise=True):
+        self.num_results = len(recording.outputs)
+        self.raised = tuple(recording.raised)
+        recording, self.write_back = _with_extras(recording)
         self.recording = recording
         self.in_tree = in_tree
         self.out_tree = out_tree
@@ -90,12 +102,20 @@ class Graph:
         for leaf in leaves:
             if isinstance(leaf, Tracer):
                 return self.bind_flat(leaves)
+        if self.raised:
+            raise Unverifiable(self._raised_message())
         plain = self._plain
         if plain is None:
             plain = self._plain = generate_replay(self, GuardFailure)
         return plain(*leaves)
 
     def bind_flat(self, leaves):
+        if self.raised:
+            raise Unverifiable(self._raised_message())
+        if self.write_back and any(isinstance(leaves[i], Tracer) for i, _ in self.write_back):
+            # the function writes into a traced argument: it runs itself, so that the
+            # enclosing transformation sees the write where the function makes it
+            raise Unverifiable("the function writes into a traced argument")
         env = list(leaves) + [None] * (len(self.recording.avals) - len(leaves))
         for var in range(len(leaves)):
             self._check(var, env[var])
@@ -120,7 +140,13 @@ class Graph:
                 value = value.copy()
             returned.add(o)
             outs.append(value)
-        return tuple(outs)
+        for i, k in self.write_back:
+            write_back(leaves[i], outs[k])
+        return tuple(outs[:self.num_results])
+
+    def _raised_message(self):
+        return (f"it was recorded while the function caught an exception "
+                f"({', '.join(self.raised)}); the path it took cannot be checked on a replay")
 
     def _check(self, var, value):
         for guard in self._guards_after.get(var, ()):
@@ -147,6 +173,10 @@ class Graph:
                                  f"got shape {np.shape(leaf)}; record a new graph")
         numpy = self.recording.numpy
         mixed = any(is_numpy(leaf) != numpy[i] for i, leaf in enumerate(leaves))
+        if self.raised:
+            raise StaleGraphError(
+                f"this graph cannot be replayed: {self._raised_message()}. Call the function "
+                "itself, or through jit, which traces such calls every time.")
         try:   # the generated replay assumes each argument's kind (NumPy or Python) as recorded
             outs = self.bind_flat(leaves) if mixed else self.run_flat(leaves)
         except (GuardFailure, Unverifiable) as failure:
@@ -171,7 +201,12 @@ class Graph:
             lines.append(f"  {outs} = {_prim_name(eqn)} {args}{params}")
             lines += [f"  guard {g.describe()}" for v in eqn.outs
                       for g in self._guards_after.get(v, ())]
-        lines.append(f"  return {', '.join(_ref(o) for o in self.program.outputs)}")
+        outputs = self.program.outputs
+        written = {k: i for i, k in self.write_back}
+        for k in range(self.num_results, len(outputs)):   # what runs beyond the results
+            lines.append(f"  write argument v{written[k]} <- {_ref(outputs[k])}" if k in written
+                         else f"  run {_ref(outputs[k])} (it may raise)")
+        lines.append(f"  return {', '.join(_ref(o) for o in outputs[:self.num_results])}")
         lines.append("}")
         return "\n".join(lines)
 
@@ -191,6 +226,36 @@ def _unoptimised(recording):
     program = passes.Program(recording)
     passes.eliminate_dead_code(program)
     return program
+
+
+def _with_extras(recording):
+    """``(recording, write_back)``: the recording with the values a replay computes beyond
+    the results appended to its outputs (the final value of each argument written into,
+    then each result of an operation that may raise and that nothing else reads), and
+    ``(argument, output position)`` for each write."""
+    if not recording.writes and not recording.effects:
+        return recording, ()
+    outputs = list(recording.outputs)
+    write_back = []
+    for i, var in recording.writes:
+        write_back.append((i, len(outputs)))
+        outputs.append(var)
+    outputs.extend(_unread(recording, recording.effects))
+    extended = copy.copy(recording)
+    extended.outputs = outputs
+    extended.written = []
+    return extended, tuple(write_back)
+
+
+def _unread(recording, variables):
+    """The ``variables`` that reach no output and no guard of ``recording``."""
+    needed = {o for o in recording.outputs if type(o) is int}
+    needed.update(g.var for g in recording.guards)
+    needed.update(v for _, v in recording.writes)
+    for eqn in reversed(recording.equations):
+        if any(v in needed for v in eqn.outs):
+            needed.update(i for i in eqn.inputs if type(i) is int)
+    return [v for v in dict.fromkeys(variables) if v not in needed]
 
 
 def _guards_by_var(guards):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.trace import Tracer
 from ..errors import ArgnumsError, InputTypeError, PerformanceWarning
-from ..interpreters.staging import stage_flat
+from ..interpreters.staging import aliased_write, stage_flat, write_back
 from ..tree_util import tree_flatten, tree_unflatten
 from . import linear, randomness
 from .graph import Graph, GuardFailure, Unverifiable
@@ -163,7 +163,8 @@ class _Flat:
 
 
 def trace(fun, signature, tree, statics, leaves):
-    """Stage ``fun`` on ``leaves``: ``(graph, flat outputs)``. Refuses a random draw."""
+    """Stage ``fun`` on ``leaves``: ``(graph, flat outputs)``. Refuses a random draw; gives
+    the arguments the function wrote into their final values, as NumPy does."""
     generators = randomness.reachable_generators(fun)
     before = randomness.snapshot(generators)
     flat = _Flat(fun, signature, tree, statics)
@@ -171,7 +172,24 @@ def trace(fun, signature, tree, statics, leaves):
     where = randomness.changed(before, generators)
     if where is not None:
         raise randomness.random_draw_error(signature.name, where)
+    _check_aliasing(leaves, recording.writes, signature)
+    for (i, _), value in zip(recording.writes, recording.written):
+        write_back(leaves[i], value)
+    recording.written = []
     return Graph(recording, tree, flat.out_tree), outs
+
+
+def _check_aliasing(leaves, writes, signature):
+    """An error when the function writes into an argument that shares memory with another
+    one: NumPy would change both, and a recording sees them as separate values."""
+    pair = aliased_write(leaves, writes)
+    if pair is not None:
+        i, j = pair
+        raise InputTypeError(
+            f"{signature.what}({signature.name}) writes in place into argument leaf {i}, "
+            f"which shares memory with argument leaf {j} (the same array passed twice, or a "
+            "view of it). NumPy would change both; a staged function sees separate arrays. "
+            "Pass a copy (f(a, a.copy())), or call the function without jit.")
 
 
 class Jitted:
@@ -229,7 +247,7 @@ class Jitted:
             return self._eager(args, kwargs)
         graph, outs = trace(self.fun, signature, tree, statics, leaves)
         self._count(0)
-        if not graph.recording.holds_tracers:
+        if not graph.recording.holds_tracers and not graph.raised:
             with self._lock:
                 kept = self._cache.setdefault(key, [])
                 if len(kept) < MAX_SPECIALISATIONS:
@@ -240,6 +258,8 @@ class Jitted:
         """``(True, result)`` from the first graph whose guards hold, else ``(False, None)``
         (every graph has a failing guard: trace again)."""
         for graph in graphs:
+            if graph.write_back:
+                _check_aliasing(leaves, graph.recording.writes, self._signature)
             try:
                 outs = graph.run_flat(leaves)
             except GuardFailure:
@@ -247,6 +267,12 @@ class Jitted:
                 continue
             except Unverifiable:
                 return True, self._eager(args, kwargs)
+            except Exception:   # noqa: BLE001 (any: the function's own code decides)
+                # An operation raised on these values (a Cholesky factorisation of a matrix
+                # that is not positive definite, an error under np.errstate): the function
+                # may catch it and take another path, so it runs again, traced.
+                self._count(2)
+                continue
             self._count(1)
             out_tree = graph.out_tree
             return True, outs[0] if out_tree.node is None else tree_unflatten(out_tree, outs)

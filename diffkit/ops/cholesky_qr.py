@@ -82,7 +82,7 @@ def _cholesky_impl(a, upper):
 
 
 cholesky_p = Primitive("cholesky", _cholesky_impl, _cholesky_jvp, (_cholesky_vjp,),
-                       vjp_ignores=(0,))
+                       vjp_ignores=(0,), may_raise=True)
 cholesky_p.batch = _single_batch(cholesky_p)
 
 

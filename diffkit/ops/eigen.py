@@ -156,7 +156,8 @@ def _eigh_vjp_plain(w_bar, v_bar, w, v, a, UPLO):
     return (g + np.swapaxes(g, -1, -2)) * _half_triangle(n, UPLO, g.dtype)
 
 
-eigh_p = Primitive("eigh", _eigh_impl, _eigh_jvp, (_eigh_vjp,), multiple_results=True)
+eigh_p = Primitive("eigh", _eigh_impl, _eigh_jvp, (_eigh_vjp,), multiple_results=True,
+                  may_raise=True)
 eigh_p.batch = _single_batch(eigh_p)
 
 
@@ -213,7 +214,7 @@ def _eigh_spectral_batch(axis_size, values, batch_axes, UPLO):
 eigh_spectral_p = Primitive(
     "eigh_spectral", _eigh_spectral_impl, _eigh_spectral_jvp,
     (_eigh_spectral_vjp_a, None, None, _eigh_spectral_vjp_c), _eigh_spectral_batch,
-    vjp_ignores=(0, "out"))
+    vjp_ignores=(0, "out"), may_raise=True)
 
 
 def _check_uplo(UPLO):
@@ -286,7 +287,7 @@ def _eig_vjp(cts, out, a):
 
 
 eig_p = Primitive("eig", _eig_impl, _eig_jvp, (_eig_vjp,), multiple_results=True,
-                  vjp_ignores=(0,))
+                  vjp_ignores=(0,), may_raise=True)
 eig_p.batch = _single_batch(eig_p)
 
 

@@ -75,7 +75,7 @@ def _pinv_vjp(ct, x, a, rcond, hermitian):
     return hermitian_from_triangle_adjoint(g, lower=True) if hermitian else g
 
 
-pinv_p = Primitive("pinv", _pinv_impl, _pinv_jvp, (_pinv_vjp,))
+pinv_p = Primitive("pinv", _pinv_impl, _pinv_jvp, (_pinv_vjp,), may_raise=True)
 pinv_p.batch = _single_batch(pinv_p)
 
 _NO_VALUE = object()

@@ -91,7 +91,7 @@ def _solve_impl(a, b):
 
 solve_p = Primitive("solve", _solve_impl, _solve_jvp, (_solve_vjp_a, _solve_vjp_b),
                     _solve_batch, vjp_ignores=(1,),
-                    vjp_reads=(frozenset({0, "out"}), frozenset({0})))
+                    vjp_reads=(frozenset({0, "out"}), frozenset({0})), may_raise=True)
 
 
 def solve(a, b):
@@ -175,7 +175,8 @@ def _inv_vjp(ct, x, a, nan_if_singular=False):
     return ew.negative_p(_mm(_mm(xt, ct), xt))
 
 
-inv_p = Primitive("inv", _inv_impl, _inv_jvp, (_inv_vjp,), vjp_ignores=(0,))
+inv_p = Primitive("inv", _inv_impl, _inv_jvp, (_inv_vjp,), vjp_ignores=(0,),
+                  may_raise=True)
 inv_p.batch = _single_batch(inv_p)
 
 

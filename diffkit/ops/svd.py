@@ -180,7 +180,8 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
     return g if spectral is None else ew.add_p(g, spectral)
 
 
-svd_p = Primitive("svd", _svd_impl, _svd_jvp, (_svd_vjp,), multiple_results=True)
+svd_p = Primitive("svd", _svd_impl, _svd_jvp, (_svd_vjp,), multiple_results=True,
+                  may_raise=True)
 svd_p.batch = _single_batch(svd_p)
 
 
@@ -279,7 +280,7 @@ def _svd_spectral_batch(axis_size, values, batch_axes, full_matrices, hermitian)
 svd_spectral_p = Primitive(
     "svd_spectral", _svd_spectral_impl, _svd_spectral_jvp,
     (_svd_spectral_vjp_a, None, None, None, _svd_spectral_vjp_c), _svd_spectral_batch,
-    vjp_ignores=(0, "out"))
+    vjp_ignores=(0, "out"), may_raise=True)
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):

@@ -179,9 +179,14 @@ class Closure:
         values = captured(recording)
         if not values:
             return
-        if recording.guards or any(dtype_of(v).kind not in "fc" for v in values):
-            what = "reads the values of its inputs (Python control flow on them)" \
-                if recording.guards else "closes over a traced integer or boolean value"
+        if recording.guards or recording.raised or recording.writes \
+                or any(dtype_of(v).kind not in "fc" for v in values):
+            what = ("reads the values of its inputs (Python control flow on them)"
+                    if recording.guards else
+                    f"catches an exception ({recording.raised[0]}) that decides its path"
+                    if recording.raised else
+                    "writes into its arguments in place" if recording.writes else
+                    "closes over a traced integer or boolean value")
             raise EscapedTracerError(
                 f"{name}: the function closes over values traced by an enclosing "
                 f"{values[0]._trace.name} transformation and {what}, so it cannot be "
