@@ -17,6 +17,8 @@ recording) and the ``Recording``. ``diffkit.jit`` turns a recording into a ``Gra
 lists and replays it.
 """
 
+import warnings
+
 import numpy as np
 
 from ..core.trace import (
@@ -133,9 +135,11 @@ class Recording:
 
     - ``raised``: the exceptions (``"LinAlgError from cholesky"``) that primitives raised
       while recording and the function itself caught (a ``try``/``except`` around
-      ``np.linalg.cholesky``, a ``FloatingPointError`` under ``np.errstate``). The path the
-      function took depends on them, and no guard can check that an operation which did
-      not run would not raise now: such a recording must not be replayed.
+      ``np.linalg.cholesky``, a ``FloatingPointError`` under ``np.errstate``), or that
+      operations would have raised for warnings the function made errors itself
+      (``warnings.catch_warnings`` with an ``"error"`` filter). The path the function took
+      depends on them, and no guard can check that an operation which did not run would
+      not raise now: such a recording must not be replayed.
     - ``writes``: ``(input variable, variable)`` for each argument the function wrote into
       in place (``x /= norm``): the argument's final value. NumPy's semantics are that
       the caller's array holds it afterwards.
@@ -173,7 +177,7 @@ class Recording:
 
 
 class StagingTrace(Trace):
-    __slots__ = ("recording", "errstate")
+    __slots__ = ("recording", "errstate", "filters")
     name = "jit (staging)"
     escape_hint = ("It was stored outside the jitted function (an outer list, a global, an "
                    "attribute) while jit traced it. Return it from the jitted function "
@@ -183,6 +187,7 @@ class StagingTrace(Trace):
         super().__init__(level)
         self.recording = recording
         self.errstate = np.geterr()   # the caller's: a replay runs under its caller's
+        self.filters = warnings.filters   # the caller's warning filters (the list itself)
 
     def process(self, prim, args, params):
         recording = self.recording
@@ -227,6 +232,11 @@ class StagingTrace(Trace):
             None if errstate == self.errstate else errstate))
         if getattr(prim, "may_raise", False) or "raise" in errstate.values():
             recording.effects.extend(out_vars)
+        if warnings.filters is not self.filters and _warnings_raise() \
+                and not recording.raised:
+            # inside warnings.catch_warnings() with an "error" filter: a warning would be an
+            # exception here, but a replay runs under the caller's filters
+            recording.raised.append(f"warnings made errors around {prim.name}")
         wrapped = tuple(StagingTracer(self, o, v) for o, v in zip(outs, out_vars))
         return wrapped if multiple else wrapped[0]
 
@@ -294,6 +304,10 @@ def stage_flat(fun, args, *, name="jit"):
         recording.writes = [(i, x.var) for i, x in written]
         recording.written = [x.primal for _, x in written]   # for the caller: see write_back
     return values, recording
+
+
+def _warnings_raise():
+    return any(f[0] == "error" for f in warnings.filters)
 
 
 # --- writes into arguments ---------------------------------------------------------------

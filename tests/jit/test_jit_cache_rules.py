@@ -319,8 +319,13 @@ def _program(steps):
                     x = x * 0.5
             elif kind == "write":
                 x[0] = x[-1] * arg
+            elif kind == "draw":
+                x = x + arg * DRAWS.normal(size=x.shape)
         return np.sum(x)
     return fun
+
+
+DRAWS = np.random.default_rng(12)
 
 
 _STEP = st.one_of(
@@ -328,6 +333,7 @@ _STEP = st.one_of(
     st.tuples(st.just("branch"), st.floats(-1, 1)),
     st.tuples(st.just("chol"), st.floats(-1, 1)),
     st.tuples(st.just("write"), st.floats(-2, 2)),
+    st.tuples(st.just("draw"), st.floats(0.1, 1)),
 )
 
 
@@ -339,6 +345,12 @@ def test_random_programs_replay_as_the_plain_function(steps, inputs):
     fun = _program(steps)
     jitted = dk.jit(fun)
     grad_jitted = dk.jit(dk.grad(fun))
+    if any(kind == "draw" for kind, _ in steps):   # a draw on every path: refused
+        with pytest.raises(RandomDrawError):
+            jitted(np.array(inputs[0]))
+        with pytest.raises(RandomDrawError):
+            grad_jitted(np.array(inputs[0]))
+        return
     for values in inputs:
         x = np.array(values)
         with np.errstate(all="ignore"):
@@ -346,3 +358,23 @@ def test_random_programs_replay_as_the_plain_function(steps, inputs):
             got = jitted(x.copy())
             np.testing.assert_array_equal(got, expected)
             np.testing.assert_array_equal(grad_jitted(x.copy()), dk.grad(fun)(x.copy()))
+
+
+def log_or_zero(x):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            return np.sum(np.log(x))
+        except RuntimeWarning:
+            return np.sum(x) * 0.0
+
+
+@pytest.mark.parametrize("order", [([1.0, 2.0], [0.0, 1.0]), ([0.0, 1.0], [1.0, 2.0])])
+def test_warnings_made_errors_inside_the_function_follow_the_plain_path(order):
+    jitted = dk.jit(log_or_zero)
+    for _ in range(2):
+        for x in order:
+            x = np.array(x)
+            assert jitted(x) == log_or_zero(x)
