@@ -16,7 +16,7 @@ sparse derivatives in a few batched passes.
 # numpy registers the primitives; numpy_protocol then gives traced values NumPy's operators,
 # methods and dispatch protocols (Tracer itself, in core, knows no namespace). distributed
 # fills the executor and lazy-array slots of diffkit.chunking (dask is imported on use only).
-from . import distributed, flatten_util, numpy, numpy_protocol, tree_util  # noqa: F401
+from . import debug, distributed, flatten_util, numpy, numpy_protocol, tree_util  # noqa: F401
 from .api import (  # noqa: F401
     grad,
     hessian,
@@ -31,6 +31,7 @@ from .api import (  # noqa: F401
     vjp,
     vmap,
 )
+from .config import config  # noqa: F401
 from .custom import checkpoint, custom_jvp, custom_vjp  # noqa: F401
 from .jit import jit, make_graph  # noqa: F401
 from .sparse import (  # noqa: F401

@@ -45,8 +45,6 @@ real, and tangents and cotangents keep their value's precision (complex64 stays 
   (use ``jvp``/``vjp`` along 1 and 1j, or split real and imaginary parts).
 """
 
-import functools
-
 import numpy as np
 
 from . import tree_util
@@ -87,6 +85,7 @@ from .jacobian_parts import (
 from .ops import shape
 from .ops.control import stop_gradient
 from .ops.indexing import getitem
+from .tracebacks import api_boundary, public
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "hvp", "vmap", "stop_gradient"]
@@ -181,6 +180,7 @@ def _doubled_side(in_leaves, out_leaves, holomorphic, name):
 # --- forward mode ----------------------------------------------------------------------
 
 
+@api_boundary
 def jvp(fun, primals, tangents, has_aux=False):
     """Evaluate ``fun(*primals)`` and its directional derivative along ``tangents``.
 
@@ -206,6 +206,7 @@ def _jvp(fun, primals, tangents, has_aux, name):
     return out + (result[2],) if has_aux else out
 
 
+@api_boundary
 def linearize(fun, *primals):
     """Evaluate ``fun(*primals)`` and return ``(out, jvp_fn)`` where ``jvp_fn(*tangents)``
     is the JVP at ``primals``.
@@ -226,6 +227,7 @@ def linearize(fun, *primals):
         primals_out, flat_jvp_fn = linearize_flat(flat_fun, flat_primals)
         out_tree = flat_fun.out_tree
 
+    @api_boundary
     def jvp_fn(*tangents):
         flat = _matching_leaves(tangents, in_tree, flat_primals, "tangent")
         return out_tree.unflatten([instantiate(t) for t in flat_jvp_fn(flat)])
@@ -238,6 +240,7 @@ def linearize(fun, *primals):
 # --- reverse mode ----------------------------------------------------------------------
 
 
+@api_boundary
 def vjp(fun, *primals, has_aux=False):
     """Evaluate ``fun(*primals)`` and return ``(out, vjp_fn)`` (``(out, vjp_fn, aux)``).
 
@@ -262,6 +265,7 @@ def _vjp(fun, primals, has_aux, retain, name="vjp", keep=False):
     out_tree, primals_out, pull, aux = _vjp_tree(fun, primals, has_aux, retain, name,
                                                  keep=keep)
 
+    @api_boundary
     def vjp_fn(cotangent):
         return pull(_matching_leaves(cotangent, out_tree, primals_out, "cotangent"))
 
@@ -299,7 +303,7 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, name):
     # argnums checked per number of arguments (not for a list, which the caller may change)
     positions = None if isinstance(argnums, list) else {}
 
-    @functools.wraps(fun)
+    @public(fun)
     def value_and_grad_fun(*args, **kwargs):
         f, dyn, is_tuple = _select_args(fun, args, kwargs, argnums, name, positions)
         if holomorphic:
@@ -336,7 +340,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False):
     error."""
     value_and_grad_fun = _value_and_grad(fun, argnums, has_aux, holomorphic, "grad")
 
-    @functools.wraps(fun)
+    @public(fun)
     def grad_fun(*args, **kwargs):
         (value, aux), gradient = value_and_grad_fun(*args, **kwargs) if has_aux else \
             ((None, None), value_and_grad_fun(*args, **kwargs)[1])
@@ -393,7 +397,7 @@ def _jacfwd(fun, argnums, has_aux, holomorphic, name, chunk_size=None, executor=
     check_argnums(argnums, name)
     check_chunk_size(chunk_size, name)
 
-    @functools.wraps(fun)
+    @public(fun)
     def jacfwd_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    name)
@@ -447,7 +451,7 @@ def _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, name, executor=None,
     check_argnums(argnums, name)
     check_chunk_size(chunk_size, name)
 
-    @functools.wraps(fun)
+    @public(fun)
     def jacrev_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    name)
@@ -548,7 +552,7 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False, chun
     if mode != "auto":
         raise OptionError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
 
-    @functools.wraps(fun)
+    @public(fun)
     def jacobian_fun(*args, **kwargs):
         f, dyn, leaves, in_tree = _jacobian_inputs(fun, args, kwargs, argnums, holomorphic,
                                                    "jacobian")
@@ -592,7 +596,7 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False, chunk_size=None, e
     if holomorphic:
         return outer
 
-    @functools.wraps(fun)
+    @public(fun)
     def hessian_fun(*args, **kwargs):
         _, dyn, _ = _select_args(fun, args, kwargs, argnums, "hessian")
         if any(is_complex(as_array(x, "hessian argument"))
@@ -607,6 +611,7 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False, chunk_size=None, e
     return hessian_fun
 
 
+@api_boundary
 def hvp(fun, primals, tangents):
     """The Hessian of the scalar ``fun`` at ``primals`` times ``tangents``, a tuple with one
     entry per primal, by forward over reverse; the Hessian is never formed."""
@@ -660,7 +665,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, chunk_size=None, executor=N
                                              "outputs"))
         return axes
 
-    @functools.wraps(fun)
+    @public(fun)
     def vmapped(*args, **kwargs):
         # without keywords (the usual call) only the positional arguments are flattened
         flat_args, in_tree = tree_util.tree_flatten((args, kwargs) if kwargs else args)

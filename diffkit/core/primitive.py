@@ -25,6 +25,8 @@ A primitive holds, in one place:
   singular or indefinite matrix). Code may call such a primitive only for that test
   (``try: cholesky(a) except LinAlgError: ...``), so a staged program runs it even where
   nothing reads its result.
+- ``effectful=True``: calling ``impl`` is the point (a debugging callback): a staged program
+  runs it at every replay, in order, and never merges, folds or drops it.
 
 ``vjp_ignores`` names the values the VJP rule reads only for their shape and dtype: argument
 indices (``"args"`` for all of them), and ``"out"`` for the output. The reverse engine then
@@ -79,11 +81,11 @@ class Primitive:
     """One operation and its rules. Calling it binds it: ``sin_p(x)``."""
 
     __slots__ = ("name", "impl", "jvp", "vjp", "batch", "nondiff", "multiple_results",
-                 "vjp_ignores", "vjp_reads", "sparsity", "may_raise")
+                 "vjp_ignores", "vjp_reads", "sparsity", "may_raise", "effectful")
 
     def __init__(self, name, impl, jvp=None, vjp=None, batch=None, *, nondiff=False,
                  multiple_results=False, vjp_ignores=(), vjp_reads=None, sparsity=None,
-                 may_raise=False, register=True):
+                 may_raise=False, effectful=False, register=True):
         if register and name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} is already registered")
         self.name = name
@@ -97,6 +99,7 @@ class Primitive:
         self.vjp_reads = vjp_reads
         self.sparsity = sparsity
         self.may_raise = may_raise
+        self.effectful = effectful
         if register:
             PRIMITIVES[name] = self
 

@@ -163,8 +163,44 @@ class Tracer:
             raise TypeError("len() of unsized object (a 0-d traced array)")
         return shape[0]
 
+    # Showing a value is for the person debugging: the value under the tracers is read
+    # without being reported as a concrete read (no jit guard, no sparsity branch), and a
+    # failure to show it never raises.
     def __repr__(self):
-        return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, {self._trace})"
+        try:
+            value, by, batch = shown_value(self)
+        except Exception:   # noqa: BLE001 (repr must not fail while debugging)
+            value = None
+        if value is None:
+            return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, " \
+                   f"{self._trace})"
+        what = f"batch of {batch}: " if batch else ""
+        return f"{type(self).__name__}({what}{value!r}, traced by {by})"
+
+    def __str__(self):
+        try:
+            value, by, batch = shown_value(self)
+        except Exception:   # noqa: BLE001
+            value = None
+        if value is None:
+            return repr(self)
+        what = f"batch of {batch}: " if batch else ""
+        return f"{what}{value} (traced by {by})"
+
+    def __format__(self, spec):
+        """``f"{x:.3f}"``: the value formatted as NumPy formats it (a 0-d value takes a
+        number's format; an array takes only the empty format, as an ndarray)."""
+        if not spec:
+            return str(self)
+        value, by, batch = shown_value(self)
+        if value is None or batch:
+            raise TypeError(
+                f"format(x, {spec!r}): this traced value (shape {self.shape}, traced by "
+                f"{self._trace.name}) stands for "
+                f"{'a batch of values' if batch else 'no single value'}; format it with an "
+                "empty format (f'{x}'), or print it with "
+                "dk.debug.print, which prints each value of a batch")
+        return format(value, spec)
 
     # ``copy.copy``/``copy.deepcopy`` keep the derivative: the copy is a new tracer of the
     # same trace holding the same (never mutated) value. The default protocol would copy
@@ -189,6 +225,26 @@ class Tracer:
             "function and pickle the result (a NumPy array) instead.")
 
     __reduce__ = __reduce_ex__
+
+
+def shown_value(tracer):
+    """``(value, by, batch)`` for showing ``tracer``: the plain value under it (the stacked
+    values under ``vmap``, ``batch`` then their number) and the transformations that trace
+    it, outermost first (``by``); ``value`` is None where there is none to show. Nothing
+    is reported to recording traces: showing a value does not make a jit guard."""
+    names, batch, value = [], 0, tracer
+    while isinstance(value, Tracer):
+        names.append(value._trace.name)
+        primal = getattr(value, "primal", None)
+        if primal is None:
+            value = getattr(value, "value", None)
+            shape = getattr(value, "shape", ())
+            if value is None or not shape:
+                return None, None, 0
+            batch = batch or shape[0]
+        else:
+            value = primal
+    return value, " of ".join(names), batch
 
 
 def slot_names(cls):

@@ -230,7 +230,8 @@ class StagingTrace(Trace):
         recording.equations.append(Equation(
             prim, params, tuple(refs), out_vars, tuple(recording.avals[v] for v in out_vars),
             None if errstate == self.errstate else errstate))
-        if getattr(prim, "may_raise", False) or "raise" in errstate.values():
+        if getattr(prim, "may_raise", False) or getattr(prim, "effectful", False) \
+                or "raise" in errstate.values():
             recording.effects.extend(out_vars)
         if warnings.filters is not self.filters and _warnings_raise() \
                 and not recording.raised:

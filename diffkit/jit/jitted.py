@@ -19,6 +19,7 @@ import numpy as np
 from ..core.trace import Tracer
 from ..errors import ArgnumsError, InputTypeError, PerformanceWarning
 from ..interpreters.staging import aliased_write, stage_flat, write_back
+from ..tracebacks import api_boundary
 from ..tree_util import tree_flatten, tree_unflatten
 from . import linear, randomness
 from .graph import Graph, GuardFailure, Unverifiable
@@ -209,6 +210,7 @@ class Jitted:
         self._lock = threading.Lock()
         self._stats = [0, 0, 0, 0]   # traces, hits, guard failures, eager calls
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         signature = self._signature
         fast = None

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from .. import numpy as dnp
-from ..core.trace import Tracer
+from ..core.trace import Tracer, shown_value
 from ..errors import NoRuleError
 from ..numpy import fft as dnp_fft
 from ..numpy import linalg as dnp_linalg
@@ -153,6 +153,8 @@ def array_function(self, func, types, args, kwargs):
     for t in types:
         if not issubclass(t, (np.ndarray, Tracer)):
             return NotImplemented  # a foreign array type: let its own dispatch run
+    if func in _SHOWING:
+        return _show(func, args, kwargs)
     _, where = _numpy_name(func)
     if writes_out(kwargs.get("out")):
         raise in_place_call_error(self, sys._getframe(1), where)
@@ -166,6 +168,20 @@ def array_function(self, func, types, args, kwargs):
     return fn(*args, **_filter_keywords(where, fn, func, kwargs))
 
 
+
+
+# NumPy's functions that turn an array into text: a traced value is shown by its value (the
+# stacked values under vmap), read without a jit guard, as print(x) shows it.
+_SHOWING = frozenset({np.array2string, np.array_repr, np.array_str})
+
+
+def _show(func, args, kwargs):
+    value, by, _ = shown_value(args[0])
+    if value is None:
+        raise TypeError(f"np.{func.__name__}: this traced value (shape {args[0].shape}, "
+                        f"traced by {args[0]._trace.name}) has no value to show; print it "
+                        "with dk.debug.print")
+    return func(value, *args[1:], **kwargs)
 
 
 def _no_rule_message(ufunc):

@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     complex,
     control,
     creation,
+    debugging,
     decompositions,
     elementwise,
     families,
