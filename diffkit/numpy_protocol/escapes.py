@@ -204,7 +204,9 @@ _MAP_INSTEAD = (
 
 _OUT_BUFFER = (
     "An out= buffer is written in place, which a traced result cannot be. Use the returned "
-    "value instead: y = {call} (no out=); to fill part of an array, build it with "
+    "value instead: y = {call} (no out=); where y is itself traced and other names must see "
+    "the change, as out=y would give, write y[...] = {call} (methods take out= a traced "
+    "array: y.clip(lo, hi, out=y)); to fill part of an array, build it with "
     "np.stack/np.concatenate, or update a traced array with y = y.at[index].set(value).")
 
 
@@ -507,6 +509,12 @@ def _library_escape(site):
         return scipy
     name = _library_name(site)
     counterpart = _diffkit_numpy_name(name)
+    if counterpart is not None and name in _WRITES_IN_PLACE:
+        return name, (
+            f"{name} writes into its first argument in place, a NumPy array here, which "
+            f"cannot hold a traced value. Call {counterpart}(..., inplace=False) instead "
+            "(import diffkit.numpy as dnp): it returns the new array, traced, and keeps the "
+            "derivative; or start from a traced array, which NumPy's function writes into.")
     if counterpart is not None:
         return name, (
             f"NumPy converts the arguments of {name} to plain arrays before its dispatch can "
@@ -517,6 +525,11 @@ def _library_escape(site):
     return name, (f"{name} converts its input with np.asarray, so it has no diffkit rule. "
                   "Use the diffkit.numpy function that computes the same thing, or define "
                   "the derivative yourself with dk.custom_vjp/dk.custom_jvp.")
+
+
+# NumPy functions writing into their first argument whose diffkit.numpy counterparts return
+# the new array with inplace=False
+_WRITES_IN_PLACE = frozenset({"np.fill_diagonal", "np.put_along_axis"})
 
 
 def _diffkit_numpy_name(name):

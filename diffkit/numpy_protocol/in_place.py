@@ -18,6 +18,16 @@ would otherwise give a silently different value. A write into a fresh value (wha
 array-API code makes: ``xp.asarray(x, copy=True)``, the result of arithmetic) works. The
 views are followed with weak references, so a view nobody holds any more blocks nothing.
 
+Overlap idioms. ``y[1:3] = y[1:3][::-1]``, ``y += y[::-1]``, ``A += A.T``: the operand is a
+view of ``y`` held only by the statement running, so it dies with the statement. NumPy
+buffers such an operand, so its result is the one computed from the old values, which is
+what the functional write computes: the write is allowed (see "temporaries" below). A view a
+name holds is refused as above.
+
+In-place methods and functions (``y.sort()``, ``y.fill(v)``, ``y.flat[i] = v``, ``y.put``,
+``out=y`` of the methods, ``np.fill_diagonal(y, v)``) write through ``write`` and
+``write_cycled``, with the same checks.
+
 Levels. A value of an enclosing transformation (a closed-over traced value) is written only
 while no inner transformation runs: an inner tape may hold that very object as a constant,
 and the inner value written into it would escape its transformation. Both are refused. A
@@ -33,12 +43,13 @@ import weakref
 
 import numpy as np
 
-from ..core.concrete import holds_tracer
+from ..core.concrete import concrete_value, holds_tracer
 from ..core.trace import Tracer, current_level, innermost_trace, lifting_trace, slot_names
 from ..errors import TracerConversionError
 from ..ops.creation import asarray as dnp_asarray
 from ..ops.elementwise import where
-from ..ops.indexing import At
+from ..ops.indexing import At, getitem
+from ..ops.shape import ravel, reshape
 from .escapes import STORES
 
 # --- views --------------------------------------------------------------------------------
@@ -259,8 +270,84 @@ def _getitem(getitem):
     return __getitem__
 
 
-def _check_writable(y, what):
-    """Raise unless ``y`` may be written in place (see the module docstring)."""
+# --- temporaries: the overlap idioms ------------------------------------------------------
+# ``y[1:3] = y[1:3][::-1]`` and ``y += y[::-1]`` write into y while a view of it is alive: the
+# right-hand side, held only by the statement running. NumPy buffers such an operand (the
+# result is the one computed from the old values), which is what the functional write gives
+# anyway, and the view dies when the statement ends, so no stale value can be seen. A view a
+# name (or a container, an attribute, a closure) also holds outlives the statement: the write
+# is refused. What tells them apart is the operand's reference count on entry to
+# ``__setitem__``/``__iadd__``, measured here against a probe called the same way.
+
+
+class _Probe:
+    """Records the reference count of the operand ``__setitem__`` and ``__iadd__`` receive,
+    at the same depth as ``setitem`` and ``_augmented``'s method measure theirs."""
+
+    counts = []
+
+    def __setitem__(self, index, value):
+        _Probe.counts.append(sys.getrefcount(value))
+
+    def __iadd__(self, other):
+        _Probe.counts.append(sys.getrefcount(other))
+        return self
+
+
+def _calibrate():
+    """``{"setitem": n, "augmented": n}``: the most references an operand held only by the
+    running statement has on entry; None where this Python cannot tell such an operand from
+    one a local name holds too (an interpreter whose stack borrows references), in which
+    case every write with a live view is refused as before."""
+    probe, named = _Probe(), _Probe()
+    _Probe.counts = []
+    probe[0] = _Probe()           # the statements measured, in this order
+    probe[0:1] = _Probe()
+    probe[0] = named
+    probe[0:1] = named
+    probe += _Probe()
+    probe += named
+    counts, _Probe.counts = _Probe.counts, []
+    set_temporary, set_named = max(counts[0:2]), min(counts[2:4])
+    add_temporary, add_named = counts[4], counts[5]
+    if set_named <= set_temporary or add_named <= add_temporary:
+        return None
+    return {"setitem": set_temporary, "augmented": add_temporary}
+
+
+_TEMPORARY_REFERENCES = _calibrate()
+
+
+def _temporary(operand, references, kind, frame):
+    """``(operand,)`` when it is a traced value only the running statement holds (its
+    reference count on entry to the write was ``references``), else ``()``. Only a write
+    made by the statement itself counts (``frame``, the caller, runs the store or the
+    augmented operator): an explicit ``y.__setitem__(i, z)`` hands ``z`` over without the
+    reference the statement's stack holds, so its count says nothing."""
+    if _TEMPORARY_REFERENCES is None or not isinstance(operand, Tracer) or \
+            id(operand) not in _families or references > _TEMPORARY_REFERENCES[kind]:
+        return ()
+    return (operand,) if _opname(frame) in _STATEMENT_OPS[kind] else ()
+
+
+def _opname(frame):
+    """The name of the instruction ``frame`` is running."""
+    opcodes, offset = frame.f_code.co_code, frame.f_lasti
+    while offset > 0 and dis.opname[opcodes[offset]] == "CACHE":
+        offset -= 2
+    return dis.opname[opcodes[offset]] if offset >= 0 else None
+
+
+_STATEMENT_OPS = {
+    "setitem": STORES,
+    "augmented": frozenset({"BINARY_OP"} | {name for name in dis.opname  # INPLACE_*: 3.10
+                                             if name.startswith("INPLACE_")})}
+
+
+def _check_writable(y, what, temporaries=()):
+    """Raise unless ``y`` may be written in place (see the module docstring). The values in
+    ``temporaries`` (operands of this write that die with the statement) may share memory
+    with ``y``: the write reads them first, as NumPy's buffering does."""
     trace = y._trace
     if not trace.active or trace.level != current_level():
         raise TracerConversionError(
@@ -274,7 +361,7 @@ def _check_writable(y, what):
         return
     for key, ref in family.items():
         other = ref()
-        if key != id(y) and other is not None:
+        if key != id(y) and other is not None and not any(other is t for t in temporaries):
             raise TracerConversionError(
                 f"{what}: the traced array written into (shape {y.shape}) shares memory in "
                 f"NumPy with another array still in use (shape {other.shape}): a view made "
@@ -306,6 +393,46 @@ def _cast(y, new, what, casting):
     return new
 
 
+def write(y, new, what, casting="same_kind", reshape=False):
+    """The traced ``y`` takes the value ``new`` (broadcast to ``y``'s shape, cast to its
+    dtype under NumPy's rule ``casting``; with ``reshape``, ``new``'s own shape, as
+    ``y.resize``): the write of the in-place methods (``y.sort()``, ``y.fill(v)``) and of
+    ``out=y``. Refused as ``y[...] = new`` is (views, levels)."""
+    _check_writable(y, what)
+    shape = tuple(y.shape)
+    if tuple(np.shape(new)) != shape and not reshape:
+        if np.broadcast_shapes(np.shape(new), shape) != shape:
+            raise ValueError(f"{what}: non-broadcastable output operand with shape {shape} "
+                             f"doesn't match the broadcast shape {tuple(np.shape(new))}")
+        new = At(y)[...].set(new)
+    if np.dtype(y.dtype).kind != "c" and np.dtype(getattr(new, "dtype", float)).kind == "c":
+        raise TypeError(f"{what}: the new value is complex and the array is real; NumPy "
+                        "would drop the imaginary part. Take np.real(...) of it, or make the "
+                        "array complex first.")
+    _assume(y, _cast(y, dnp_asarray(new), what, casting))
+
+
+def _shape_tuple(shape):
+    return tuple(int(d) for d in shape)
+
+
+def write_cycled(y, values, numpy_write, what):
+    """The traced ``y`` written by one of NumPy's flat writes (``y.flat[i] = v``,
+    ``y.put``, ``np.place``, ``np.putmask``): ``numpy_write(marker, stand_in)`` runs NumPy's
+    own write on an integer array ``marker`` of ``y``'s shape with ``stand_in`` the indices
+    of ``values``' entries (in ``values``' shape), so NumPy's rules (values cycled, the last
+    write to a position wins, index modes, its errors) decide which entry of ``values`` lands
+    where. ``y`` then takes ``y.at[positions].set(values[which])``, NumPy's unsafe cast."""
+    values = dnp_asarray(values)
+    marker = np.full(_shape_tuple(y.shape), -1, np.intp)
+    numpy_write(marker, np.arange(int(np.prod(values.shape)), dtype=np.intp)
+                .reshape(values.shape))
+    positions = np.flatnonzero(marker >= 0)
+    taken = getitem(ravel(values), marker.ravel()[positions])
+    new = reshape(At(ravel(y))[positions].set(taken), marker.shape)
+    write(y, new, what, casting="unsafe")
+
+
 def _is_mask_of(index, y):
     """Whether ``index`` is a boolean array of ``y``'s shape (``y[mask] = value``)."""
     if not isinstance(index, (np.ndarray, Tracer)):
@@ -315,7 +442,9 @@ def _is_mask_of(index, y):
 
 def setitem(self, index, value):
     """``y[index] = value`` on a traced ``y``: ``y`` becomes ``y.at[index].set(value)``."""
-    _check_writable(self, "y[index] = v")
+    references = sys.getrefcount(value)   # first: measured as _Probe measures it
+    _check_writable(self, "y[index] = v",
+                    _temporary(value, references, "setitem", sys._getframe(1)))
     if isinstance(value, (list, tuple)) and holds_tracer(value):
         value = dnp_asarray(value)   # y[:2] = [t0, 1.0]: one traced array, as NumPy reads it
     if _is_mask_of(index, self) and np.ndim(value) == 0:
@@ -350,10 +479,12 @@ _SKIPPED = frozenset({"CACHE", "SWAP", "ROT_TWO", "ROT_THREE", "ROT_FOUR", "EXTE
 
 def _augmented(name, operator, symbol):
     def method(self, other):
+        references = sys.getrefcount(other)   # first: measured as _Probe measures it
         what = f"y {symbol}= v"
         if id(self) in _families and _written_back(sys._getframe(1)):
             return _cast(self, operator(self, other), f"y[index] {symbol}= v", "same_kind")
-        _check_writable(self, what)
+        _check_writable(self, what,
+                        _temporary(other, references, "augmented", sys._getframe(1)))
         new = operator(self, other)
         if new is NotImplemented:
             return NotImplemented
@@ -372,9 +503,49 @@ _AUGMENTED = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "/
               "lshift": "<<", "rshift": ">>"}
 
 
+# --- NumPy's functions that write into their first argument -------------------------------
+# np.fill_diagonal(y, v) and np.put_along_axis(y, ...) reach diffkit.numpy's functions of
+# the same name (through __array_function__), which return the new array with
+# inplace=False; with the default a traced target takes the new value, as NumPy's would.
+
+
+def _writing_into_target(fn):
+    """``fn(a, ..., inplace=True)`` writing its result into a traced ``a`` (NumPy's in-place
+    function); ``inplace=False`` and plain arrays are ``fn``'s own."""
+    def wrapper(a, *args, inplace=True, **kwargs):
+        if not (inplace and isinstance(a, Tracer)):
+            return fn(a, *args, inplace=inplace, **kwargs)
+        write(a, fn(a, *args, inplace=False, **kwargs), f"np.{fn.__name__}(a, ...)",
+              casting="unsafe")
+        return None
+
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(wrapper, name, getattr(fn, name, None))
+    wrapper.__wrapped__ = fn
+    inner = getattr(fn, "diffkit_function", None)
+    if inner is not None:
+        wrapper.diffkit_function = _writing_into_target(inner)
+    return wrapper
+
+
+def static_index(value, what):
+    """A mask or index NumPy reads itself (``y.put``'s indices, ``y.flat``'s index): a
+    traced one gives its plain value (it has no derivative); a batched one cannot."""
+    if not isinstance(value, Tracer):
+        return value
+    concrete = concrete_value(value)
+    if concrete is None:
+        raise TracerConversionError(
+            f"{what}: the index is batched by vmap, so it has no one value; use "
+            "np.where(mask, v, y) or y.at[index].set(v), whose rules batch.")
+    return concrete
+
+
 def install(dnp):
     """Install ``__setitem__`` and the augmented assignments on ``Tracer``, and follow the
     views that ``dnp``'s functions and the array methods make."""
+    for name in ("fill_diagonal", "put_along_axis"):
+        setattr(dnp, name, _writing_into_target(getattr(dnp, name)))
     for name in VIEW_FUNCTIONS:
         if hasattr(dnp, name):
             setattr(dnp, name, viewing(getattr(dnp, name)))
