@@ -49,16 +49,19 @@ import numpy as np
 
 from . import tree_util
 from .api_checks import (
+    LeafNames,
     argnum_positions,
     as_array,
     batch_input,
     batch_size,
+    broadcast_axes,
     check_argnums,
     check_axes_spec,
     check_axis,
     check_axis_size,
     check_callable,
     check_chunk_size,
+    check_in_axes,
     check_scalar,
     flat_inputs,
     output_leaf,
@@ -132,7 +135,7 @@ def _select_args(fun, args, kwargs, argnums, name, seen=None):
     is_tuple = isinstance(argnums, (tuple, list))
     nums = None if seen is None else seen.get(len(args))
     if nums is None:
-        nums = argnum_positions(argnums, is_tuple, len(args), name)
+        nums = argnum_positions(argnums, is_tuple, len(args), name, fun)
         if seen is not None:
             seen[len(args)] = nums
 
@@ -661,7 +664,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, chunk_size=None, executor=N
         axes = out_axes_seen.get(out_tree)
         if axes is None:
             axes = _remember(out_axes_seen, out_tree,
-                             _broadcast_axes(out_axes, out_tree.unflatten(values), "out_axes",
+                             broadcast_axes(out_axes, out_tree.unflatten(values), "out_axes",
                                              "outputs"))
         return axes
 
@@ -673,7 +676,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, chunk_size=None, executor=N
         structure = (bool(kwargs), in_tree)
         flat_axes = in_axes_seen.get(structure)
         if flat_axes is None:
-            flat_axes = _broadcast_axes(in_axes, args, "in_axes", "arguments")
+            flat_axes = check_in_axes(in_axes, args, fun)
             flat_axes += [0] * (len(flat_args) - len(flat_axes))  # keyword arguments: axis 0
             flat_axes = _remember(in_axes_seen, structure, flat_axes)
         lazy = lazy_array_handler(flat_args)
@@ -684,9 +687,11 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, chunk_size=None, executor=N
             call = fun if not kwargs else lambda a, k: fun(*a, **k)
             return lazy(lambda consts, axes: _BatchRows(call, in_tree, consts, axes),
                         flat_args, flat_axes, chunk_size, output_axes)
-        flat_args = [batch_input(x, f"vmap argument leaf {i}") for i, x in enumerate(flat_args)]
-        flat_axes = [check_axis(x, a, i) for i, (x, a) in enumerate(zip(flat_args, flat_axes))]
-        size = batch_size(flat_args, flat_axes, axis_size)
+        names = LeafNames(fun, args, kwargs)
+        flat_args = [batch_input(x, names.at(i, "vmap ")) for i, x in enumerate(flat_args)]
+        flat_axes = [check_axis(x, a, i, names) for i, (x, a) in enumerate(zip(flat_args,
+                                                                              flat_axes))]
+        size = batch_size(flat_args, flat_axes, axis_size, names)
         call = fun if not kwargs else lambda a, k: fun(*a, **k)
         if (chunk_size is None and executor is None) or size == 0:
             flat_fun = _FlatFun(call, in_tree, False, "vmap")
@@ -771,16 +776,6 @@ def _remember(seen, structure, flat_axes):
         seen.clear()
     seen[structure] = flat_axes = tuple(flat_axes)
     return flat_axes
-
-
-def _broadcast_axes(axes, tree, name, what):
-    """One axis per leaf of ``tree`` from the pytree prefix ``axes``."""
-    if axes is None or isinstance(axes, int):  # the common case, without walking prefixes
-        return [axes] * len(tree_util.tree_leaves(tree))
-    try:
-        return tree_util.broadcast_prefix(axes, tree)
-    except ValueError as error:
-        raise BatchingError(f"vmap {name}={axes!r} do not match the {what}: {error}") from None
 
 
 def _place_batch_axis(value, batch_axis, axis, size):

@@ -7,6 +7,8 @@ in JAX; checks on values (inputs, outputs, tangents, cotangents) run at each cal
 one type test per leaf in the common case.
 """
 
+import inspect
+
 import numpy as np
 
 from . import tree_util
@@ -15,6 +17,7 @@ from .core.zeros import dtype_of, is_complex, shape_of, tangent_dtype
 from .errors import (
     ArgnumsError,
     BatchingError,
+    ComplexOutputError,
     InputTypeError,
     NonScalarOutputError,
     OptionError,
@@ -111,6 +114,51 @@ def as_array(x, where):
                          "diffkit.tree_util.register_pytree_node).")
 
 
+def axes_mismatch(axes, args, fun, name):
+    """The message for vmap ``in_axes`` (``name``) whose structure does not match the
+    positional ``args``: which argument, by name, and how."""
+    if not isinstance(axes, (tuple, list)):
+        return f"vmap {name}={axes!r} do not match the arguments"
+    if len(axes) != len(args):
+        return (f"vmap {name}={axes!r} has {len(axes)} entries but the function was called "
+                f"with {len(args)} positional argument{'s' if len(args) != 1 else ''}; give "
+                "one entry per positional argument "
+                "(an int, None, or a pytree of them shaped like the argument)")
+    for k, (ax, a) in enumerate(zip(axes, args)):
+        try:
+            tree_util.broadcast_prefix(ax, a)
+        except ValueError as error:
+            return (f"vmap {name}[{k}]={ax!r} for {argument_name(fun, k)} does not match it: "
+                    f"{_plain_structure(error)}. Give an int or None for the whole argument, "
+                    "or a pytree of them with the argument's structure")
+    return f"vmap {name}={axes!r} do not match the arguments"
+
+
+def _plain_structure(error):
+    """A structure mismatch's message without the tree's internal notation."""
+    text = str(error)
+    return text.rsplit("): ", 1)[1] if "PyTreeDef" in text and "): " in text else text
+
+
+def broadcast_axes(axes, tree, name, what):
+    """One axis per leaf of ``tree`` from the pytree prefix ``axes``."""
+    if axes is None or isinstance(axes, int):  # the common case, without walking prefixes
+        return [axes] * len(tree_util.tree_leaves(tree))
+    try:
+        return tree_util.broadcast_prefix(axes, tree)
+    except ValueError as error:
+        raise BatchingError(f"vmap {name}={axes!r} do not match the {what}: {error}") from None
+
+
+def check_in_axes(axes, args, fun):
+    """One axis per leaf of the positional ``args`` from vmap's ``in_axes``; an error that
+    names the argument that does not match."""
+    try:
+        return broadcast_axes(axes, args, "in_axes", "arguments")
+    except BatchingError:
+        raise BatchingError(axes_mismatch(axes, args, fun, "in_axes")) from None
+
+
 def batch_input(x, where):
     """``x`` as an array or tracer of numbers (what ``vmap`` can map), or a clear error."""
     if type(x) is not np.ndarray:
@@ -144,16 +192,43 @@ def flat_inputs(tree, what):
     return checked, treedef
 
 
-def argnum_positions(argnums, is_tuple, num_args, name):
+def parameter_names(fun):
+    """The names of ``fun``'s positional parameters (a list), or None where Python cannot
+    say (a builtin, ``*args``)."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    names = []
+    for p in params:
+        if p.kind is p.VAR_POSITIONAL:
+            return None
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+    return names
+
+
+def argument_name(fun, position):
+    """``argument `x` (position 0)``: how messages name a positional argument."""
+    names = parameter_names(fun) if fun is not None else None
+    if names is not None and position < len(names):
+        return f"argument `{names[position]}` (position {position})"
+    return f"argument {position}"
+
+
+def argnum_positions(argnums, is_tuple, num_args, name, fun=None):
     """The positions ``argnums`` names among ``num_args`` arguments (a tuple of ints), or
-    an ArgnumsError."""
+    an ArgnumsError naming the arguments the function was called with."""
     nums = tuple(argnums) if is_tuple else (argnums,)
     for n in nums:
         if not _is_int(n) or not -num_args <= n < num_args:
+            given = ", ".join(argument_name(fun, k).replace("argument ", "", 1)
+                              for k in range(num_args)) or "none"
             raise ArgnumsError(
                 f"{name}: argnums={argnums!r} names argument {n}, but the function was called "
-                f"with {num_args} positional argument(s). argnums counts positional "
-                "arguments from 0.")
+                f"with {num_args} positional argument{'s' if num_args != 1 else ''} "
+                f"({given}). argnums counts positional arguments from 0; pass the position "
+                "of the argument to differentiate.")
     nums = tuple(int(n) % num_args for n in nums)
     if len(set(nums)) != len(nums):
         raise ArgnumsError(f"{name}: argnums={argnums!r} repeats an argument")
@@ -191,6 +266,12 @@ def check_scalar(out, name, holomorphic=False):
             f"{name} needs a function that returns a real scalar (a 0-d float array, NumPy "
             "float or Python float), but the function returned None. Check that it ends "
             "with a return statement.")
+    if isinstance(out, (tuple, list)) and len(out) == 2 and _is_scalar(out[0]):
+        raise NonScalarOutputError(
+            f"{name} needs a function with a scalar output, but it returned a "
+            f"{type(out).__name__} of two values ({describe(out[0])}, {describe(out[1])}). If the second element is auxiliary "
+            f"data (values to return along with the loss), pass has_aux=True: "
+            f"{name}(fun, has_aux=True) then returns (gradient, aux).")
     if isinstance(out, (tuple, list, dict)) or shape_of(out) != ():
         got = f"shape {shape_of(out)}" if not isinstance(out, (tuple, list, dict)) \
             else f"a {type(out).__name__}"
@@ -202,11 +283,11 @@ def check_scalar(out, name, holomorphic=False):
     kind = dtype_of(out).kind
     if holomorphic:
         if kind != "c":
-            raise NonScalarOutputError(
+            raise ComplexOutputError(
                 f"{name} with holomorphic=True requires a complex output, but it returned "
                 f"dtype {dtype_of(out)}. Drop holomorphic=True for a real-valued function.")
     elif kind == "c":
-        raise NonScalarOutputError(
+        raise ComplexOutputError(
             f"{name} needs a real-valued output, but it returned dtype {dtype_of(out)}. For a "
             "holomorphic function pass holomorphic=True (the result is then f'(z)); otherwise "
             "differentiate a real function of the output (e.g. dnp.abs(f(z)) ** 2, "
@@ -215,6 +296,13 @@ def check_scalar(out, name, holomorphic=False):
         raise NonScalarOutputError(
             f"{name} needs a real floating-point output, but it returned dtype "
             f"{dtype_of(out)}.")
+
+
+def _is_scalar(value):
+    try:
+        return not isinstance(value, (tuple, list, dict)) and shape_of(value) == ()
+    except Exception:   # noqa: BLE001 (not an array: not a scalar output)
+        return False
 
 
 # --- tangents and cotangents ----------------------------------------------------------------
@@ -270,25 +358,69 @@ def require_complex(leaves, name, what):
 # --- vmap's batch -----------------------------------------------------------------------
 
 
-def check_axis(x, axis, i):
+class LeafNames:
+    """Names of the flat leaves of a call's arguments for messages: ``argument `x`
+    (position 0)``, with the leaf's place in it when the argument is a pytree. Worked out
+    only when a message needs one (``at(i)`` is a name that is spelled out when shown)."""
+
+    def __init__(self, fun, args, kwargs=None):
+        self.fun, self.args, self.kwargs, self.spans = fun, args, kwargs, None
+
+    def __call__(self, i):
+        if self.spans is None:
+            self.spans = []
+            for k, a in enumerate(self.args):
+                n = len(tree_util.tree_leaves(a))
+                self.spans.extend((k, j, n) for j in range(n))
+            for key in sorted(self.kwargs or {}):
+                n = len(tree_util.tree_leaves(self.kwargs[key]))
+                self.spans.extend((f"keyword argument `{key}`", j, n) for j in range(n))
+        if i >= len(self.spans):
+            return f"argument leaf {i}"
+        k, j, n = self.spans[i]
+        named = k if isinstance(k, str) else argument_name(self.fun, k)
+        return named if n == 1 else f"{named}, leaf {j} of its {n}"
+
+    def at(self, i, prefix=""):
+        return _LazyName(self, i, prefix)
+
+
+class _LazyName:
+    __slots__ = ("names", "i", "prefix")
+
+    def __init__(self, names, i, prefix):
+        self.names, self.i, self.prefix = names, i, prefix
+
+    def __str__(self):
+        return self.prefix + self.names(self.i)
+
+    __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
+
+
+def check_axis(x, axis, i, names=None):
     """The batch axis of argument leaf ``i`` as a non-negative int (None: not mapped)."""
     if axis is None:
         return None
     ndim = len(shape_of(x))
     if not -ndim <= axis < ndim:
-        raise BatchingError(f"vmap was asked to map argument leaf {i} (shape {shape_of(x)}) "
-                            f"over axis {axis} (in_axes), but it has only {ndim} axes")
+        what = names(i) if names is not None else f"argument leaf {i}"
+        raise BatchingError(f"vmap was asked to map {what} (shape {shape_of(x)}) over axis "
+                            f"{axis} (in_axes), but it has only {ndim} axes; give in_axes "
+                            "an axis it has, or None to pass it unmapped")
     return int(axis) % ndim
 
 
-def batch_size(args, axes, axis_size):
+def batch_size(args, axes, axis_size, names=None):
     """The one size of every mapped axis (or ``axis_size`` when nothing is mapped)."""
     sizes = {shape_of(x)[a] for x, a in zip(args, axes) if a is not None}
     if len(sizes) > 1:
-        found = ", ".join(f"leaf {i}: axis {a} of shape {shape_of(x)}"
+        names = names or (lambda i: f"argument leaf {i}")
+        found = "; ".join(f"{names(i)} has {shape_of(x)[a]} along axis {a} (shape "
+                          f"{shape_of(x)})"
                           for i, (x, a) in enumerate(zip(args, axes)) if a is not None)
-        raise BatchingError(f"vmap got different batch sizes {sorted(sizes)} ({found}); "
-                            "every mapped axis must have the same size")
+        raise BatchingError(f"vmap got different batch sizes {sorted(sizes)}: {found}. Every "
+                            "mapped axis must have the same size; pass an argument that is "
+                            "the same for every example with in_axes None at its position")
     if sizes:
         size = sizes.pop()
         if axis_size is not None and axis_size != size:

@@ -14,6 +14,11 @@ class NonScalarOutputError(DiffkitError, TypeError):
     """``grad`` was asked to differentiate a function whose output is not a real scalar."""
 
 
+class ComplexOutputError(DiffkitError, TypeError):
+    """``grad`` (without ``holomorphic=True``) of a function with a complex output, or with
+    ``holomorphic=True`` of one with a real output."""
+
+
 class InputTypeError(DiffkitError, TypeError):
     """An argument cannot be differentiated (integer, boolean, or not an array or pytree)."""
 

@@ -271,7 +271,7 @@ class TestVmapAxes:
             dk.vmap(lambda x: x, in_axes=(0, 0))(X3)
         text = message(excinfo)
         assert "in_axes=(0, 0)" in text
-        assert "2 children" in text and "1 children" in text
+        assert "2 entries" in text and "1 positional argument;" in text
 
     def test_in_axes_shorter_than_arguments(self):
         with pytest.raises(BatchingError, match="in_axes"):
