@@ -9,10 +9,37 @@ A trace that records a program to replay it later (staging, ``diffkit.jit``) mus
 every such read, because the recording is only valid while the value read is the same: its
 trace has a ``read_concretely(tracer, value, test)`` method, called here for each of its
 tracers on the way down (``test`` is None for a read of the whole value).
+
+Code that reuses a result only while the function takes the same path without recording
+it (the sparse derivatives' patterns) watches the reads instead: inside
+``with watch_reads(callback)``, every read of a traced value made in this thread is also
+passed to ``callback(tracer, value, test)`` (``value``: the value read, None for a batched
+value that has none; with ``test``, its answer), and every exception a primitive raises
+as ``callback(None, exception, primitive)`` (from ``bind``: the function may catch it).
 """
 
 from ..errors import TracerConversionError
 from .trace import Tracer
+from .trace import read_watchers as _watchers
+
+
+class watch_reads:  # noqa: N801 (used like a function: ``with watch_reads(callback):``)
+    """Pass every concrete read of a traced value made in this thread inside the block to
+    ``callback(tracer, value, test)``, and to those of the enclosing blocks too;
+    ``callback=None`` hides the block's reads from the enclosing ones."""
+
+    __slots__ = ("callback", "saved")
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __enter__(self):
+        self.saved = _watchers.active
+        _watchers.active = () if self.callback is None else self.saved + (self.callback,)
+        return self.callback
+
+    def __exit__(self, *exc_info):
+        _watchers.active = self.saved
 
 
 def concrete_value(tracer):
@@ -27,6 +54,10 @@ def concrete_value(tracer):
     if readers is not None and value is not None:
         for reader in readers:
             reader._trace.read_concretely(reader, value, None)
+    watchers = _watchers.active
+    if watchers and value is not tracer:
+        for watcher in watchers:
+            watcher(tracer, value, None)
     return value
 
 
@@ -75,6 +106,10 @@ def concrete_test(x, test):
     result, not of the whole value."""
     value = underlying(x)
     result = test(value)
+    watchers = _watchers.active
+    if watchers and isinstance(x, Tracer):
+        for watcher in watchers:
+            watcher(x, result, test)
     while isinstance(x, Tracer):
         if getattr(x._trace, "read_concretely", None) is not None:
             x._trace.read_concretely(x, result, test)

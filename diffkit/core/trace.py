@@ -312,6 +312,17 @@ def find_top_trace(args):
     return top
 
 
+class _Watchers(threading.local):
+    active = ()   # the callbacks of the enclosing ``concrete.watch_reads`` blocks
+
+
+#: What code that reuses a result while the function takes the same path watches, per
+#: thread (``diffkit.core.concrete.watch_reads``): every concrete read of a traced value,
+#: and every exception a primitive raises (``callback(None, exception, primitive)``), since
+#: the function may catch it and take another path.
+read_watchers = _Watchers()
+
+
 def bind(prim, *args, **params):
     """Apply primitive ``prim``: plain NumPy when nothing is traced, else the innermost trace.
 
@@ -320,7 +331,12 @@ def bind(prim, *args, **params):
     for x in args:
         if isinstance(x, Tracer):
             return find_top_trace(args).process(prim, args, params)
-    return prim.impl(*args, **params)
+    try:
+        return prim.impl(*args, **params)
+    except Exception as error:
+        for watcher in read_watchers.active:   # an exception may decide the user's path
+            watcher(None, error, prim)
+        raise
 
 
 def bind_custom(call, args):

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ..core.trace import check_not_escaped, new_trace
+from ..core.trace import Tracer, check_not_escaped, new_trace
 from ..core.zeros import dtype_of, shape_of
 from ..ops import sparsity_rules as sr
 from .sparsity import (
@@ -83,15 +83,16 @@ class InteractionTrace(SparsityTrace):
         raise Unsupported(what)
 
     def process(self, prim, args, params):
-        primals, deps, nodes, ours = [], [], [], []
+        primals, deps, nodes, moving = [], [], [], []
         varying = False
         for x in args:
             mine = type(x) is InteractionTracer and x._trace is self
-            ours.append(mine)
+            outer = not mine and isinstance(x, Tracer)   # see SparsityTrace.process
+            moving.append(mine or outer)   # changes between calls: no constant
             primals.append(x.primal if mine else x)
             deps.append(x.deps if mine else None)
             nodes.append(x.node if mine else None)
-            varying = varying or (mine and x.deps is None)
+            varying = varying or (mine and x.deps is None) or outer
         out = prim(*primals, **params)
         if prim.nondiff or all(d is None for d in deps):
             if prim.multiple_results:
@@ -102,9 +103,9 @@ class InteractionTrace(SparsityTrace):
         if kind is None or prim.multiple_results or prim.sparsity is None or (
                 varying and getattr(prim.sparsity, "reads_values", False)):
             self.fail(name)
-        local = self.local or _decided(prim.sparsity, ours)
+        local = self.local or _decided(prim.sparsity, moving)
         if getattr(prim.sparsity, "reads_constants", False):
-            params = dict(params, constant=tuple(not mine for mine in ours))
+            params = dict(params, constant=tuple(not m for m in moving))
         structure = prim.sparsity(primals, out, local, **params)
         structure = tuple(s.make() if type(s) is sr.Lazy else s for s in structure)
         parts = _compose_parts(structure, deps)
@@ -158,9 +159,9 @@ def _kind(name, params, deps):
     return None
 
 
-def _decided(rule, ours):
+def _decided(rule, moving):
     deciding = getattr(rule, "deciding", None)
-    return deciding is not None and not any(ours[i] for i in deciding)
+    return deciding is not None and not any(moving[i] for i in deciding)
 
 
 def _union_all(parts, out):

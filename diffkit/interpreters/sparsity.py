@@ -14,6 +14,14 @@ values, so the pattern holds at every input of these shapes (as long as the func
 own Python control flow takes the same path). With ``local=True`` piecewise primitives
 keep only the branch taken at the given values (``where``, ``maximum``, ``max``).
 
+Values a rule may read are those of constants: a constant matrix's zeros (``matmul``), a
+``where``'s condition that does not depend on the inputs, an index array. A value traced
+by an enclosing transformation (an argument under ``jit``, a batch under ``vmap``) is no
+constant: it changes from call to call (or from one batch member to the next) without a
+read that anyone could check, so it is treated like the inputs, as *varying*: its zeros are
+not used, both branches of its ``where`` are kept, an index read from it gives a dense
+block. The pattern then holds for all its values.
+
 A primitive without a rule gets a dense block (each output entry depends on every entry of
 its differentiable arguments), with a ``DensePatternWarning`` naming it. Primitives without
 a derivative (``nondiff``) and values of integer or boolean dtype carry no derivative
@@ -44,7 +52,7 @@ import warnings
 
 import numpy as np
 
-from ..core.trace import PrimalTracer, Trace, check_not_escaped, new_trace
+from ..core.trace import PrimalTracer, Trace, Tracer, check_not_escaped, new_trace
 from ..core.zeros import dtype_of, shape_of
 from ..errors import DensePatternWarning
 from ..ops import sparsity_rules as sr
@@ -73,14 +81,15 @@ class SparsityTrace(Trace):
         self.local = local
 
     def process(self, prim, args, params):
-        primals, deps, ours = [], [], []
+        primals, deps, moving = [], [], []
         varying = False   # some argument without derivative depends on the inputs
         for x in args:
             mine = type(x) is SparsityTracer and x._trace is self
-            ours.append(mine)
+            outer = not mine and isinstance(x, Tracer)
+            moving.append(mine or outer)   # changes between calls: no constant
             primals.append(x.primal if mine else x)
             deps.append(x.deps if mine else None)
-            varying = varying or (mine and x.deps is None)
+            varying = varying or (mine and x.deps is None) or outer
         out = prim(*primals, **params)
         outs = out if prim.multiple_results else (out,)
         if prim.nondiff:
@@ -93,9 +102,9 @@ class SparsityTrace(Trace):
                 # an index computed from the inputs: any entry may land anywhere
                 local = _dense_fallback(prim, primals, outs, warn=False)
             else:
-                local = self.local or _decided(rule, ours)
+                local = self.local or _decided(rule, moving)
                 if getattr(rule, "reads_constants", False):
-                    params = dict(params, constant=tuple(not mine for mine in ours))
+                    params = dict(params, constant=tuple(not m for m in moving))
                 local = rule(primals, out, local, **params)
                 if not prim.multiple_results:
                     local = (local,)
@@ -113,11 +122,12 @@ class SparsityTrace(Trace):
         return SparsityTracer(self, value, deps)
 
 
-def _decided(rule, ours):
+def _decided(rule, moving):
     """Whether the arguments that decide the rule's branches (``where``'s condition) are
-    all independent of the inputs: then the local structure holds everywhere."""
+    all constants (``moving``: the values that depend on the inputs or are traced by an
+    enclosing transformation): then the local structure holds everywhere."""
     deciding = getattr(rule, "deciding", None)
-    return deciding is not None and not any(ours[i] for i in deciding)
+    return deciding is not None and not any(moving[i] for i in deciding)
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

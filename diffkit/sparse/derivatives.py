@@ -18,10 +18,15 @@ the structure does not change from one point to the next).
   Hessian-vector products gives ``H @ S``, each entry read directly.
 
 With ``sparsity=None`` the pattern is detected (``jacobian_sparsity``,
-``hessian_sparsity``: global patterns, valid at every point) on the first call for each
-input signature, the structure and shapes and dtypes of all arguments, and kept with its
-colouring. A known pattern can be passed instead: a SciPy sparse array (or a 2-D NumPy
-array) of the right shape.
+``hessian_sparsity``: global patterns, valid at every point of the path the function's
+Python control flow takes) on the first call for each input signature, the structure and
+shapes and dtypes of all arguments, and kept with its colouring and the concrete reads of
+its first evaluation (``paths.py``). Every later call compares the reads its evaluation
+makes (truth tests, ``int``, indices, masks of traced values) with those, and the values of
+the plain arguments not differentiated with those the pattern was detected with; a call on
+another path is evaluated again with that path's pattern (detected there, kept beside the
+others). A known pattern can be passed instead: a SciPy sparse array (or a 2-D NumPy array)
+of the right shape, taken as it is (the user's promise; no path is checked).
 
 Under ``jit`` the batched pass is staged (one trace per signature) and the result is a
 CSR array; under ``vmap`` it is a ``scipy.sparse.coo_array`` of shape
@@ -29,25 +34,36 @@ CSR array; under ``vmap`` it is a ``scipy.sparse.coo_array`` of shape
 """
 
 import functools
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-from ..api import grad, jvp, vjp, vmap
-from ..api_checks import check_argnums, check_callable, check_chunk_size, describe
+from ..api import grad, hessian, jacfwd, jvp, vjp, vmap
+from ..api_checks import (
+    argnum_positions,
+    check_argnums,
+    check_callable,
+    check_chunk_size,
+    describe,
+)
+from ..core.concrete import watch_reads
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
-from ..errors import OptionError, ShapeMismatchError
+from ..errors import OptionError, PerformanceWarning, ShapeMismatchError
+from ..jit import randomness
 from ..ops.sparsity_rules import scipy_sparse
 from . import coloring as col
 from .detection import hessian_pattern, jacobian_pattern, scalar_output
 from .flat import flat_problem, signature
+from .paths import Path, PathCache, ReadLog, fixed_values, same_reads
 from .traced import empty_result, sparse_result
 
 __all__ = ["sparse_jacobian", "sparse_hessian", "Coloring"]
 
 MODES = ("auto", "forward", "reverse")
 _SIGNATURES_KEPT = 32   # per function: more signatures start the cache afresh
+_PATHS_KEPT = 8         # per signature: the least recently used path is dropped
 
 
 class Coloring(NamedTuple):
@@ -117,36 +133,103 @@ def hessian_coloring(pattern):
 
 
 class _SparseDerivative:
-    """A function computing a sparse derivative; ``coloring(*args)`` tells how."""
+    """A function computing a sparse derivative; ``coloring(*args)`` tells how.
+
+    A given ``sparsity`` is coloured once per input signature (``_given``). A detected one
+    is kept per signature and path (``paths.py``): each call evaluates with the most
+    recent pattern whose path the call takes, checked by the concrete reads the evaluation
+    makes, and detects again on a path not seen before."""
 
     def __init__(self, fun, argnums, sparsity, name, chunks=(None, None, False)):
         self.fun, self.argnums, self.sparsity, self.name = fun, argnums, sparsity, name
         # (chunk_size, executor, progress): the colours are swept by vmap's chunks
         self.chunk_size, self.executor, self.progress = chunks
-        self._cache = {}
+        self._given = {}
+        self._paths = PathCache(_SIGNATURES_KEPT, _PATHS_KEPT)
         functools.update_wrapper(self, fun, updated=())
-
-    def _cached(self, args, kwargs, make):
-        key = signature(args, kwargs)   # (a given pattern is checked once per signature)
-        try:
-            found = self._cache.get(key)
-        except TypeError:   # an unhashable static argument: no caching
-            return make()
-        if found is None:
-            if len(self._cache) >= _SIGNATURES_KEPT:
-                self._cache.clear()
-            found = self._cache[key] = make()
-        return found
 
     def _chunks(self):
         return {"chunk_size": self.chunk_size, "executor": self.executor,
                 "progress": self.progress}
 
+    def __call__(self, *args, **kwargs):
+        return self._run(args, kwargs)[0]
+
     def coloring(self, *args, **kwargs):
         """The ``Coloring`` used at these arguments: the pattern, the mode (``"forward"``,
-        ``"reverse"``, or ``"star"`` for a Hessian) and the colours."""
+        ``"reverse"``, or ``"star"`` for a Hessian) and the colours. It is the colouring
+        of the path the function takes at these arguments, so the derivative is computed
+        (as a call computes it) to find out."""
+        return self._run(args, kwargs)[1]
+
+    def _run(self, args, kwargs):
+        """``(derivative, coloring)`` at these arguments."""
         g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
-        return self._coloring(g, x, args, kwargs)
+        if self.sparsity is not None:   # the user's pattern: no detection, no guard
+            info = self._given_coloring(g, x, args, kwargs)
+            return self._finish(info, self._evaluate(info, g, x, ReadLog()), x), info
+        key = signature(args, kwargs)
+        positions = argnum_positions(self.argnums, isinstance(self.argnums, (tuple, list)),
+                                     len(args), self.name)
+        fixed = fixed_values(args, kwargs, positions)
+        reads = None
+        for path in self._paths.candidates(key, fixed):
+            if reads is not None and not same_reads(path.reads, reads):
+                continue   # its first evaluation read other values: another path
+            log = ReadLog()
+            raw = self._evaluate(path.made, g, x, log)
+            if path.accepts(log.reads):
+                self._paths.use(key, path)
+                return self._finish(path.made, raw, x), path.made
+            reads = log.reads
+        generators = randomness.reachable_generators(self.fun)
+        before = randomness.snapshot(generators)
+        with watch_reads(None):   # detection's reads are not the evaluation's
+            info = self._detect(g, x)
+        log = ReadLog()
+        raw = self._evaluate(info, g, x, log)
+        where = randomness.changed(before, generators)
+        if where is not None:   # the two passes may have taken different paths
+            return self._dense_instead(g, x, where), info
+        self._paths.use(key, Path(info, fixed, log.reads))
+        return self._finish(info, raw, x), info
+
+    def _dense_instead(self, g, x, where):
+        """The dense derivative of ``g`` at ``x``, every entry stored, with a warning: the
+        function drew random numbers, so no pattern can be known to hold for this call."""
+        warnings.warn(
+            f"{self.name}: the function drew random numbers ({where}) while its sparsity "
+            "pattern was detected and evaluated; a pattern found on one draw may not hold "
+            "for another (a branch on a drawn value is no read of a traced value), so the "
+            "dense derivative is computed instead, every entry stored. Draw the numbers "
+            "outside and pass them in as an argument to get the sparse one.",
+            PerformanceWarning, stacklevel=3)
+        dense = self._dense(g, x)
+        rows, cols = shape_of(dense)
+        full = scipy_sparse().csr_array(np.ones((rows, cols), bool))
+        return sparse_result(dense, np.arange(rows * cols), full)
+
+    def _given_coloring(self, g, x, args, kwargs):
+        key = signature(args, kwargs)   # a given pattern is checked once per signature
+        try:
+            found = self._given.get(key)
+        except TypeError:   # an unhashable static argument: no caching
+            return self._from_given(g, x)
+        if found is None:
+            if len(self._given) >= _SIGNATURES_KEPT:
+                self._given.clear()
+            found = self._given[key] = self._from_given(g, x)
+        return found
+
+    def _watched_pass(self, g, x, log):
+        """Run ``g`` at ``x`` under ``log`` only to see its path: for a pattern without
+        entries (nothing to evaluate) and for passes an executor makes elsewhere. A given
+        pattern has no path to check (``g`` still runs: its errors are raised)."""
+        if self.sparsity is not None:
+            g(x)
+            return
+        with watch_reads(log):
+            vjp(g, x)
 
 
 class SparseJacobian(_SparseDerivative):
@@ -154,34 +237,49 @@ class SparseJacobian(_SparseDerivative):
         super().__init__(fun, argnums, sparsity, "sparse_jacobian", chunks)
         self.mode = mode
 
-    def _coloring(self, g, x, args, kwargs):
-        def make():
-            if self.sparsity is None:
-                pattern = jacobian_pattern(g, x)
-            else:
-                out_size = int(np.prod(shape_of(g(x))))
-                pattern = _check_pattern(self.sparsity, (out_size, x.size), self.name)
-            return jacobian_coloring(pattern, self.mode)
+    def _detect(self, g, x):
+        return jacobian_coloring(jacobian_pattern(g, x), self.mode)
 
-        return self._cached(args, kwargs, make)
+    @staticmethod
+    def _dense(g, x):
+        return jacfwd(g)(x)
 
-    def __call__(self, *args, **kwargs):
-        g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
-        info = self._coloring(g, x, args, kwargs)
-        pattern, k = info.pattern, info.num_colors
-        if k == 0 or pattern.nnz == 0:
-            return empty_result(pattern, np.result_type(dtype_of(x), np.float64),
-                                isinstance(x, Tracer))
+    def _from_given(self, g, x):
+        out_size = int(np.prod(shape_of(g(x))))
+        pattern = _check_pattern(self.sparsity, (out_size, x.size), self.name)
+        return jacobian_coloring(pattern, self.mode)
+
+    def _evaluate(self, info, g, x, log):
+        """The evaluation pass, its concrete reads kept in ``log``: ``None`` (nothing to
+        evaluate), ``("forward", out, compressed)`` or ``("reverse", out, pull)`` (the
+        pullback is applied once the path is known to be the pattern's)."""
+        if info.num_colors == 0 or info.pattern.nnz == 0:
+            self._watched_pass(g, x, log)
+            return None
         if info.mode == "forward":
-            out, compressed = vmap(lambda s: jvp(g, (x,), (s,)), out_axes=(None, 0),
-                                   **self._chunks())(info.seeds.astype(dtype_of(x), copy=False))
-            _check_rows(out, pattern, self.name)
-            return sparse_result(compressed, info.take, pattern)
-        out, pull = vjp(g, x)
-        _check_rows(out, pattern, self.name)
+            batched = vmap(lambda s: jvp(g, (x,), (s,)), out_axes=(None, 0), **self._chunks())
+            seeds = info.seeds.astype(dtype_of(x), copy=False)
+            if self.executor is not None:   # the passes run elsewhere
+                self._watched_pass(g, x, log)
+                return ("forward", *batched(seeds))
+            with watch_reads(log):
+                return ("forward", *batched(seeds))
+        with watch_reads(log):
+            out, pull = vjp(g, x)
         if self.executor is not None:   # a task on a worker makes its own forward pass
             pull = _Pullback(g, x)
-        (compressed,) = vmap(pull, **self._chunks())(info.seeds.astype(dtype_of(out), copy=False))
+        return "reverse", out, pull
+
+    def _finish(self, info, raw, x):
+        pattern = info.pattern
+        if raw is None:
+            return empty_result(pattern, np.result_type(dtype_of(x), np.float64),
+                                isinstance(x, Tracer))
+        mode, out, compressed = raw
+        _check_rows(out, pattern, self.name)
+        if mode == "reverse":   # ``compressed`` is the pullback
+            (compressed,) = vmap(compressed, **self._chunks())(
+                info.seeds.astype(dtype_of(out), copy=False))
         return sparse_result(compressed, info.take, pattern)
 
 
@@ -205,30 +303,37 @@ class SparseHessian(_SparseDerivative):
     def __init__(self, fun, argnums, sparsity, chunks=(None, None, False)):
         super().__init__(fun, argnums, sparsity, "sparse_hessian", chunks)
 
-    def _coloring(self, g, x, args, kwargs):
-        def make():
-            if self.sparsity is None:
-                pattern = hessian_pattern(g, x)
-            else:
-                pattern = _check_pattern(self.sparsity, (x.size, x.size), self.name, True)
-                pattern = col.as_pattern(pattern + pattern.T)
-            return hessian_coloring(pattern)
+    def _detect(self, g, x):
+        return hessian_coloring(hessian_pattern(g, x))
 
-        return self._cached(args, kwargs, make)
+    def _dense(self, g, x):
+        return hessian(scalar_output(g, self.name))(x)
 
-    def __call__(self, *args, **kwargs):
-        g, x = flat_problem(self.fun, args, kwargs, self.argnums, self.name)
+    def _from_given(self, g, x):
+        pattern = _check_pattern(self.sparsity, (x.size, x.size), self.name, True)
+        return hessian_coloring(col.as_pattern(pattern + pattern.T))
+
+    def _evaluate(self, info, g, x, log):
+        """The compressed Hessian-vector products (None: nothing to evaluate), their
+        concrete reads kept in ``log``."""
         scalar = scalar_output(g, self.name)
-        info = self._coloring(g, x, args, kwargs)
-        pattern, k = info.pattern, info.num_colors
-        if k == 0 or pattern.nnz == 0:
-            scalar(x)   # still checks that the output is a scalar
-            return empty_result(pattern, np.result_type(dtype_of(x), np.float64),
-                                isinstance(x, Tracer))
+        if info.num_colors == 0 or info.pattern.nnz == 0:
+            self._watched_pass(scalar, x, log)   # also checks that the output is a scalar
+            return None
         gradient = grad(scalar)
-        compressed = vmap(lambda s: jvp(gradient, (x,), (s,))[1], **self._chunks())(
-            info.seeds.astype(dtype_of(x), copy=False))
-        return sparse_result(compressed, info.take, pattern)
+        batched = vmap(lambda s: jvp(gradient, (x,), (s,))[1], **self._chunks())
+        seeds = info.seeds.astype(dtype_of(x), copy=False)
+        if self.executor is not None:   # the passes run elsewhere
+            self._watched_pass(scalar, x, log)
+            return batched(seeds)
+        with watch_reads(log):
+            return batched(seeds)
+
+    def _finish(self, info, compressed, x):
+        if compressed is None:
+            return empty_result(info.pattern, np.result_type(dtype_of(x), np.float64),
+                                isinstance(x, Tracer))
+        return sparse_result(compressed, info.take, info.pattern)
 
 
 def _check_options(fun, argnums, sparsity, name):
@@ -247,9 +352,11 @@ def sparse_jacobian(fun, argnums=0, sparsity=None, mode="auto", chunk_size=None,
     real floating-point arrays; outputs real arrays. ``sparsity``: a known pattern (a SciPy
     sparse array, or a 2-D NumPy array, of shape ``(out.size, in.size)``), or ``None`` to
     detect the global pattern (``jacobian_sparsity``) on the first call for each input
-    signature (kept for later calls). ``mode``: ``"forward"`` (column colouring, one batched
-    JVP), ``"reverse"`` (row colouring, one batched VJP) or ``"auto"``, the side with fewer
-    colours. Every entry of the pattern is stored, zeros included.
+    signature and path of the function's Python control flow (kept for later calls: a
+    call whose evaluation reads other values, or whose plain non-differentiated arguments
+    differ, gets a pattern detected on its own path). ``mode``: ``"forward"`` (column
+    colouring, one batched JVP), ``"reverse"`` (row colouring, one batched VJP) or
+    ``"auto"``, the side with fewer colours. Every entry of the pattern is stored, zeros included.
 
     ``chunk_size``, ``executor``, ``progress``: the colours are swept ``chunk_size`` at a
     time, as tasks on an executor if given (as ``vmap`` does them).
@@ -274,7 +381,8 @@ def sparse_hessian(fun, argnums=0, sparsity=None, chunk_size=None, executor=None
 
     Inputs are flattened as ``ravel_pytree`` does. ``sparsity``: a known symmetric pattern
     (an unsymmetric one is symmetrised), or ``None`` to detect it (``hessian_sparsity``)
-    on the first call for each input signature. ``chunk_size``, ``executor``, ``progress``
+    on the first call for each input signature and path, as ``sparse_jacobian`` does.
+    ``chunk_size``, ``executor``, ``progress``
     as in ``sparse_jacobian``. ``coloring(*args)`` on the returned function gives the
     ``Coloring`` it uses. Under ``vmap`` the result is an n-D ``coo_array`` of shape
     ``(*batch, n, n)``, under ``jit`` a CSR array."""

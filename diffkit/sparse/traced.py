@@ -23,7 +23,7 @@ __all__ = ["TracedSparse", "sparse_result", "empty_result"]
 
 class _Structure:
     """The static part of a ``TracedSparse``: its pattern (compared by identity, as the
-    cached colourings keep one pattern object per signature)."""
+    cached colourings keep one pattern object per signature and path)."""
 
     __slots__ = ("pattern",)
 

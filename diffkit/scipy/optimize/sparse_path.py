@@ -3,10 +3,14 @@ derivatives handed to SciPy as ``scipy.sparse`` arrays, each computed in as many
 passes as its sparsity pattern has colours (``diffkit.sparse``).
 
 For each derivative diffkit computes (the objective's Hessian, each constraint's Jacobian
-and Hessian, the residuals' Jacobian), the global pattern is detected once, at ``x0``, and
+and Hessian, the residuals' Jacobian), the global pattern is detected at ``x0`` and
 coloured once; every later evaluation is one batched pass over the colours (staged with
 ``diffkit.jit`` when the solver's ``jit`` is on), decompressed into a CSR array with that
-same structure.
+same structure. The pattern holds on the path the function's Python control flow took at
+``x0``: each batched pass checks its concrete reads against those of that path (when
+``jit`` traces it; a replay runs only where a checked trace's guards hold), and a point on
+another path gets the pattern of its own path, detected there and kept beside the first
+(``_Compressed``). SciPy then receives a CSR array of another structure for that point.
 
 The choice, per derivative: ``sparse=True`` takes the sparse path (an error when the
 pattern cannot be detected), ``sparse=False`` never does, and ``sparse=None`` takes it when
@@ -30,17 +34,20 @@ import numpy as np
 
 from ... import api
 from ... import numpy as dnp
+from ...core.concrete import watch_reads
 from ...errors import DensePatternWarning, DiffkitError, OptionError
 from ...ops.sparsity_rules import scipy_sparse
 from ...sparse import coloring as col
 from ...sparse.derivatives import hessian_coloring, jacobian_coloring
 from ...sparse.detection import hessian_pattern, jacobian_pattern
+from ...sparse.paths import Path, ReadLog, same_reads
 
 __all__ = ["DENSITY_THRESHOLD", "MIN_SIZE", "COLUMNS_PER_COLOUR", "SparsePathError"]
 
 DENSITY_THRESHOLD = 0.05   # at most 5% of the entries stored,
 MIN_SIZE = 200             # at least 200 columns,
 COLUMNS_PER_COLOUR = 12    # at most one colour per 12 columns: then sparse pays
+PATHS_KEPT = 4             # patterns kept per derivative, one per path of Python's branches
 
 
 class SparsePathError(DiffkitError, ValueError):
@@ -66,16 +73,16 @@ def worth_it(pattern):
     return pattern.shape[1] >= MIN_SIZE and density(pattern) <= DENSITY_THRESHOLD
 
 
-def choose(sparse, detect, name, what, columns):
-    """The pattern ``detect()`` finds, when the sparse path is taken for it; else None.
-    ``columns``: the number of parameters (under ``MIN_SIZE``, ``None`` detects nothing)."""
-    if sparse is False or (sparse is None and columns < MIN_SIZE):
+def choose(sparse, find, x0, name, what):
+    """The pattern ``find(x0)`` gives, when the sparse path is taken for it; else None. Under
+    ``MIN_SIZE`` parameters ``sparse=None`` detects nothing."""
+    if sparse is False or (sparse is None and x0.size < MIN_SIZE):
         return None
     try:
         with warnings.catch_warnings():
             if sparse is None:   # the user did not ask: no warning about dense blocks
                 warnings.simplefilter("ignore", DensePatternWarning)
-            pattern = detect()
+            pattern = find(x0)
     except Exception as err:
         if sparse is None:
             return None   # the dense path runs the function again (and raises its error)
@@ -86,6 +93,24 @@ def choose(sparse, detect, name, what, columns):
     if sparse is None and not worth_it(pattern):
         return None
     return pattern
+
+
+def _detector(find, sparse, name, what):
+    """``detect(x)``: the pattern ``find(x)`` on a path the function takes at ``x`` that the
+    pattern found at ``x0`` was not detected on; an error that says so when it fails."""
+    def detect(x):
+        try:
+            with warnings.catch_warnings():
+                if sparse is None:
+                    warnings.simplefilter("ignore", DensePatternWarning)
+                return find(x)
+        except Exception as err:
+            raise SparsePathError(
+                f"{name}: the function's Python control flow took another path than where "
+                f"the sparsity pattern of {what} was detected, and the pattern of the new "
+                f"path could not be detected ({type(err).__name__}: {err}). Pass "
+                "sparse=False for dense derivatives.") from err
+    return detect
 
 
 def _few_colours(evaluator, sparse):
@@ -106,35 +131,139 @@ def _as_row(fun):
 # --- evaluation -------------------------------------------------------------------------
 
 
-class _Compressed:
-    """A derivative from one batched pass over a colouring's seeds, then decompressed."""
+class PathChanged(Exception):
+    """Raised by a batched pass whose concrete reads are not those of its pattern's path
+    (inside a ``jit`` trace: the trace is not kept). ``reads``: the reads it made."""
 
-    def __init__(self, coloring, stager, key):
-        self.coloring, self.stager, self.key = coloring, stager, key
+    def __init__(self, reads):
+        super().__init__("the function took another path than its pattern's")
+        self.reads = reads
+
+
+class _Route:
+    """One path's way to the derivative: its ``coloring`` and ``seeds``, the ``point`` its
+    pattern was detected at, and the ``name`` its batched pass is staged under."""
+
+    def __init__(self, coloring, point, name):
+        self.coloring, self.point, self.name = coloring, point, name
         self.seeds = np.asarray(coloring.seeds, np.float64)
+
+
+class _Compressed:
+    """A derivative from one batched pass over a colouring's seeds, then decompressed.
+
+    The pattern is kept per path of the function's Python control flow (``diffkit.sparse``'s
+    ``paths.py``): the batched pass watches its concrete reads and raises ``PathChanged``
+    when they differ from those of the first pass with that pattern, made at the point of
+    detection. Staged, the check runs when ``jit`` traces, and a trace that fails it is not
+    kept; a replay runs only where the guards of a checked trace hold (the same reads).
+    Another path is looked up among those met before, else detected at the point (``detect``)
+    and kept beside them (``PATHS_KEPT``, the least recently used dropped)."""
+
+    def __init__(self, pattern, x0, stager, key, detect):
+        self.stager, self.key, self.detect = stager, key, detect
+        self.made = 0
+        self.paths = []
+        self._add(pattern, np.array(x0, np.float64))
+
+    def _add(self, pattern, point):
+        self.made += 1
+        name = self.key if self.made == 1 else f"{self.key} (path {self.made})"
+        path = Path(_Route(self._color(pattern), point, name))
+        self.paths.insert(0, path)
+        for dropped in self.paths[PATHS_KEPT:]:
+            getattr(self.stager, "staged", {}).pop(dropped.made.name, None)
+        del self.paths[PATHS_KEPT:]
+        return path
+
+    @property
+    def coloring(self):
+        """The colouring of the path met last."""
+        return self.paths[0].made.coloring
 
     @property
     def pattern(self):
         return self.coloring.pattern
 
-    def decompress(self, compressed):
-        return col.from_gather(compressed, self.coloring.take, self.coloring.pattern)
+    def _checked(self, path):
+        """The batched pass of ``path`` (``_make``), raising ``PathChanged`` off its path."""
+        compressed = self._make(path.made.coloring)
 
-    def zeros(self):
-        return scipy_sparse().csr_array(self.coloring.pattern.shape, dtype=np.float64)
+        def checked(*values):
+            log = ReadLog()
+            with watch_reads(log):
+                out = compressed(*values)
+            if not path.accepts(log.reads):
+                raise PathChanged(log.reads)
+            return out
+
+        return checked
+
+    def _run(self, path, x, *extra):
+        route = path.made
+        if path.reads is None and not np.array_equal(x, route.point):
+            # the first pass sets the path's reads: it must run where the path was found
+            self.stager.run(route.name, lambda: self._checked(path), route.point,
+                            route.seeds, *extra)
+        return self.stager.run(route.name, lambda: self._checked(path), x, route.seeds,
+                               *extra)
+
+    def evaluate(self, x, *extra):
+        """``(coloring, outputs of the batched pass)`` at the plain ``x`` on the path the
+        function takes there."""
+        reads = None
+        for path in list(self.paths):
+            if reads is not None and path.reads is not None \
+                    and not same_reads(path.reads, reads):
+                continue   # its first pass read other values: another path
+            try:
+                out = self._run(path, x, *extra)
+            except PathChanged as changed:
+                reads = changed.reads
+                continue
+            self.paths.remove(path)
+            self.paths.insert(0, path)
+            return path.made.coloring, out
+        with watch_reads(None):   # detection's reads are not a pass's
+            pattern = self.detect(x)
+        path = self._add(pattern, np.array(x, copy=True))
+        return path.made.coloring, self._run(path, x, *extra)
+
+    @staticmethod
+    def decompress(coloring, compressed):
+        return col.from_gather(compressed, coloring.take, coloring.pattern)
+
+    @staticmethod
+    def zeros(coloring):
+        return scipy_sparse().csr_array(coloring.pattern.shape, dtype=np.float64)
+
+
+def _watched_pass(fun, x):
+    """``fun(x)`` computed through a traced pass, so that its concrete reads are seen (a
+    pattern without entries has no batched pass to see them in)."""
+    return api.vjp(fun, x)[0]
 
 
 class HessianOf(_Compressed):
     """``hess(x, *extra)``: the Hessian of the scalar ``fun(y, *extra)`` in ``y`` as a CSR
-    array with the structure of ``pattern``: forward-over-reverse products over a star
-    colouring."""
+    array with the structure of the pattern of the path taken at ``x``: forward-over-reverse
+    products over a star colouring."""
 
-    def __init__(self, fun, pattern, stager, key):
-        super().__init__(hessian_coloring(pattern), stager, key)
+    def __init__(self, fun, pattern, x0, stager, key, detect):
         self.fun = fun
+        super().__init__(pattern, x0, stager, key, detect)
 
-    def _make(self):
+    @staticmethod
+    def _color(pattern):
+        return hessian_coloring(pattern)
+
+    def _make(self, coloring):
         fun = self.fun
+        if coloring.num_colors == 0:
+            def compressed(x, seeds, *extra):
+                _watched_pass(lambda y: fun(y, *extra), x)
+                return np.zeros((0, x.size))
+            return compressed
 
         def compressed(x, seeds, *extra):
             gradient = api.grad(lambda y: fun(y, *extra))
@@ -143,25 +272,34 @@ class HessianOf(_Compressed):
         return compressed
 
     def __call__(self, x, *extra):
-        if self.coloring.num_colors == 0:
-            return self.zeros()
         x = np.asarray(x, np.float64)
         extra = tuple(np.asarray(e, np.float64) for e in extra)
-        return self.decompress(self.stager.run(self.key, self._make, x, self.seeds, *extra))
+        coloring, compressed = self.evaluate(x, *extra)
+        if coloring.num_colors == 0:
+            return self.zeros(coloring)
+        return self.decompress(coloring, compressed)
 
 
 class JacobianOf(_Compressed):
     """``values_and_jac(x)``: the values of the vector function ``fun`` and its Jacobian as
-    a CSR array with the structure of ``pattern`` (column colouring and one batched JVP, or
-    row colouring and one batched VJP, whichever needs fewer colours)."""
+    a CSR array with the structure of the pattern of the path taken at ``x`` (column
+    colouring and one batched JVP, or row colouring and one batched VJP, whichever needs
+    fewer colours)."""
 
-    def __init__(self, fun, pattern, stager, key):
-        super().__init__(jacobian_coloring(pattern, "auto"), stager, key)
+    def __init__(self, fun, pattern, x0, stager, key, detect):
         self.fun = fun
+        super().__init__(pattern, x0, stager, key, detect)
 
-    def _make(self):
+    @staticmethod
+    def _color(pattern):
+        return jacobian_coloring(pattern, "auto")
+
+    def _make(self, coloring):
         fun = self.fun
-        if self.coloring.mode == "forward":
+        if coloring.num_colors == 0:
+            def compressed(x, seeds):
+                return _watched_pass(fun, x), np.zeros(0)
+        elif coloring.mode == "forward":
             def compressed(x, seeds):
                 return api.vmap(lambda s: api.jvp(fun, (x,), (s,)), out_axes=(None, 0))(seeds)
         else:
@@ -172,11 +310,11 @@ class JacobianOf(_Compressed):
 
     def values_and_jac(self, x):
         x = np.asarray(x, np.float64)
-        if self.coloring.num_colors == 0:
-            return np.asarray(self.stager.run(self.key + "/values", lambda: self.fun, x),
-                              np.float64), self.zeros()
-        values, compressed = self.stager.run(self.key, self._make, x, self.seeds)
-        return np.asarray(values, np.float64), self.decompress(compressed)
+        coloring, (values, compressed) = self.evaluate(x)
+        values = np.asarray(values, np.float64)
+        if coloring.num_colors == 0:
+            return values, self.zeros(coloring)
+        return values, self.decompress(coloring, compressed)
 
     def __call__(self, x):
         return self.values_and_jac(x)[1]
@@ -185,15 +323,22 @@ class JacobianOf(_Compressed):
 # --- what the solvers use ---------------------------------------------------------------
 
 
+def _evaluator(kind, fun, find, x0, sparse, stager, key, name, what):
+    """A ``kind`` (``HessianOf``, ``JacobianOf``) of ``fun`` on the pattern ``find(x0)``
+    when the sparse path is taken for it, else None."""
+    pattern = choose(sparse, find, x0, name, what)
+    if pattern is None:
+        return None
+    return _few_colours(kind(fun, pattern, x0, stager, key,
+                             _detector(find, sparse, name, what)), sparse)
+
+
 def objective_hessian(of_flat, x0, sparse, stager, name="minimize"):
     """The sparse Hessian of the objective ``of_flat`` (a ``HessianOf``), or None for the
     dense one."""
-    pattern = choose(sparse, lambda: hessian_pattern(_as_row(of_flat), x0, name=name),
-                     name, "the objective's Hessian", x0.size)
-    if pattern is None:
-        return None
-    return _few_colours(HessianOf(lambda y: of_flat(y), pattern, stager, "sparse hess"),
-                        sparse)
+    return _evaluator(HessianOf, lambda y: of_flat(y),
+                      lambda x: hessian_pattern(_as_row(of_flat), x, name=name), x0, sparse,
+                      stager, "sparse hess", name, "the objective's Hessian")
 
 
 def constraint_derivatives(traced, x0, sparse, stager, index, want=(True, True),
@@ -203,26 +348,21 @@ def constraint_derivatives(traced, x0, sparse, stager, index, want=(True, True),
     used): ``jac(x)`` a CSR ``(m, n)``, ``hess(x, v)`` the CSR Hessian of ``v @ traced``
     (its pattern: the union of the constraint entries' Hessian patterns)."""
     what = f"constraint {index}"
-    jac_pattern = choose(sparse if want[0] else False, lambda: jacobian_pattern(traced, x0),
-                         name, f"{what}'s Jacobian", x0.size)
-    hess_pattern = choose(
-        sparse if want[1] else False,
-        lambda: hessian_pattern(_as_row(lambda y: dnp.sum(traced(y))), x0, name=name),
-        name, f"{what}'s Hessian", x0.size)
-    jac = None if jac_pattern is None else \
-        JacobianOf(traced, jac_pattern, stager, f"constraint {index} jac")
-    hess = None if hess_pattern is None else \
-        HessianOf(lambda y, v: dnp.sum(v * traced(y)), hess_pattern, stager,
-                  f"constraint {index} hess")
-    return _few_colours(jac, sparse), _few_colours(hess, sparse)
+    jac = _evaluator(JacobianOf, traced, lambda x: jacobian_pattern(traced, x), x0,
+                     sparse if want[0] else False, stager, f"{what} jac", name,
+                     f"{what}'s Jacobian")
+    hess = _evaluator(HessianOf, lambda y, v: dnp.sum(v * traced(y)),
+                      lambda x: hessian_pattern(_as_row(lambda y: dnp.sum(traced(y))), x,
+                                                name=name),
+                      x0, sparse if want[1] else False, stager, f"{what} hess", name,
+                      f"{what}'s Hessian")
+    return jac, hess
 
 
 def residual_jacobian(traced, x0, sparse, stager, name="least_squares"):
     """The sparse Jacobian of the residuals ``traced`` (a ``JacobianOf``), or None."""
-    pattern = choose(sparse, lambda: jacobian_pattern(traced, x0), name,
-                     "the residuals' Jacobian", x0.size)
-    return None if pattern is None else \
-        _few_colours(JacobianOf(traced, pattern, stager, "sparse jac"), sparse)
+    return _evaluator(JacobianOf, traced, lambda x: jacobian_pattern(traced, x), x0, sparse,
+                      stager, "sparse jac", name, "the residuals' Jacobian")
 
 
 def minimize_hessian(objective, method, hess, hessp, sparse, x0, stager):
