@@ -133,7 +133,8 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
     to SciPy unchanged.
 
     ``sparse``: the Jacobian as a ``scipy.sparse`` array, computed in as many batched passes
-    as its sparsity pattern (detected once, at ``x0``: ``diffkit.sparse``) has colours, and
+    as its sparsity pattern (detected at ``x0``, and again on each new path of the
+    function's Python control flow: ``diffkit.sparse``) has colours, and
     ``tr_solver="lsmr"`` unless you set ``tr_solver``. ``True`` takes that path (an error
     with ``method="lm"``, ``tr_solver="exact"`` or your own ``jac``), ``False`` never, and
     ``None`` (default) takes it when the pattern is sparse enough: at least 200 parameters,

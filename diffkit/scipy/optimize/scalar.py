@@ -68,7 +68,8 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     ``sparse`` (trust-constr): the objective's Hessian and the constraints' Jacobians and
     Hessians computed by diffkit are given to SciPy as ``scipy.sparse`` arrays, each
     computed in as many batched passes as its sparsity pattern has colours (the pattern is
-    detected once, at ``x0``: ``diffkit.sparse``). ``True`` takes that path for each of
+    detected at ``x0``, and again on each new path of the function's Python control
+    flow: ``diffkit.sparse``). ``True`` takes that path for each of
     them, ``False`` never; ``None`` (default) takes it for each derivative whose pattern
     is sparse enough: at least 200 parameters, at most 5% of the entries and at most
     one colour (batched pass) per 12 parameters (the measured break-even; see the sparse
