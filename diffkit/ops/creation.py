@@ -27,7 +27,7 @@ __all__ = [
     "all", "any", "count_nonzero", "nonzero", "flatnonzero", "argwhere", "isclose",
     "allclose", "array_equal", "empty_like", "tri", "tril_indices", "triu_indices",
     "diag_indices", "indices", "linspace", "geomspace", "logspace", "isposinf", "isneginf",
-    "i0",
+    "i0", "kaiser",
     "real_if_close", "trim_zeros",
 ]
 
@@ -344,6 +344,23 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 def i0(x):
     """The modified Bessel function of order 0 (NumPy's ``i0``), differentiable."""
     return special.i0(x)
+
+
+def kaiser(M, beta):
+    """The Kaiser window of ``M`` points, as ``np.kaiser``:
+    ``i0(beta sqrt(1 - ((n - alpha) / alpha)^2)) / i0(beta)`` with ``alpha = (M - 1) / 2``;
+    differentiable in ``beta`` (``M`` sets the shape and has none)."""
+    if not holds_tracer(beta):
+        return np.kaiser(M, beta)
+    if M < 1:
+        return np.array([], np.float64)
+    beta = ew.astype(as_array(beta), np.result_type(dtype_of(beta), np.float64))
+    if M == 1:
+        return np.ones(1, np.float64) + 0.0 * beta
+    alpha = (M - 1) / 2.0
+    # NumPy's own arithmetic for the constant radii, so the values match it bit for bit
+    radii = np.sqrt(1 - ((np.arange(0, M) - alpha) / alpha) ** 2.0)
+    return special.i0(beta * radii) / special.i0(beta)
 
 
 def real_if_close(a, tol=100):

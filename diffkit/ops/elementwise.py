@@ -15,7 +15,9 @@ combined with a complex one gets a real cotangent.
 
 import numpy as np
 
+from ..core.concrete import concrete_test
 from ..core.primitive import Primitive
+from ..core.trace import Tracer
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import complex as cx
 from . import reductions, shape
@@ -109,8 +111,30 @@ subtract_p, subtract = _numpy("subtract", np.subtract, {"x": 1, "y": -1},
                               "``x - y``, elementwise.")
 multiply_p, multiply = _numpy("multiply", np.multiply, {"x": "y", "y": "x"},
                               "``x * y``, elementwise.")
+
+
+def _divide_numerator(x, y):
+    # 1 / y; NaN at x = y = 0, where the value is 0 / 0 = NaN and no one-sided limit exists
+    # (x / y is +-inf on both sides of x = 0 along y = 0). Elsewhere on y = 0 it is the
+    # one-sided +-inf of the poles (the side NumPy's value comes from, as 1 / x). A zero
+    # tangent or cotangent still gives 0 (the 0 x inf rule). The NaN is slope * NaN, so its
+    # own derivative in y is NaN too (a constant NaN would have a zero one).
+    slope = 1 / y
+    if not holds_zero(y):   # a divisor without zeros (the common case): nothing to mask
+        return slope
+    return where_p(logical_and_p(equal_p(y, 0), equal_p(x, 0)), slope * np.nan, slope)
+
+
+def holds_zero(x):
+    """Whether the array, scalar or tracer ``x`` has a zero entry (read without a
+    derivative; a recording trace, jit, keeps the answer as a guard)."""
+    if isinstance(x, Tracer):
+        return concrete_test(x, holds_zero)
+    return not np.all(x)
+
+
 divide_p, divide = _numpy("divide", np.true_divide,
-                          {"x": lambda y: 1 / y, "y": lambda y, out: negative_p(out / y)},
+                          {"x": _divide_numerator, "y": lambda y, out: negative_p(out / y)},
                           "``x / y``, elementwise.")
 negative_p, negative = _numpy("negative", np.negative, {"x": -1}, "``-x``, elementwise.")
 

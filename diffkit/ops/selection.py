@@ -1,12 +1,13 @@
 """Selecting and placing entries: ``choose``, ``extract``, ``put_along_axis``,
-``fill_diagonal``, ``histogram`` (differentiable in its ``weights``) and ``unique`` (in its
-values).
+``fill_diagonal``, ``histogram``, ``histogram2d`` and ``bincount`` (differentiable in their
+``weights``), ``unique`` and ``union1d`` (in their values).
 
 All are compositions of ``getitem``, the ``.at`` updates and elementwise operations, so they
 inherit forward, reverse and batching rules. Integer arguments (``choose``'s ``a``, index
 arrays) carry no derivative and may be batched under ``vmap``; arguments that set the
-shape of the result (``extract``'s ``condition``, ``histogram``'s samples ``a``, ``unique``'s
-input) must be concrete: a value differentiated by ``grad``/``jvp`` is (its primal is
+shape of the result (``extract``'s ``condition``, ``histogram``'s samples ``a``,
+``histogram2d``'s ``x`` and ``y``, ``bincount``'s ``x``, ``unique``'s and ``union1d``'s
+inputs) must be concrete: a value differentiated by ``grad``/``jvp`` is (its primal is
 read), a value batched by ``vmap`` is not, and that is a ``TracerConversionError`` naming the
 argument.
 
@@ -19,9 +20,11 @@ with a traced value and the default ``inplace=True`` they raise a ``TracerConver
 saying so (rather than returning None and silently dropping the write).
 
 Conventions: ``unique``'s value for a repeated entry is the first occurrence in the
-flattened (or ``axis``-wise) order, so it gets the derivative of that occurrence;
-``histogram``'s bins are fixed (a function of ``a`` alone) and a sample on an inner edge
-falls in the bin to its right, the last edge belonging to the last bin, as NumPy.
+flattened (or ``axis``-wise) order, so it gets the derivative of that occurrence
+(``union1d``: ``ar1``'s entry before ``ar2``'s); ``histogram``'s and ``histogram2d``'s bins
+are fixed (a function of the samples alone) and a sample on an inner edge falls in the bin
+to its right, the last edge belonging to the last bin, as NumPy; ``bincount`` with weights
+is float64 whatever the weights' real dtype, as NumPy.
 """
 
 import math
@@ -39,7 +42,8 @@ from .array_helpers import index_floor_divide_p
 from .array_taking import take_along_axis
 from .indexing import At, getitem
 
-__all__ = ["choose", "extract", "put_along_axis", "fill_diagonal", "histogram", "unique"]
+__all__ = ["choose", "extract", "put_along_axis", "fill_diagonal", "histogram",
+           "histogram2d", "bincount", "unique", "union1d"]
 
 
 def _concrete(value, what, fname):
@@ -258,3 +262,66 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     extras = [found[1]] if return_index else []
     extras += list(found[2:])
     return (picked, *extras) if extras else picked
+
+
+def union1d(ar1, ar2):
+    """The sorted distinct values of ``ar1`` and ``ar2`` (flattened), as ``np.union1d``:
+    ``unique`` of their concatenation, so a value in both gets ``ar1``'s derivative (its
+    first occurrence). Both inputs must be concrete."""
+    if not holds_tracer(ar1, ar2):
+        return np.union1d(ar1, ar2)
+    return unique(sh.concatenate([sh.ravel(as_array(ar1)), sh.ravel(as_array(ar2))]))
+
+
+def bincount(x, weights=None, minlength=0):
+    """The sum of ``weights`` for each value of the non-negative integers ``x``, as
+    ``np.bincount`` (float64, length ``max(max(x) + 1, minlength)``); differentiable in
+    ``weights``. ``x`` carries no derivative and must be concrete (it sets the length)."""
+    values = _concrete(x, "x (the integers)", "bincount")
+    if not holds_tracer(weights):
+        return np.bincount(values, weights, minlength)
+    length = len(np.bincount(values, minlength=minlength))   # NumPy's checks and length
+    weights = as_array(weights)
+    if dtype_of(weights).kind == "c":
+        raise TypeError("bincount: weights must be real (NumPy casts them to float64, which "
+                        "a complex value cannot be 'safe'-cast to)")
+    if shape_of(weights) != values.shape:
+        raise ValueError("The weights and list don't have the same length.")
+    weights = ew.astype(weights, np.float64)
+    return At(np.zeros(length, np.float64))[values].add(weights)
+
+
+def _bin_indices_dd(samples, edges):
+    """Each sample's bin along one axis of ``histogramdd`` (-1 when outside): NumPy's
+    ``searchsorted(edges, x, 'right')``, a sample on the last edge in the last bin."""
+    indices = np.searchsorted(edges, samples, side="right")
+    indices[samples == edges[-1]] -= 1
+    return np.where((indices >= 1) & (indices <= len(edges) - 1), indices - 1, -1)
+
+
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa: A002
+    """``(H, xedges, yedges)`` as ``np.histogram2d``; differentiable in ``weights`` (the
+    bins are fixed by ``x`` and ``y``, which carry no derivative and must be concrete).
+    ``H[i, j]`` is the sum of the weights of the samples in bin ``(i, j)``, divided by the
+    total and the bin areas for ``density``."""
+    if not holds_tracer(x, y, weights):
+        return np.histogram2d(x, y, bins, range, density, weights)
+    xs = _concrete(x, "x (the samples)", "histogram2d")
+    ys = _concrete(y, "y (the samples)", "histogram2d")
+    _, xedges, yedges = np.histogram2d(xs, ys, bins, range)
+    if weights is None:
+        return np.histogram2d(xs, ys, bins, range, density)[0], xedges, yedges
+    weights = as_array(weights)
+    if shape_of(weights) != xs.shape:
+        raise ValueError("weights should have the same shape as x and y.")
+    ix, iy = _bin_indices_dd(xs, xedges), _bin_indices_dd(ys, yedges)
+    keep = np.flatnonzero((ix >= 0) & (iy >= 0))
+    nx, ny = len(xedges) - 1, len(yedges) - 1
+    dtype = np.result_type(dtype_of(weights), np.float64)
+    flat = At(np.zeros(nx * ny, dtype))[ix[keep] * ny + iy[keep]].add(
+        getitem(sh.ravel(weights), keep))
+    hist = sh.reshape(flat, (nx, ny))
+    if density:
+        areas = np.diff(xedges)[:, None] * np.diff(yedges)[None, :]
+        hist = ew.divide_p(ew.divide_p(hist, areas.astype(dtype)), red.sum(hist))
+    return hist, xedges, yedges

@@ -11,6 +11,8 @@ Conventions at special points (the same in both engines)
 function               convention
 =====================  =====================================================================
 rgamma                 at the poles of gamma, (-1)^n n! (derivative of the reflection formula)
+binom(n, k)            where n - k + 1 = 0, -1, ... (binom = 0): the product rule on
+                       gamma(n + 1) rgamma(k + 1) rgamma(n - k + 1), exact at every order
 loggamma               real inputs; nan for x < 0, as SciPy's real loggamma
 =====================  =====================================================================
 """
@@ -23,6 +25,7 @@ import scipy.special as sc
 from . import elementwise as ew
 from .families import ZERO
 from .special_helpers import INTEGER_ORDER, _weak, special_function
+from .ufuncs import floor_p
 
 __all__ = [
     "gamma", "gammaln", "loggamma", "rgamma", "digamma", "psi", "polygamma",
@@ -94,10 +97,39 @@ poch_p, poch = special_function(
     {"z": lambda z, m, out: out * (digamma_p(z + m) - digamma_p(z)),
      "m": lambda z, m, out: out * digamma_p(z + m)},
     "The Pochhammer symbol ``gamma(z + m) / gamma(z)``.")
+def _binom_pole(x, y, out):
+    """Where binom is 0 because ``x - y + 1`` is at (or, after rounding, next to) a pole of
+    gamma (0, -1, ...), with ``gamma(x + 1)`` finite: there ``binom = gamma(x + 1)
+    rgamma(y + 1) rgamma(x - y + 1)`` and the digamma form of its derivative is 0 x inf (or
+    0 times a finite number where SciPy rounded the value to 0)."""
+    integer_x = ew.logical_and_p(ew.less_equal_p(x + 1, 0), ew.equal_p(x, floor_p(x)))
+    zero = ew.logical_and_p(ew.equal_p(out, 0), ew.less_equal_p(x - y + 1, 0))
+    return ew.logical_and_p(zero, ew.logical_not_p(integer_x))
+
+
+def _binom_partial(x, y, out, in_x):
+    """d binom / dx (``in_x``) or / dy: ``out (digamma(x + 1) - digamma(x - y + 1))`` and
+    ``out (digamma(x - y + 1) - digamma(y + 1))``; at the poles of ``gamma(x - y + 1)``
+    (binom = 0) the product rule on ``gamma(x + 1) rgamma(y + 1) rgamma(x - y + 1)``, whose
+    ``rgamma'`` is finite there ((-1)^n n! at -n), so its derivatives of every order are
+    those of binom."""
+    pole = _binom_pole(x, y, out)
+    xs, ys = ew.where_p(pole, x, 0.5), ew.where_p(pole, y, 0.25)   # a regular point elsewhere
+    lead, first, rest = gamma_p(xs + 1), rgamma_p(ys + 1), rgamma_p(xs - ys + 1)
+    rest_slope = _rgamma_slope(xs - ys + 1, rest)
+    if in_x:
+        product = lead * first * (digamma_p(xs + 1) * rest + rest_slope)
+        regular = out * (digamma_p(x + 1) - digamma_p(x - y + 1))
+    else:
+        product = lead * (_rgamma_slope(ys + 1, first) * rest - first * rest_slope)
+        regular = out * (digamma_p(x - y + 1) - digamma_p(y + 1))
+    return ew.where_p(pole, product, regular)
+
+
 binom_p, binom = special_function(
     "binom", sc.binom,
-    {"x": lambda x, y, out: out * (digamma_p(x + 1) - digamma_p(x - y + 1)),
-     "y": lambda x, y, out: out * (digamma_p(x - y + 1) - digamma_p(y + 1))},
+    {"x": lambda x, y, out: _binom_partial(x, y, out, True),
+     "y": lambda x, y, out: _binom_partial(x, y, out, False)},
     "The binomial coefficient as a function of two real arguments.")
 
 

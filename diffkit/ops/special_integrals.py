@@ -19,11 +19,13 @@ ellipk, ellipe,        near m == 0 the derivatives' series (exact at every order
 ellipkm1               ellipk'(1) = +inf, ellipkm1'(0) = -inf (one-sided limits)
 ellipkinc, ellipeinc   near m == 0 the m-derivatives' series (exact at every order there); at
                        m == 1 dF/dm by its Taylor polynomial of degree 1 in m - 1 (the closed
-                       form is 0/0 there): exact to second order
-lambertw'              +inf at the float nearest -1/e (where SciPy's value is nan)
+                       form is 0/0 there): exact to second order; for m > 1 SciPy's value is
+                       NaN (the real continuation is not computed), and so are both partials
+lambertw'              +inf (k = 0) and -inf (k = -1) at the float nearest -1/e (where SciPy's
+                       value is nan); -inf on k = -1 at z = 0 (W = -inf)
 exprel                 derivatives of every order as one primitive; +inf where e^x overflows
 sici, shichi           Si'(0) = Shi'(0) = 1 (the limit); Ci'(0) = Chi'(0) = +inf
-lambertw               real branch k=0 only; nan below -1/e (SciPy gives complex values)
+lambertw               every branch k, complex128 as SciPy (real input too)
 =====================  =====================================================================
 """
 
@@ -33,11 +35,11 @@ import numpy as np
 import scipy.special as sc
 
 from ..core.primitive import Primitive
-from ..core.zeros import Zero, dtype_of
+from ..core.zeros import Zero
 from . import elementwise as ew
 from . import sparsity_rules as sr
 from . import ufuncs
-from .families import times, zero_safe
+from .families import real_cotangent, times, zero_safe
 from .special_helpers import (
     INTEGER_ORDER,
     _poly,
@@ -317,52 +319,83 @@ def _ellipeinc_m(phi, m):
     return ew.where_p(small, _incomplete_series(phi, ew.where_p(small, m, 0.0), True), direct)
 
 
+def _nan_where_nan(out, partial):
+    """``partial``, NaN where SciPy's value ``out`` is NaN (``ellipkinc``/``ellipeinc`` for
+    m > 1, where SciPy gives NaN although the integrals are real for m sin^2 phi <= 1): no
+    finite derivative of a NaN value. The NaN is ``out`` itself, so its own derivatives
+    are NaN too."""
+    return ew.where_p(ew.isnan_p(out), out, partial)
+
+
 ellipkinc_p, ellipkinc = special_function(
     "ellipkinc", sc.ellipkinc,
-    {"phi": lambda phi, m: 1 / ew.sqrt_p(1 - m * ew.square_p(ew.sin_p(phi))),
+    {"phi": lambda phi, m, out: _nan_where_nan(out, 1 / ew.sqrt_p(
+        1 - m * ew.square_p(ew.sin_p(phi)))),
      "m": lambda phi, m: _ellipkinc_m(phi, m)},
     "The incomplete elliptic integral of the first kind F(phi, m), differentiable in "
     "``phi`` and ``m``.")
 ellipeinc_p, ellipeinc = special_function(
     "ellipeinc", sc.ellipeinc,
-    {"phi": lambda phi, m: ew.sqrt_p(1 - m * ew.square_p(ew.sin_p(phi))),
+    {"phi": lambda phi, m, out: _nan_where_nan(out, ew.sqrt_p(
+        1 - m * ew.square_p(ew.sin_p(phi)))),
      "m": lambda phi, m: _ellipeinc_m(phi, m)},
     "The incomplete elliptic integral of the second kind E(phi, m), differentiable in "
     "``phi`` and ``m``.")
 
 
-def _lambertw_impl(x, tol):
-    w = sc.lambertw(x, 0, tol)
-    with np.errstate(invalid="ignore"):
-        return np.where(w.imag == 0, w.real, np.nan)
+def _lambertw_impl(z, k, tol):
+    """SciPy's ``lambertw(z, k, tol)``: complex128 (as SciPy, for real input too)."""
+    return sc.lambertw(z, k, tol)
 
 
-def _lambertw_jvp(primals, tangents, tol):
-    (x,), (t,) = primals, tangents
-    out = lambertw_p(x, tol=tol)
-    return out, _lambertw_times_slope(t, out, x)
+def _lambertw_jvp(primals, tangents, k, tol):
+    (z,), (t,) = primals, tangents
+    out = lambertw_p(z, k=k, tol=tol)
+    return out, _lambertw_times_slope(t, out, z, k)
 
 
-# The float nearest -1/e lies just below it, where SciPy's W is NaN; it stands for the
-# branch point, where W' is +inf.
+def _lambertw_vjp(ct, out, z, k, tol):
+    # holomorphic: the cotangent times W' (as every complex rule here), real for a real z
+    return real_cotangent(_lambertw_times_slope(ct, out, z, k), z)
+
+
+# The float nearest -1/e, where SciPy's W is NaN on both real branches; it stands for the
+# branch point, where W' is +inf on k = 0 and -inf on k = -1 (the real one-sided limits).
 _BRANCH_POINT = -math.exp(-1.0)
 
 
-def _lambertw_slope(w, x):
-    """W' = W / (x (1 + W)) = e^-W / (1 + W): no 0/0 at x = 0. At the branch point x = -1/e
-    (W = -1) the singular part e / sqrt(2 e (x + 1/e)): +inf, and the one-sided limits of
-    every higher derivative."""
-    branch = ew.equal_p(x, _BRANCH_POINT)
-    safe = ew.where_p(branch, 0.0, w)
-    return ew.where_p(branch, math.e / ew.sqrt_p(2 * math.e * (x - _BRANCH_POINT)),
-                    ew.exp_p(-safe) / (1 + safe))
+def _lambertw_special(z, k):
+    """``(mask, value)``: the real one-sided limits of W' where the formula cannot give
+    them, or None. At the branch point (the float nearest -1/e) the singular part
+    +-e / sqrt(2 e (z + 1/e)) of the real branches k = 0 (+) and k = -1 (-): +-inf there,
+    and the one-sided limits of every higher derivative. On k = -1 at z = 0 (W = -inf) the
+    limit from z < 0, -inf (W' ~ 1/z)."""
+    if k not in (0, -1):
+        return None
+    branch = ew.equal_p(z, _BRANCH_POINT)
+    side = 1.0 if k == 0 else -1.0
+    value = side * math.e / ew.sqrt_p(2 * math.e * (z - _BRANCH_POINT))
+    if k == 0:
+        return branch, value
+    at_zero = ew.equal_p(z, 0)
+    return ew.logical_or_p(branch, at_zero), ew.where_p(at_zero, -np.inf, value)
 
 
-_lambertw_times_slope = zero_safe(lambda t, w, x: t * _lambertw_slope(w, x))
-lambertw_p = Primitive("lambertw", _typed(_lambertw_impl), _lambertw_jvp,
-                       (lambda ct, out, x, tol: _lambertw_times_slope(ct, out, x),),
-                       lambda axis_size, values, batch_axes, tol: (
-                           lambertw_p(values[0], tol=tol), batch_axes[0]))
+def _lambertw_times(t, w, z, k):
+    """``t W'`` with W' = W / (z (1 + W)) = e^-W / (1 + W) (no 0/0 at z = 0 on k = 0),
+    complex; a real ``t`` times the real limits at the special points (no inf * 0j)."""
+    special = _lambertw_special(z, k)
+    if special is None:
+        return t * (ew.exp_p(-w) / (1 + w))
+    mask, value = special
+    safe = ew.where_p(mask, 0.0, w)
+    return ew.where_p(mask, t * value, t * (ew.exp_p(-safe) / (1 + safe)))
+
+
+_lambertw_times_slope = zero_safe(_lambertw_times)
+lambertw_p = Primitive("lambertw", _lambertw_impl, _lambertw_jvp, (_lambertw_vjp,),
+                       lambda axis_size, values, batch_axes, k, tol: (
+                           lambertw_p(values[0], k=k, tol=tol), batch_axes[0]))
 lambertw_p.sparsity = sr.elementwise_sparsity()
 wrightomega_p, wrightomega = special_function(
     "wrightomega", sc.wrightomega,
@@ -454,11 +487,11 @@ agm_p, agm = special_function(
 
 
 def lambertw(z, k=0, tol=1e-8):
-    """The Lambert W function on its real principal branch (``k=0``, ``z >= -1/e``), as a
-    real array: SciPy's values' real part, nan below -1/e where the branch is complex.
-    Derivative ``W / (z (1 + W)) = exp(-W) / (1 + W)``."""
-    if k != 0:
-        raise ValueError(f"lambertw: only the principal branch k=0 is supported, got k={k!r}")
-    if dtype_of(z).kind == "c":
-        raise TypeError("lambertw: diffkit supports real z only (the real branch k=0)")
-    return lambertw_p(*_weak((z,), (), ()), tol=float(tol))
+    """The Lambert W function on branch ``k`` (an integer), as ``scipy.special.lambertw``:
+    complex128 for real and complex ``z`` alike (the real branches are ``k = 0`` on
+    ``z >= -1/e`` and ``k = -1`` on ``-1/e <= z < 0``, where the imaginary part is 0).
+    Differentiable in ``z``: ``W' = W / (z (1 + W)) = exp(-W) / (1 + W)`` (holomorphic;
+    a real ``z`` gets the real part of the cotangent)."""
+    if isinstance(k, (bool, np.bool_)) or int(k) != k:
+        raise TypeError(f"lambertw: the branch k must be an integer, got {k!r}")
+    return lambertw_p(*_weak((z,), (), ()), k=int(k), tol=float(tol))

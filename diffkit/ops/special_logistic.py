@@ -11,6 +11,8 @@ function               convention
 xlogy(x, y)            at x == 0: d/dx = log(y) (JAX's), d/dy = x / y = 0, also at y == 0
 xlog1py(x, y)          at x == 0: d/dx = log1p(y), d/dy = 0, also at y == -1
 huber(delta, r)        at |r| == delta: d/dr = r, d/d delta = 0 (both sides agree: C^1)
+pseudo_huber(delta,r)  at delta == 0 (value 0): the one-sided limits from delta > 0: d/d delta
+                       = |r|, d2/d delta2 = -2, d2/d delta dr = sign(r); 0 at r == delta == 0
 entr, rel_entr,        at x == 0 the derivative in x is the one-sided limit, -inf (+inf for
 kl_div                 entr); rel_entr/kl_div have d/dy = 0 / 1 there; entr' = 0 for x < 0
                        (entr is the constant -inf there)
@@ -23,7 +25,7 @@ logit at 0 and 1 has infinite derivatives: the rules give the limit.
 import numpy as np
 import scipy.special as sc
 
-from ..core.zeros import shape_of
+from ..core.zeros import dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions, shape, ufuncs
 from .control import stop_gradient
@@ -118,15 +120,40 @@ huber_p, huber = special_function(
 
 def _pseudo_huber_delta(delta, r):
     # d/d delta [delta^2 (s - 1)] = delta (s - 1)^2 / s with s = sqrt(1 + (r/delta)^2),
-    # written without the cancellation in s - 1: r^4 / (q (q + |delta|)^2), q = hypot.
-    q = ew.sqrt_p(ew.square_p(delta) + ew.square_p(r))
-    return ew.sign(delta) * ew.square_p(ew.square_p(r)) / (q * ew.square_p(q + ew.abs_p(delta)))
+    # written without the cancellation in s - 1: r^4 / (q (q + delta)^2), q = hypot. At
+    # delta = 0 (where SciPy's value is 0 for every r) that is the one-sided limit from
+    # delta > 0, |r| (pseudo_huber ~ delta |r| - delta^2), as ``huber``'s; ``delta`` enters
+    # as itself there (not |delta|), so the second derivatives are the one-sided -2 and
+    # sign(r) as well. At r = delta = 0: 0 (the value is 0 along both axes).
+    side = _delta_side(delta)
+    origin, q = _hypot(delta, r)
+    ratio = ew.square_p(ew.square_p(r)) / (q * ew.square_p(q + side * delta))
+    return ew.where_p(origin, 0.0, side * ratio)
+
+
+def _pseudo_huber_r(delta, r):
+    # r |delta| / q, with |delta| as delta * side (the one-sided derivative at delta = 0)
+    origin, q = _hypot(delta, r)
+    return ew.where_p(origin, 0.0, r * (_delta_side(delta) * delta) / q)
+
+
+def _delta_side(delta):
+    """-1 for delta < 0 (where SciPy's pseudo_huber is inf), else +1."""
+    side = ew.where_p(ew.less_p(delta, 0), -1.0, 1.0)
+    return side if dtype_of(side) == dtype_of(delta) else ew.astype(side, dtype_of(delta))
+
+
+def _hypot(delta, r):
+    """``(origin, q)``: whether ``delta = r = 0``, and ``sqrt(delta^2 + r^2)`` (1 there, so
+    that no infinity enters the branch a ``where`` discards)."""
+    squared = ew.square_p(delta) + ew.square_p(r)
+    origin = ew.equal_p(squared, 0)
+    return origin, ew.sqrt_p(ew.where_p(origin, 1.0, squared))
 
 
 pseudo_huber_p, pseudo_huber = special_function(
     "pseudo_huber", sc.pseudo_huber,
-    {"delta": _pseudo_huber_delta,
-     "r": lambda delta, r: r * ew.abs_p(delta) / ew.sqrt_p(ew.square_p(delta) + ew.square_p(r))},
+    {"delta": _pseudo_huber_delta, "r": _pseudo_huber_r},
     "Pseudo-Huber loss ``delta**2 (sqrt(1 + (r / delta)**2) - 1)``.")
 
 

@@ -11,8 +11,12 @@ derivative of the given orders, computed by a series evaluated on jets in the pa
   e^x 1F1(b - a; b; -x), so that the terms do not cancel.
 - 2F1(a, b; c; z) = sum_k (a)_k (b)_k / (c)_k z^k / k! for 0 <= z < 1; for z < 0 Pfaff's
   transformation (1 - z)^-a 2F1(a, c - b; c; z / (z - 1)), whose argument lies in [0, 1).
-  Beyond z = 0.95 (or below -19, where z / (z - 1) passes 0.95) the series is slow: the
-  parameter derivatives there are NaN.
+  The series runs to z = 0.995 (about 8000 terms there; below -199 z / (z - 1) passes
+  0.995); at z = 1 Gauss's theorem Gamma(c) Gamma(c - a - b) / (Gamma(c - a) Gamma(c - b))
+  on jets (c - a - b > 0, else SciPy's value is inf and the derivatives NaN; the m-th
+  derivative in z needs c - a - b > m). In (0.995, 1) and below -199 the series is too slow:
+  the parameter derivatives there are NaN, and so are those of a series that has not
+  converged in 20000 terms (large a + b - c near z = 0.995).
 - zeta(x, q) = sum_{k<N} (q+k)^-x + (q+N)^(1-x) / (x-1) + (q+N)^-x / 2
   + sum_j B_2j / (2j)! (x)_(2j-1) (q+N)^(-x-2j+1)  (Euler-Maclaurin, N >= |x| + 10, twelve
   Bernoulli terms), for x >= 0 and q > 0. Riemann's zeta below 0 uses the reflection
@@ -51,7 +55,7 @@ __all__ = ["hyp1f1", "hyp2f1", "zeta", "zetac", "hyp0f1", "hyperu", "wright_bess
 
 PARAMETER_ORDER = 3          # derivatives in the parameters up to the third
 _MAX_TERMS = 20000
-_SERIES_LIMIT = 0.95         # 2F1's series argument (after Pfaff) beyond which: NaN
+_SERIES_LIMIT = 0.995        # 2F1's series argument (after Pfaff) beyond which: NaN
 _BERNOULLI = sc.bernoulli(24)
 _EM_TERMS = 12               # Bernoulli terms of the Euler-Maclaurin tail
 
@@ -184,15 +188,39 @@ hyp1f1_p, hyp1f1 = special_function(
 # --- 2F1 ------------------------------------------------------------------------------------
 
 
+def _log_gamma_jet(jets, x, slopes):
+    """log|Gamma(x + sum_v slopes[v] e_v)| as a jet: its Taylor series, the polygammas."""
+    step = jets.linear(np.zeros_like(x), slopes)
+    jet, power = jets.constant(sc.gammaln(x)), jets.constant(np.ones_like(x))
+    for n in range(1, jets.order + 1):
+        power = jets.mul(power, step)
+        jet = jet + sc.polygamma(n - 1, x) / math.factorial(n) * power
+    return jet
+
+
+def _gauss_jet(jets, a, b, c):
+    """2F1(a, b; c; 1) = Gamma(c) Gamma(c - a - b) / (Gamma(c - a) Gamma(c - b)) (Gauss's
+    theorem, c - a - b > 0) as a jet in the three parameters."""
+    factors = [(c, (0, 0, 1), 1), (c - a - b, (-1, -1, 1), 1), (c - a, (-1, 0, 1), -1),
+               (c - b, (0, -1, 1), -1)]
+    log_value = sum(power * _log_gamma_jet(jets, x, slopes) for x, slopes, power in factors)
+    sign = np.prod([sc.gammasgn(x) for x, _, _ in factors], axis=0)
+    return sign * jets.exp(log_value)
+
+
 def _hyp2f1_jet(jets, a, b, c, z):
-    """2F1(a, b; c; z) as a jet in its three parameters: the series for z >= 0, Pfaff's
-    transformation for z < 0; NaN where the series argument passes _SERIES_LIMIT."""
+    """2F1(a, b; c; z) as a jet in its three parameters: the series for 0 <= z <=
+    _SERIES_LIMIT, Pfaff's transformation for z < 0, Gauss's theorem at z = 1 (where
+    c - a - b > 0); NaN elsewhere (the series argument past _SERIES_LIMIT)."""
     ea, eb, ec = _unit(3, 0), _unit(3, 1), _unit(3, 2)
     result = np.full((len(jets.terms),) + z.shape, np.nan)
     up = (z >= 0) & (z <= _SERIES_LIMIT)
     if up.any():
         result[:, up] = _hypergeometric_series(jets, [(a[up], ea), (b[up], eb)],
                                                [(c[up], ec)], z[up])
+    at_one = (z == 1) & (c - a - b > 0)
+    if at_one.any():
+        result[:, at_one] = _gauss_jet(jets, a[at_one], b[at_one], c[at_one])
     down = (z < 0) & (z / (z - 1) <= _SERIES_LIMIT)
     if down.any():  # (1 - z)^-a 2F1(a, c - b; c; z / (z - 1))
         a, b, c, z = a[down], b[down], c[down], z[down]
@@ -231,7 +259,7 @@ hyp2f1_p, hyp2f1 = special_function(
      "z": lambda a, b, c, z: hyp2f1_p(a + 1, b + 1, c + 1, z) * a * b / c},
     "The Gauss hypergeometric function 2F1(a, b; c; z), "
     "differentiable in ``z`` (closed form) and in ``a``, ``b``, ``c`` (series on "
-    "jets, to third order, for -19 <= z <= 0.95; NaN beyond).")
+    "jets, to third order, for -199 <= z <= 0.995 and at z = 1; NaN elsewhere).")
 
 
 # --- zeta -----------------------------------------------------------------------------------

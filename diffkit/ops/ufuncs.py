@@ -200,21 +200,26 @@ def _expit(d):
     return where_p(nonnegative, 1 / (1 + e), e / (1 + e))
 
 
-def _logaddexp_weight(x, y, scale):
+def _logaddexp_weight(x, y, scale, out):
     """``d logaddexp(x, y) / dx``: the logistic function of ``scale * (x - y)``; 1/2 when
-    ``x`` and ``y`` are the same infinity (where ``x - y`` is NaN)."""
+    ``x`` and ``y`` are the same infinity (where ``x - y`` is NaN). In the output's dtype: a
+    Python number beside a float32 array (``softplus``: ``logaddexp(0, x)``) reaches the
+    partial as a float64 value, which must not make the float32 tangent float64."""
     same_infinity = logical_and_p(equal_p(x, y), isinf_p(x))
     d = where_p(same_infinity, 0.0, x) - where_p(same_infinity, 0.0, y)   # no inf - inf
+    if dtype_of(d) != dtype_of(out):
+        d = astype(d, dtype_of(out))
     return _expit(d if scale == 1 else d * scale)
 
 
 logaddexp_p, logaddexp = _numpy(
-    "logaddexp", np.logaddexp, {"x": lambda x, y: _logaddexp_weight(x, y, 1),
-                                "y": lambda x, y: _logaddexp_weight(y, x, 1)},
+    "logaddexp", np.logaddexp, {"x": lambda x, y, out: _logaddexp_weight(x, y, 1, out),
+                                "y": lambda x, y, out: _logaddexp_weight(y, x, 1, out)},
     "``log(exp(x) + exp(y))``, without overflow.")
 logaddexp2_p, logaddexp2 = _numpy(
-    "logaddexp2", np.logaddexp2, {"x": lambda x, y: _logaddexp_weight(x, y, _LN2),
-                                  "y": lambda x, y: _logaddexp_weight(y, x, _LN2)},
+    "logaddexp2", np.logaddexp2,
+    {"x": lambda x, y, out: _logaddexp_weight(x, y, _LN2, out),
+     "y": lambda x, y, out: _logaddexp_weight(y, x, _LN2, out)},
     "``log2(2**x + 2**y)``, without overflow.")
 
 

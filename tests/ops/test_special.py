@@ -81,9 +81,9 @@ def test_other_values_match_scipy():
     np.testing.assert_allclose(sp.zeta(0.5), sc.zeta(0.5), rtol=1e-14)  # Riemann's, x < 1
     np.testing.assert_allclose(sp.multigammaln(X + 2, 3), sc.multigammaln(X + 2, 3),
                                rtol=1e-14)
-    np.testing.assert_allclose(sp.lambertw(X), sc.lambertw(X).real, rtol=1e-14)
-    assert np.isnan(sp.lambertw(-0.5))   # below -1/e the principal branch is complex
-    np.testing.assert_allclose(sp.lambertw(-0.3678794411714423), -1.0, rtol=1e-7)
+    np.testing.assert_allclose(sp.lambertw(X), sc.lambertw(X), rtol=1e-14)
+    np.testing.assert_allclose(sp.lambertw(-0.5), sc.lambertw(-0.5), rtol=1e-14)  # complex
+    assert sp.lambertw(X).dtype == sc.lambertw(X).dtype == np.complex128
     np.testing.assert_allclose(sp.softmax(X), sc.softmax(X), rtol=1e-14)
     np.testing.assert_allclose(sp.log_softmax(X), sc.log_softmax(X), rtol=1e-14)
     if hasattr(dk.numpy, "sinc"):  # SciPy's sinc is NumPy's
@@ -92,7 +92,7 @@ def test_other_values_match_scipy():
 
 def test_float32_stays_float32():
     x32 = X.astype(np.float32)
-    for f in (sp.erf, sp.gammaln, sp.log_ndtr, sp.i1e, sp.lambertw, sp.expit):
+    for f in (sp.erf, sp.gammaln, sp.log_ndtr, sp.i1e, sp.expit):
         assert f(x32).dtype == np.float32, f.__name__
         assert dk.grad(lambda v, f=f: dnp.sum(f(v)))(x32).dtype == np.float32, f.__name__
     # orders and Python scalars do not promote
@@ -363,7 +363,8 @@ def test_series_at_removable_singularities():
     np.testing.assert_allclose(dk.grad(sp.ellipkm1)(1.0), -np.pi / 8, rtol=RTOL)
     # Si'(0) = 1, Lambert W'(0) = 1
     np.testing.assert_allclose(dk.grad(lambda x: sp.sici(x)[0])(0.0), 1.0, rtol=RTOL)
-    np.testing.assert_allclose(dk.grad(sp.lambertw)(0.0), 1.0, rtol=RTOL)
+    np.testing.assert_allclose(dk.grad(lambda x: dnp.real(sp.lambertw(x)))(0.0), 1.0,
+                               rtol=RTOL)
 
 
 def test_expit_keeps_accuracy_in_the_tails():
@@ -409,10 +410,8 @@ def test_argument_errors():
     with pytest.raises(TypeError, match=r"erf\(\)"):
         sp.erf(1.0, out=np.zeros(()))
     assert sp.gammainc(a=2.0, x=1.0) == sc.gammainc(2.0, 1.0)
-    with pytest.raises(ValueError, match="principal branch"):
-        sp.lambertw(1.0, k=-1)
-    with pytest.raises(TypeError, match="real z"):
-        sp.lambertw(np.array([1.0 + 1j]))
+    with pytest.raises(TypeError, match="must be an integer"):
+        sp.lambertw(1.0, k=0.5)
     with pytest.raises(ValueError, match="positive integer"):
         sp.multigammaln(3.0, 0)
     with pytest.raises(TypeError, match="out="):
@@ -467,7 +466,7 @@ def test_large_gradients_in_the_last_argument(name):
 def test_large_lambertw_and_sici():
     x = _tile(X)
     w = sc.lambertw(x).real
-    np.testing.assert_allclose(dk.grad(lambda v: dnp.sum(sp.lambertw(v)))(x),
+    np.testing.assert_allclose(dk.grad(lambda v: dnp.sum(dnp.real(sp.lambertw(v))))(x),
                                w / (x * (1 + w)), rtol=1e-12)
     np.testing.assert_allclose(dk.grad(lambda v: dnp.sum(sp.sici(v)[1]))(x), np.cos(x) / x,
                                rtol=1e-12)

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.stats
 
 from ... import numpy as dnp
-from ...core.concrete import holds_tracer
+from ...core.concrete import concrete_value, holds_tracer
 from .. import special as sp
 from ._common import (
     _NAN,
@@ -141,7 +141,8 @@ class _MultivariateNormal(_Distribution):
     2 sum log diag L``, ``r^T cov^-1 r = |L^-1 r|^2``). As SciPy: ``x`` has the components
     on its last axis (a 1-D ``x`` is one point, or for ``k == 1`` a set of points), ``cov``
     may be a scalar (``cov * I``), a vector (a diagonal) or a matrix, and length-1 axes of
-    the result are dropped. ``allow_singular=True`` is computed by SciPy (plain values)."""
+    the result are dropped. ``allow_singular=True`` follows SciPy's ``_PSD`` (eigenvalues
+    below its cutoff dropped: pseudo-inverse, pseudo-determinant, ``-inf`` off the support)."""
 
     name = "multivariate_normal"
     _SCIPY_METHODS = {
@@ -188,9 +189,9 @@ class _MultivariateNormal(_Distribution):
     def logpdf(self, x, mean=None, cov=1, allow_singular=False):
         """Log density at ``x`` (components on the last axis)."""
         if allow_singular:
-            _plain_only("multivariate_normal.logpdf with allow_singular=True",
-                        (x, mean, cov), {}, ("x", "mean", "cov"))
-            return self._scipy.logpdf(x, mean, cov, allow_singular=True)
+            if not holds_tracer(x, mean, cov):
+                return self._scipy.logpdf(x, mean, cov, allow_singular=True)
+            return self._singular_logpdf(x, mean, cov)
         x, mean, cov, dim = self._args(x, mean, cov)
         lower = dnp.linalg.cholesky(cov)
         r = dnp.expand_dims(x - mean, -1)                      # (..., k, 1)
@@ -198,6 +199,36 @@ class _MultivariateNormal(_Distribution):
         maha = dnp.sum(w * w, axis=(-2, -1))
         logdet = 2.0 * dnp.sum(dnp.log(dnp.diagonal(lower)))
         return _squeeze(-0.5 * (dim * _LOG_2PI + logdet + maha))
+
+    def _singular_logpdf(self, x, mean, cov):
+        """SciPy's ``allow_singular=True`` density (its ``_PSD``), with diffkit's operations:
+        ``cov = u diag(s) u^T`` (``eigh``, lower triangle); eigenvalues above ``eps = cond
+        max|s|`` (``cond`` 1e6 eps for float64, 1e3 eps for float32) are kept: ``rank``
+        of them, the pseudo-determinant ``sum log s``, the Mahalanobis term
+        ``|r @ u diag(s^-1/2)|^2`` over them; a point whose component ``r @ V`` along the
+        dropped eigenvectors has norm ``>= 1e3 eps`` is outside the support: ``-inf``. The
+        derivative in ``x`` and ``mean`` is ``-pinv(cov) r`` (0 outside the support); in
+        ``cov`` that of the pseudo-inverse and pseudo-determinant where the rank is constant
+        (through ``eigh``: NaN where kept eigenvalues tie, the tie rule)."""
+        x, mean, cov, dim = self._args(x, mean, cov)
+        s, u = dnp.linalg.eigh(cov)
+        single = np.dtype(dnp.result_type(s)) == np.float32
+        cond = 1e3 * np.finfo(np.float32).eps if single else 1e6 * np.finfo(np.float64).eps
+        eps = cond * dnp.max(dnp.abs(s))
+        values = concrete_value(s)
+        if values is not None and np.min(values) < -cond * np.max(np.abs(values)):
+            raise ValueError("The input matrix must be symmetric positive semidefinite.")
+        kept = s > eps
+        safe = dnp.where(kept, s, 1.0)
+        whiten = u * dnp.where(kept, 1.0 / dnp.sqrt(safe), 0.0)
+        log_pdet = dnp.sum(dnp.where(kept, dnp.log(safe), 0.0))
+        rank = dnp.sum(dnp.where(kept, 1.0, 0.0))
+        dev = x - mean
+        maha = dnp.sum(dnp.square(dev @ whiten), axis=-1)
+        out = -0.5 * (rank * _LOG_2PI + log_pdet + maha)
+        residual = dnp.sqrt(dnp.sum(dnp.square(dev @ (u * dnp.where(kept, 0.0, 1.0))),
+                                    axis=-1))
+        return _squeeze(dnp.where(residual < 1e3 * eps, out, -np.inf))
 
     def pdf(self, x, mean=None, cov=1, allow_singular=False):
         """Density at ``x``."""

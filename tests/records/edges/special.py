@@ -66,6 +66,7 @@ E += sp("beta", [1.0, 0.5], [1.0, 0.5])
 E += sp("betaln", [1.0, 0.5], [1.0, 0.5])
 E += sp("poch", [1.0, 2.0], [0.0, 0.0], label="m=0")
 E += sp("binom", [4.0, 4.0], [0.0, 4.0], label="k=0,k=n")
+E += sp("binom", [1.5, 2.0, -0.5], [3.5, 4.0, 0.5], label="n-k+1=-1,-1,0")
 # At x = 0 the mixed derivative d2P/da dx = density (log x - digamma(a)) is -inf for a <= 1 (a
 # log singularity finite differences cannot see): the Hessian of the sum is documented.
 _GAMMAINC_AT_0 = [[0, 0, -INF, 0], [0, 0, 0, 0], [-INF, 0, -1.0, 0], [0, 0, 0, 1.0]]
@@ -244,6 +245,7 @@ for _name in ("ellipkinc", "ellipeinc"):
     E += sp(_name, [0.0, 1.0, -7.0], [0.5, 0.0, -0.0], label="phi=0,m=0")
     E += sp_boundary(_name, [0.4, 1.2], [1.0, 1.0], side=-1, label="m=1")
 E += sp("lambertw", [0.0, -0.0], ref=lambda x: scipy.special.lambertw(x).real)
+E += sp("lambertw_lower_branch", [-0.3, -0.05], ref=lambda x: scipy.special.lambertw(x, -1).real)
 E += sp_kink("lambertw", [-np.exp(-1.0)], label="branch_point", jacobian=INF,
              ref=lambda x: scipy.special.lambertw(x).real)
 E += sp("wrightomega", [0.0, -0.0])

@@ -21,6 +21,9 @@ R = []
 R += unary("stop_gradient", dnp.stop_gradient, zero_derivative=True)
 R += unary("stop_gradient_api", dk.stop_gradient, zero_derivative=True,
            shapes=[((3,),)])
+SEEN = []   # what the debugging callback received (plain values, not traced ones)
+R += unary("debug_callback", lambda x: (dk.debug.callback(SEEN.append, x), x * 1.0)[1],
+           shapes=[((3,),), ((2, 3),)])
 R += unary("astype_float32", lambda x: dnp.astype(x, np.float32))
 R += unary("astype_float64", lambda x: dnp.astype(x, np.float64), REAL32)
 R += unary("astype_method", lambda x: x.astype(np.float32), shapes=[((2, 3),)])

@@ -1,9 +1,10 @@
 """Records of the NumPy functions in diffkit.ops.polynomial, .functional and .selection:
 roots (symmetric functions of distinct roots), polyfit and polydiv, piecewise with fixed
 and value-dependent conditions, apply_along_axis/apply_over_axes/vectorize over diffkit
-functions, choose/extract/put_along_axis/fill_diagonal and histogram weights. ``unique``
-has no record: its values set the result's shape, so it cannot be batched by vmap (tested
-in tests/ops/test_numpy_extra.py)."""
+functions, choose/extract/put_along_axis/fill_diagonal, histogram/histogram2d/bincount
+weights, kaiser and poly. ``unique`` and ``union1d`` have no record: their values set the
+result's shape, so they cannot be batched by vmap (tested in tests/ops/test_numpy_extra.py
+and tests/ops/test_issue31_numpy_functions.py)."""
 
 import dataclasses
 
@@ -74,5 +75,20 @@ R += one("histogram_weights", lambda w: dnp.histogram(SAMPLES, 4, weights=w)[0],
 R += one("histogram_density", lambda w: dnp.histogram(
     SAMPLES, np.array([0.0, 0.3, 0.5, 1.0]), weights=w, density=True)[0], (6,),
     domains=(Domain("positive", 0.5, 2.0),))
+
+# issue 31: bincount/histogram2d in their weights, kaiser in beta, poly of roots or a matrix
+R += one("bincount_weights", lambda w: dnp.bincount(np.array([0, 2, 2, 3, 0, 6]), weights=w,
+                                                    minlength=8), (6,))
+X2, Y2 = np.array([0.1, 0.5, 0.9, 0.5, 0.3, 0.7]), np.array([0.2, 0.4, 0.6, 0.45, 0.9, 0.1])
+R += one("histogram2d_weights", lambda w: dnp.histogram2d(X2, Y2, bins=[2, 3], weights=w)[0],
+         (6,))
+R += one("histogram2d_density", lambda w: dnp.histogram2d(
+    X2, Y2, bins=(np.array([0.0, 0.4, 1.0]), 2), weights=w, density=True)[0], (6,),
+    domains=(Domain("positive", 0.5, 2.0),))
+R += one("kaiser", lambda b: dnp.kaiser(6, b), (), domains=(Domain("beta", 0.5, 8.0),))
+R += one("poly", dnp.poly, (4,))
+# distinct eigenvalues (Gershgorin discs apart): through eigvals, whose tie rule gives NaN
+R += one("poly_matrix", lambda a: dnp.poly(a + np.diag([0.0, 8.0, 16.0])), (3, 3),
+         domains=(Domain("(-1, 1)", -1.0, 1.0),))
 
 RECORDS = [dataclasses.replace(r, name=f"numpy_extra_{r.name}") for r in R]

@@ -11,6 +11,7 @@ import dataclasses
 
 import numpy as np
 
+import diffkit.numpy as dnp
 import diffkit.scipy.special as sp
 
 from ..domains import NONZERO, POSITIVE, REAL, REAL32, Domain
@@ -272,7 +273,12 @@ NEAR_0 = Domain("(-0.09, 0.09)", -0.09, 0.09)
 for _name in ("ellipkinc", "ellipeinc"):
     R += binary(_name, getattr(sp, _name), (PHI, NONZERO_M), shapes=BINARY)
     R += binary(f"{_name}_small_m", getattr(sp, _name), (PHI, NEAR_0), shapes=BINARY[:1])
-R += unary("lambertw", sp.lambertw, LAMBERT, shapes=UNARY)
+# lambertw is complex128 as SciPy's: its real branches' real parts, and a complex branch
+R += unary("lambertw", lambda x: dnp.real(sp.lambertw(x)), LAMBERT, shapes=UNARY)
+R += unary("lambertw_lower_branch", lambda x: dnp.real(sp.lambertw(x, k=-1)),
+           Domain("(-0.3, -0.05)", -0.3, -0.05), shapes=UNARY)
+R += unary("lambertw_branch_1", lambda x: dnp.imag(sp.lambertw(x, k=1)) ** 2,
+           Domain("(0.2, 3)", 0.2, 3.0), shapes=UNARY)
 R += unary("wrightomega", sp.wrightomega, WIDE, shapes=UNARY)
 R += binary("boxcox", sp.boxcox, (POSITIVE, REAL), shapes=BINARY)
 R += binary("boxcox_small_lmbda", sp.boxcox,
@@ -286,6 +292,10 @@ R += records("hyp1f1", sp.hyp1f1, TERNARY, (ORDER_1, ORDER_1, SMALL))
 R += unary("hyp1f1_in_x", lambda x: sp.hyp1f1(0.5, 1.5, x), SMALL, shapes=UNARY[1:2])
 R += records("hyp2f1", sp.hyp2f1, [((3,), (3,), (3,), (3,)), ((2, 1), (), (3,), (3,))],
              (ORDER_1, ORDER_1, ORDER_1, Domain("(-0.5, 0.5)", -0.5, 0.5)))
+# Gauss's theorem at z = 1 (c - a - b > 0 on these domains)
+R += records("hyp2f1_at_1", lambda a, b, c: sp.hyp2f1(a, b, c, 1.0), [((2,), (2,), (2,))],
+             (Domain("(0.1, 0.5)", 0.1, 0.5), Domain("(0.1, 0.5)", 0.1, 0.5),
+              Domain("(1.5, 2.5)", 1.5, 2.5)))
 
 # --- float32 stays float32 ----------------------------------------------------------------
 R += unary("erf_float32", sp.erf, REAL32, shapes=UNARY[1:2])
