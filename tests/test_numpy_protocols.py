@@ -139,9 +139,9 @@ def test_keyword_that_changes_result_raises():
 
 def test_unsupported_function_names_itself():
     with pytest.raises(NoRuleError) as excinfo:
-        dk.grad(lambda x: np.sum(np.histogram2d(x, x)[0] * x[0]))(np.ones(3))
+        dk.grad(lambda x: np.sum(np.histogramdd(np.stack([x, x], 1))[0] * x[0]))(np.ones(3))
     msg = str(excinfo.value)
-    assert "np.histogram2d has no diffkit rule" in msg
+    assert "np.histogramdd has no diffkit rule" in msg
     assert "dk.custom_vjp" in msg and "dk.custom_jvp" in msg
 
 
