@@ -16,7 +16,15 @@ sparse derivatives in a few batched passes.
 # numpy registers the primitives; numpy_protocol then gives traced values NumPy's operators,
 # methods and dispatch protocols (Tracer itself, in core, knows no namespace). distributed
 # fills the executor and lazy-array slots of diffkit.chunking (dask is imported on use only).
-from . import debug, distributed, flatten_util, numpy, numpy_protocol, tree_util  # noqa: F401
+from . import (  # noqa: F401
+    debug,
+    distributed,
+    errors,
+    flatten_util,
+    numpy,
+    numpy_protocol,
+    tree_util,
+)
 from .api import (  # noqa: F401
     grad,
     hessian,
@@ -42,3 +50,13 @@ from .sparse import (  # noqa: F401
 )
 
 __version__ = "0.1.0"
+
+# The public names (and, for type checkers, what `import diffkit` exports).
+__all__ = [
+    "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
+    "hessian", "hvp", "vmap", "stop_gradient",
+    "custom_jvp", "custom_vjp", "checkpoint",
+    "jit", "make_graph",
+    "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian", "sparse_hessian",
+    "config", "debug", "errors", "flatten_util", "numpy", "tree_util", "__version__",
+]

@@ -31,12 +31,17 @@ arguments need. This module therefore sits above ``api``, which is why it is not
 primitive families in ``diffkit.ops``.
 """
 
+from __future__ import annotations
+
 import functools
 import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Generic
 
 import numpy as np
 
 from . import api, tree_util
+from ._types import F, P, R
 from .api_checks import check_callable, structured_leaves
 from .core.trace import Tracer, bind_custom
 from .core.zeros import as_array, dtype_of, instantiate, is_zero, shape_of, tangent_dtype
@@ -52,7 +57,7 @@ __all__ = ["custom_jvp", "custom_vjp", "checkpoint"]
 # --- the user-facing decorators ---------------------------------------------------------
 
 
-class custom_jvp:
+class custom_jvp(Generic[P, R]):
     """A function whose forward-mode derivative is given by a rule, as JAX's ``custom_jvp``.
 
     ::
@@ -77,19 +82,19 @@ class custom_jvp:
     flags, sizes); the rule receives them first: ``rule(*nondiff_args, primals, tangents)``.
     """
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
         functools.update_wrapper(self, check_callable(fun, "custom_jvp"))
         self.fun = fun
         self.nondiff_argnums = _check_nondiff_argnums(fun, nondiff_argnums)
-        self.jvp = None
+        self.jvp: Callable[..., tuple[Any, Any]] | None = None
 
-    def defjvp(self, jvp):
+    def defjvp(self, jvp: F) -> F:
         """Set the JVP rule ``jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)``;
         returns it, so it can be used as a decorator."""
         self.jvp = check_callable(jvp, f"{_name(self.fun)}.defjvp", "the JVP rule")
         return jvp
 
-    def defjvps(self, *tangent_fns):
+    def defjvps(self, *tangent_fns: Callable[..., Any] | None) -> None:
         """Set the rule from one function per argument: ``tangent_fn(t, out, *args)`` is the
         tangent contributed by that argument's tangent ``t`` (``None``: no contribution)."""
         if self.nondiff_argnums:
@@ -109,7 +114,7 @@ class custom_jvp:
 
         self.jvp = jvp
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         name = _name(self.fun)
         if self.jvp is None:
             raise NoRuleError(f"custom_jvp function {name!r} has no JVP rule yet: define one "
@@ -120,7 +125,7 @@ class custom_jvp:
         return flat.unflatten(bind_custom(call, flat.leaves))
 
 
-class custom_vjp:
+class custom_vjp(Generic[P, R]):
     """A function whose reverse-mode derivative is given by a rule, as JAX's ``custom_vjp``.
 
     ::
@@ -149,20 +154,21 @@ class custom_vjp:
     ``bwd(*nondiff_args, residuals, g)``, and returns cotangents for the others only.
     """
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
         functools.update_wrapper(self, check_callable(fun, "custom_vjp"))
         self.fun = fun
         self.nondiff_argnums = _check_nondiff_argnums(fun, nondiff_argnums)
-        self.fwd = self.bwd = None
+        self.fwd: Callable[..., tuple[R, Any]] | None = None
+        self.bwd: Callable[..., Any] | None = None
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd: Callable[..., tuple[R, Any]], bwd: Callable[..., Any]) -> None:
         """Set the rule: ``fwd(*args) -> (out, residuals)`` and
         ``bwd(*nondiff_args, residuals, g) -> tuple of cotangents``."""
         name = f"{_name(self.fun)}.defvjp"
         self.fwd = check_callable(fwd, name, "the fwd rule")
         self.bwd = check_callable(bwd, name, "the bwd rule")
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         name = _name(self.fun)
         if self.fwd is None:
             raise NoRuleError(f"custom_vjp function {name!r} has no VJP rule yet: define one "
@@ -174,7 +180,8 @@ class custom_vjp:
         return flat.unflatten(bind_custom(call, flat.leaves))
 
 
-def checkpoint(fun, *, static_argnums=()):
+def checkpoint(fun: Callable[P, R], *, static_argnums: int | Sequence[int] = ()
+               ) -> Callable[P, R]:
     """``fun`` with the same values and derivatives, whose reverse mode stores only its
     inputs and recomputes the rest when the backward sweep reaches it.
 

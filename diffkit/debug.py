@@ -11,7 +11,11 @@ order; and inside ``jit``, at every call, replays included, in the order of the 
 it is known (every eager transformation); under ``jit`` they run only while tracing.
 """
 
+from __future__ import annotations
+
 import builtins
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +47,7 @@ def _is_array(leaf):
     return isinstance(leaf, (Tracer, np.ndarray, np.generic))
 
 
-def callback(fn, *args, **kwargs):
+def callback(fn: Callable[..., object], *args: Any, **kwargs: Any) -> None:
     """Call ``fn(*args, **kwargs)`` with the plain values of the array arguments (pytrees of
     them), wherever the function runs: eagerly, under every transformation (the values,
     never the derivatives; one call per example under ``vmap``) and at every replay of a
@@ -63,7 +67,7 @@ def callback(fn, *args, **kwargs):
     return None
 
 
-def print(fmt, *args, **kwargs):   # noqa: A001 (dk.debug.print, as jax.debug.print)
+def print(fmt: str, *args: Any, **kwargs: Any) -> None:   # noqa: A001 (as jax.debug.print)
     """Print ``fmt.format(*args, **kwargs)`` with the plain values of the arguments,
     wherever the function runs (see ``callback``): ``dk.debug.print("x = {}", x)``."""
     if not isinstance(fmt, str):

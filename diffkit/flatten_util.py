@@ -7,12 +7,18 @@ written with diffkit operations, so they can be differentiated, batched and nest
 any transformation.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import numpy as dnp
 from . import tree_util
+from ._types import PyTree
 from .core.trace import Tracer
 from .core.zeros import dtype_of, shape_of
 from .errors import InputTypeError, ShapeMismatchError
@@ -35,7 +41,7 @@ def _flat_dtype(dtypes):
     return np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
 
 
-def ravel_pytree(tree):
+def ravel_pytree(tree: PyTree) -> tuple[NDArray[Any], Callable[[ArrayLike], PyTree]]:
     """Concatenate the leaves of ``tree`` into one 1-D array.
 
     Returns ``(flat, unravel)``. ``flat`` has shape ``(n,)`` where ``n`` is the total number
@@ -63,7 +69,7 @@ def ravel_pytree(tree):
     sizes = [math.prod(s) for s in shapes]
     split_points = list(np.cumsum(sizes)[:-1]) if sizes else []
 
-    def unravel(flat_vector):
+    def unravel(flat_vector: ArrayLike) -> PyTree:
         """Rebuild the pytree from a 1-D array of shape ``(n,)``; see ``ravel_pytree``."""
         flat_vector = _check_flat(flat_vector, sum(sizes), flat_dtype, treedef)
         pieces = dnp.split(flat_vector, [int(p) for p in split_points]) if len(leaves) > 1 \

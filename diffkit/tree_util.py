@@ -26,7 +26,8 @@ class _Node:
 
     __slots__ = ("type", "flatten", "unflatten")
 
-    def __init__(self, nodetype: type, flatten: Callable, unflatten: Callable):
+    def __init__(self, nodetype: type, flatten: Callable[..., Any],
+                 unflatten: Callable[..., Any]) -> None:
         self.type, self.flatten, self.unflatten = nodetype, flatten, unflatten
 
 
@@ -34,8 +35,9 @@ _registry: dict[type, _Node] = {}
 _namedtuple_nodes: dict[type, _Node] = {}
 
 
-def register_pytree_node(nodetype: type, flatten: Callable[[Any], tuple[Iterable, Any]],
-                         unflatten: Callable[[Any, Iterable], Any]) -> None:
+def register_pytree_node(nodetype: type[Any],
+                         flatten: Callable[[Any], tuple[Iterable[Any], Any]],
+                         unflatten: Callable[[Any, Iterable[Any]], Any]) -> None:
     """Make ``nodetype`` a pytree node (exact type match; subclasses stay leaves).
 
     ``flatten(obj) -> (children, aux_data)``; ``unflatten(aux_data, children) -> obj``.
@@ -103,7 +105,7 @@ class PyTreeDef:
 
     __slots__ = ("node", "aux", "_children", "num_leaves", "_flat", "_hash")
 
-    def __init__(self, node: _Node | None, aux: Any, children: Iterable[PyTreeDef]):
+    def __init__(self, node: _Node | None, aux: Any, children: Iterable[PyTreeDef]) -> None:
         self.node, self.aux, self._children = node, aux, tuple(children)
         self.num_leaves = 1 if node is None else sum(c.num_leaves for c in self._children)
         self._flat = node is not None and all(c.node is None for c in self._children)
@@ -113,7 +115,7 @@ class PyTreeDef:
         """The treedefs of this node's immediate children (empty for a leaf)."""
         return list(self._children)
 
-    def unflatten(self, leaves: Iterable) -> Any:
+    def unflatten(self, leaves: Iterable[Any]) -> Any:
         """Rebuild a tree of this structure from ``leaves`` (exactly ``num_leaves`` of them)."""
         leaves = list(leaves)
         if len(leaves) != self.num_leaves:
@@ -130,12 +132,12 @@ class PyTreeDef:
             return next(it)
         return self.node.unflatten(self.aux, [c._build(it) for c in self._children])
 
-    def flatten_up_to(self, tree: Any) -> list:
+    def flatten_up_to(self, tree: Any) -> list[Any]:
         """The subtrees of ``tree`` found at the leaves of this (prefix) structure.
 
         Raises ValueError naming both structures and where they differ.
         """
-        out: list = []
+        out: list[Any] = []
         try:
             self._up_to(tree, out, "")
         except _Mismatch as e:
@@ -171,7 +173,7 @@ class PyTreeDef:
         for c, sub, step in zip(self._children, children, steps):
             c._up_to(sub, out, path + step, exact)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, PyTreeDef):
             return NotImplemented
         if self is other:
@@ -182,7 +184,7 @@ class PyTreeDef:
             self.node.type is other.node.type and len(self._children) == len(other._children)
             and _aux_eq(self.aux, other.aux) and self._children == other._children)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         if self._hash is None:
             try:
                 aux_hash = hash(self.aux)
@@ -191,7 +193,7 @@ class PyTreeDef:
             self._hash = hash((self.node and self.node.type, aux_hash, self._children))
         return self._hash
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"PyTreeDef({self._str()})"
 
     def _str(self) -> str:
@@ -237,7 +239,7 @@ def _flatten(tree, leaves, is_leaf) -> PyTreeDef:
 
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
-                 ) -> tuple[list, PyTreeDef]:
+                 ) -> tuple[list[Any], PyTreeDef]:
     """Split ``tree`` into a list of leaves (depth first, left to right) and its structure.
 
     ``is_leaf(x) -> bool``, if given, stops the descent at any ``x`` for which it is true.
@@ -257,7 +259,7 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
 
 
 def flatten_as(treedef: PyTreeDef, tree: Any,
-               is_leaf: Callable[[Any], bool] | None = None) -> list:
+               is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
     """The leaves of ``tree``, which must have exactly the structure ``treedef``.
 
     ``is_leaf`` as in :func:`tree_flatten` (e.g. to let ``None`` stand for a leaf); a
@@ -279,12 +281,12 @@ def _never(_: Any) -> bool:
     return False
 
 
-def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
+def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
     """Rebuild a tree of structure ``treedef`` from ``leaves``; ValueError on a wrong count."""
     return treedef.unflatten(leaves)
 
 
-def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
     """The leaves of ``tree`` in flattening order."""
     return tree_flatten(tree, is_leaf)[0]
 
@@ -304,7 +306,7 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
     return treedef.node is None
 
 
-def tree_map(f: Callable, tree: Any, *rest: Any,
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
              is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Apply ``f`` leafwise: ``f(leaf, *matching entries of rest)``, keeping ``tree``'s shape.
 
@@ -319,7 +321,7 @@ def tree_map(f: Callable, tree: Any, *rest: Any,
 
 
 def broadcast_prefix(prefix_tree: Any, full_tree: Any,
-                     is_leaf: Callable[[Any], bool] | None = None) -> list:
+                     is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
     """One entry of ``prefix_tree`` per leaf of ``full_tree``.
 
     A leaf of the prefix applies to every leaf of the subtree below it, so

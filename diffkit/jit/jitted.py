@@ -8,14 +8,19 @@ two); a call tries them in turn and traces again when every one has a failing gu
 the bound the function runs eagerly, with a ``PerformanceWarning``.
 """
 
+from __future__ import annotations
+
 import functools
 import inspect
 import threading
 import warnings
 from collections import namedtuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic
 
 import numpy as np
 
+from .._types import P, R
 from ..core.trace import Tracer
 from ..errors import ArgnumsError, InputTypeError, PerformanceWarning
 from ..interpreters.staging import aliased_write, stage_flat, write_back
@@ -193,11 +198,12 @@ def _check_aliasing(leaves, writes, signature):
             "Pass a copy (f(a, a.copy())), or call the function without jit.")
 
 
-class Jitted:
+class Jitted(Generic[P, R]):
     """``jit(fun)``: call it as ``fun``. ``clear_cache()`` empties the cache and
     ``cache_info()`` counts traces, hits (replays), guard failures and eager calls."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=()):
+    def __init__(self, fun: Callable[P, R], static_argnums: int | Sequence[int] = (),
+                 static_argnames: str | Iterable[str] = ()) -> None:
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
@@ -211,7 +217,7 @@ class Jitted:
         self._stats = [0, 0, 0, 0]   # traces, hits, guard failures, eager calls
 
     @api_boundary
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         signature = self._signature
         fast = None
         if not kwargs and self._no_statics:   # the common call: positional arrays only
@@ -288,17 +294,17 @@ class Jitted:
         with self._lock:
             self._stats[which] += 1
 
-    def cache_info(self):
+    def cache_info(self) -> CacheInfo:
         with self._lock:
             return CacheInfo(*self._stats)
 
-    def clear_cache(self):
+    def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()
             self._fast.clear()
             self._stats = [0, 0, 0, 0]
 
-    def graphs(self):
+    def graphs(self) -> list[Graph]:
         """Every graph in the cache (a list), for looking at what was recorded."""
         with self._lock:
             return [g for graphs in self._cache.values() for g in graphs]
@@ -307,14 +313,16 @@ class Jitted:
         """``dk.linearize`` of this function: the linear map as a graph (``linear.py``)."""
         return linear.linearize_flat(self, leaves, in_tree)
 
-    def __get__(self, instance, owner=None):   # a jitted method binds like a function
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        # a jitted method binds like a function
         return self if instance is None else functools.partial(self, instance)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<jit of {self._signature.name}>"
 
 
-def jit(fun, static_argnums=(), static_argnames=()):
+def jit(fun: Callable[P, R], static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Iterable[str] = ()) -> Jitted[P, R]:
     """``fun`` staged: the first call with a new argument signature records its operations
     (running the Python once, on the concrete values), later calls replay the recording as
     straight-line NumPy. Composes with every transformation, in any order.
@@ -332,7 +340,8 @@ def jit(fun, static_argnums=(), static_argnames=()):
     return Jitted(fun, static_argnums, static_argnames)
 
 
-def make_graph(fun, static_argnums=()):
+def make_graph(fun: Callable[P, Any], static_argnums: int | Sequence[int] = ()
+               ) -> Callable[P, Graph]:
     """``make_graph(fun)(*args)``: the ``Graph`` recorded for these arguments, to read
     (``print(graph)``, ``graph.num_ops``) or call (with the non-static arguments)."""
     signature = _Signature(fun, static_argnums, (), "make_graph")

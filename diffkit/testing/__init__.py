@@ -13,7 +13,10 @@
   (``pip install 'diffkit[test]'``); this package itself does not.
 """
 
+from __future__ import annotations
+
 import importlib
+from typing import Any
 
 from .checks import assert_jacobians_agree, check_grads, check_vmap
 from .edges import check_edge
@@ -21,7 +24,7 @@ from .edges import check_edge
 __all__ = ["check_grads", "assert_jacobians_agree", "check_vmap", "check_edge"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     # ``diffkit.testing.strategies`` imports hypothesis, so it is loaded only when asked for.
     if name == "strategies":
         return importlib.import_module(f"{__name__}.strategies")

@@ -25,11 +25,13 @@ coordinates, a complex entry counting as its real and imaginary parts.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import api, tree_util
+from .._types import Axes, PyTree
 from ..core.zeros import dtype_of, is_complex
 
 __all__ = ["check_grads", "assert_jacobians_agree", "check_vmap"]
@@ -205,7 +207,9 @@ def _format_index(index):
 # --- check_grads -------------------------------------------------------------------------
 
 
-def check_grads(fun, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, eps=None):
+def check_grads(fun: Callable[..., Any], args: Sequence[PyTree], order: int = 2,
+                modes: str | Sequence[str] = ("fwd", "rev"), atol: float | None = None,
+                rtol: float | None = None, eps: float | None = None) -> None:
     """Check the derivatives of ``fun`` at ``args`` up to ``order``, in each of ``modes``.
 
     ``args`` is a tuple of arguments (arrays, scalars or pytrees). At each order:
@@ -428,7 +432,8 @@ def _check_like(values, like, what, names):
 # --- assert_jacobians_agree ----------------------------------------------------------------
 
 
-def assert_jacobians_agree(fun, *args, rtol=None, atol=None):
+def assert_jacobians_agree(fun: Callable[..., Any], *args: PyTree, rtol: float | None = None,
+                           atol: float | None = None) -> None:
     """Assert that every way diffkit has of computing the Jacobian of ``fun`` at ``args``
     gives the same matrix.
 
@@ -664,7 +669,8 @@ def _assert_matrix(got, expected, got_name, expected_name, rtol, atol, where):
 # --- check_vmap ---------------------------------------------------------------------------
 
 
-def check_vmap(fun, args, in_axes=0, *, rtol=None, atol=None):
+def check_vmap(fun: Callable[..., Any], args: Sequence[PyTree], in_axes: Axes = 0, *,
+               rtol: float | None = None, atol: float | None = None) -> None:
     """Check that ``vmap(fun, in_axes)(*args)`` equals a Python loop that calls ``fun`` on
     each slice of the mapped arguments and stacks the results along axis 0.
 

@@ -23,17 +23,21 @@ This module needs ``hypothesis`` (``pip install 'diffkit[test]'``).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
+from numpy.typing import DTypeLike, NDArray
 
 from .. import numpy as dnp
 
 __all__ = ["shapes", "arrays", "broadcastable_shapes", "programs", "Program", "PROGRAM_OPS"]
 
 
-def shapes(min_dims=0, max_dims=3, min_side=1, max_side=4, max_size=None):
+def shapes(min_dims: int = 0, max_dims: int = 3, min_side: int = 1, max_side: int = 4,
+           max_size: int | None = None) -> st.SearchStrategy[tuple[int, ...]]:
     """Shapes with ``min_dims..max_dims`` axes of ``min_side..max_side`` each (and at most
     ``max_size`` elements). Shrinks towards fewer and smaller axes."""
     strategy = st.lists(st.integers(min_side, max_side), min_size=min_dims,
@@ -44,8 +48,10 @@ def shapes(min_dims=0, max_dims=3, min_side=1, max_side=4, max_size=None):
 
 
 @st.composite
-def broadcastable_shapes(draw, num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=4,
-                         base_shape=None):
+def broadcastable_shapes(draw: st.DrawFn, num_shapes: int = 2, min_dims: int = 0,
+                         max_dims: int = 3, min_side: int = 1, max_side: int = 4,
+                         base_shape: Sequence[int] | None = None
+                         ) -> tuple[tuple[int, ...], ...]:
     """A tuple of ``num_shapes`` shapes that broadcast together.
 
     Each shape takes a random number of trailing axes of a common shape (``base_shape``, or
@@ -80,8 +86,10 @@ def _push_away(value, avoid, margin):
     return value
 
 
-def arrays(shape, dtype=np.float64, min_value=-2.0, max_value=2.0, *, positive=False,
-           avoid=(), margin=0.1, distinct=False):
+def arrays(shape: Sequence[int] | st.SearchStrategy[tuple[int, ...]],
+           dtype: DTypeLike = np.float64, min_value: float = -2.0, max_value: float = 2.0, *,
+           positive: bool = False, avoid: Sequence[float] = (), margin: float = 0.1,
+           distinct: bool = False) -> st.SearchStrategy[NDArray[Any]]:
     """NumPy arrays of ``shape`` (a tuple or a strategy of tuples) holding well-conditioned
     floats in ``[min_value, max_value]``: never NaN, infinite or subnormal.
 
@@ -140,9 +148,9 @@ class Step:
     """One operation of a program: ``code`` formats its call from operand names."""
 
     op: str
-    operands: tuple
-    params: tuple       # sorted (name, value) pairs
-    shape: tuple        # of the result
+    operands: tuple[int, ...]
+    params: tuple[tuple[str, Any], ...]   # sorted (name, value) pairs
+    shape: tuple[int, ...]                # of the result
 
 
 def _apply(op, operands, params):
@@ -213,16 +221,17 @@ class Program:
     printed by Hypothesis can be pasted and run.
     """
 
-    def __init__(self, input_shapes, steps, output):
+    def __init__(self, input_shapes: Iterable[Sequence[int]], steps: Iterable[Step],
+                 output: int | tuple[int, ...]) -> None:
         self.input_shapes = tuple(tuple(s) for s in input_shapes)
         self.steps = tuple(steps)
         self.output = output      # index of the result, or a tuple of indices
 
     @property
-    def num_inputs(self):
+    def num_inputs(self) -> int:
         return len(self.input_shapes)
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> Any:
         if len(args) != self.num_inputs:
             raise TypeError(f"this program takes {self.num_inputs} arguments, got {len(args)}")
         values = list(args)
@@ -237,7 +246,7 @@ class Program:
             [f"v{i}" for i in range(len(self.steps))]
 
     @property
-    def source(self):
+    def source(self) -> str:
         names = self._names()
         lines = ["def program(" + ", ".join(names[:self.num_inputs]) + "):"]
         lines += [f"    # {names[i]}: shape {s}" for i, s in enumerate(self.input_shapes)]
@@ -250,7 +259,7 @@ class Program:
                                       if isinstance(out, tuple) else names[out]))
         return "\n".join(lines)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.source
 
 
@@ -409,8 +418,11 @@ def _broadcasts(a, b, max_size):
 
 
 @st.composite
-def programs(draw, max_inputs=3, max_steps=8, ops=None, dtype=np.float64, min_value=-2.0,
-             max_value=2.0, max_side=4, max_size=24, max_outputs=1):
+def programs(draw: st.DrawFn, max_inputs: int = 3, max_steps: int = 8,
+             ops: Iterable[str] | None = None, dtype: DTypeLike = np.float64,
+             min_value: float = -2.0, max_value: float = 2.0, max_side: int = 4,
+             max_size: int = 24, max_outputs: int = 1
+             ) -> tuple[Program, tuple[NDArray[Any], ...]]:
     """``(program, args)``: a random differentiable :class:`Program` and input arrays for it.
 
     The program is a straight line of ``1..max_steps`` calls drawn from ``ops`` (default
