@@ -195,3 +195,216 @@ def test_hypot_at_1e200_does_not_overflow():
     value, grads = dk.value_and_grad(dnp.hypot, argnums=(0, 1))(1e200, 1e200)
     assert value == pytest.approx(np.sqrt(2) * 1e200, rel=1e-12)
     np.testing.assert_allclose(grads, [1 / np.sqrt(2)] * 2, rtol=1e-12)
+
+
+# --- near ties: repeated eigenvalues and singular values split by 1e-6, 1e-9, 1e-12 ---------------
+# (docs/conventions.md, the tie rule at every order.) Each sample is checked at first and second
+# order, in both engines and every route (hessian, the four nested Jacobians), against an
+# exact formula (functions of the eigen/singular values alone, funm against sinm) or finite
+# differences of NumPy's function at a step of 2e-3, where the function is smooth (the
+# projector onto a cluster of close eigenvalues, the polar factor). Stated bounds, absolute,
+# relative to the reference's largest entry: functions of the vectors lose about
+# n eps (|w| / gap)^k at order k (8 n eps (|w| / gap)^k allowed) and are NaN at second order
+# where the relative gap is within sqrt(TIE_RTOL_EPS eps) = 3.4e-7; hessian of functions of
+# the values and funm are accurate to 1e-8 at every gap; the other routes of functions of the
+# values lose eps |w| / gap (64 eps |w| / gap allowed). A hook for roots' clusters: NEAR_TIES
+# takes any (name, builder) whose builder returns the check_near_tie arguments.
+
+NEAR_GAPS = (1e-6, 1e-9, 1e-12)
+_EPS = np.finfo(np.float64).eps
+_QN = np.linalg.qr(np.array([[1.0, 2.0, 0.5], [0.3, -1.0, 2.0], [1.5, 0.2, 1.0]]))[0]
+_QS = np.linalg.qr(np.array([[0.2, 1.0, -0.7], [1.1, 0.4, 0.3], [-0.5, 0.9, 1.3]]))[0]
+_FD_ERROR = 1e-8          # Richardson-extrapolated central differences at h = 2e-3
+
+
+def _near(gap):
+    """Symmetric 3x3 with eigenvalues (1, 1 + 3 gap, 3): the relative gap is ``gap``."""
+    x = _QN @ np.diag([1.0, 1.0 + 3 * gap, 3.0]) @ _QN.T
+    return 0.5 * (x + x.T)
+
+
+def _near_svd(gap):
+    """3x3 with singular values (3, 1 + 3 gap, 1)."""
+    return _QN @ np.diag([3.0, 1.0 + 3 * gap, 1.0]) @ _QS.T
+
+
+def _read(x):
+    """The symmetric matrix eigh reads from the lower triangle of x."""
+    import diffkit.numpy as dnp
+    low = dnp.tril(x, -1)
+    return low + low.T + dnp.diag(dnp.diag(x)) * np.eye(3)
+
+
+def _fd_jacobian(f, x, h=2e-3):
+    """Fourth-order central differences of the flat NumPy function f at x."""
+    x = np.asarray(x, np.float64)
+    cols = []
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = h
+        at = [np.ravel(f((x.ravel() + k * e).reshape(x.shape))) for k in (-2, -1, 1, 2)]
+        cols.append((at[0] - 8 * at[1] + 8 * at[2] - at[3]) / (12 * h))
+    return np.stack(cols, axis=-1)
+
+
+def _fd_hessian(f, x, u, h=2e-3):
+    """Richardson-extrapolated central second differences of <u, f> (NumPy f) at x."""
+    x = np.asarray(x, np.float64).ravel()
+    n = x.size
+
+    def pair(v):
+        return float(np.sum(u * np.ravel(f(v.reshape(3, 3)))))
+
+    def second(step):
+        out = np.zeros((n, n))
+        for i in range(n):
+            for j in range(i, n):
+                ei, ej = np.eye(n)[i] * step, np.eye(n)[j] * step
+                out[i, j] = out[j, i] = (pair(x + ei + ej) - pair(x + ei - ej) -
+                                         pair(x - ei + ej) + pair(x - ei - ej)) / (4 * step ** 2)
+        return out
+
+    return (4 * second(h / 2) - second(h)) / 3
+
+
+def _exact(fun_dk, x):
+    """Jacobian and Hessian-of-<u, f> references from a smooth formula, by diffkit."""
+    import diffkit as dk
+    import diffkit.numpy as dnp
+    jac = np.asarray(dk.jacfwd(lambda v: dnp.ravel(fun_dk(v.reshape(3, 3))))(x.ravel()))
+    return jac, lambda u: np.asarray(dk.hessian(
+        lambda v: dnp.sum(u * dnp.ravel(fun_dk(v.reshape(3, 3)))))(x.ravel()))
+
+
+def _vector_bounds(gap):
+    first = 8 * 3 * _EPS / gap
+    tol2 = np.sqrt(512 * _EPS)
+    return dict(first_error=first, second_error=8 * 3 * _EPS / gap ** 2, second_nan=gap <= tol2,
+                fd_error=_FD_ERROR)
+
+
+def _values_bounds(gap):
+    loose = 64 * _EPS / gap
+    return dict(first_error=1e-12, second_error={"hessian": 1e-8, "jacfwd(jacrev)": 1e-8,
+                                                 "jacrev(jacrev)": loose, "jacrev(jacfwd)": loose,
+                                                 "jacfwd(jacfwd)": loose})
+
+
+def _eigvalsh_sample(gap):
+    import diffkit.numpy as dnp
+    x = _near(gap)
+    jac, hess = _exact(lambda a: dnp.stack([1.5 * dnp.sum(_read(a) ** 2),
+                                           dnp.linalg.slogdet(_read(a))[1]]), x)
+    fun = lambda a: dnp.stack([1.5 * dnp.sum(dnp.linalg.eigvalsh(a) ** 2),  # noqa: E731
+                               dnp.sum(dnp.log(dnp.linalg.eigvalsh(a)))])
+    return fun, (x,), dict(jacobian=jac, hessian=hess, **_values_bounds(gap))
+
+
+def _svdvals_sample(gap):
+    import diffkit.numpy as dnp
+    import diffkit.scipy.linalg as dsl
+    x = _near_svd(gap)
+    jac, hess = _exact(lambda a: dnp.stack([dnp.sum(a ** 2), dnp.trace(dsl.sqrtm(a.T @ a))]), x)
+    fun = lambda a: dnp.stack([dnp.sum(dnp.linalg.svd(a, compute_uv=False) ** 2),  # noqa: E731
+                               dnp.linalg.norm(a, "nuc")])
+    return fun, (x,), dict(jacobian=jac, hessian=hess, **_values_bounds(gap))
+
+
+def _funm_sample(gap):
+    import diffkit.numpy as dnp
+    import diffkit.scipy.linalg as dsl
+    x = _near(gap)
+    jac, hess = _exact(dsl.sinm, x)
+    return (lambda a: dsl.funm(a, dnp.sin)), (x,), dict(jacobian=jac, hessian=hess,
+                                                         first_error=1e-12, second_error=1e-9)
+
+
+def _projector(cols):
+    def sample(gap):
+        import diffkit.numpy as dnp
+        x = _near(gap)
+
+        def numpy_fun(a):
+            v = np.linalg.eigh(a)[1][:, cols]
+            return v @ v.T
+
+        def fun(a):
+            v = dnp.linalg.eigh(a)[1][:, cols]
+            return v @ v.T
+
+        return fun, (x,), dict(jacobian=_fd_jacobian(numpy_fun, x),
+                               hessian=lambda u: _fd_hessian(numpy_fun, x, u),
+                               **_vector_bounds(gap))
+    return sample
+
+
+def _polar_sample(gap):
+    import diffkit.numpy as dnp
+    x = _near_svd(gap)
+
+    def numpy_fun(a):
+        u, _, vh = np.linalg.svd(a)
+        return u @ vh
+
+    def fun(a):
+        u, _, vh = dnp.linalg.svd(a)
+        return u @ vh
+
+    return fun, (x,), dict(jacobian=_fd_jacobian(numpy_fun, x),
+                           hessian=lambda u: _fd_hessian(numpy_fun, x, u), **_vector_bounds(gap))
+
+
+NEAR_TIES = [("eigvalsh", _eigvalsh_sample), ("svdvals", _svdvals_sample),
+             ("funm_sin", _funm_sample), ("eigh_cluster_projector", _projector([0, 1])),
+             ("eigh_simple_projector", _projector([2])), ("svd_polar", _polar_sample)]
+
+
+@pytest.mark.parametrize("gap", NEAR_GAPS, ids=lambda g: f"gap{g:g}")
+@pytest.mark.parametrize("name,build", NEAR_TIES, ids=[n for n, _ in NEAR_TIES])
+def test_near_tie(name, build, gap):
+    from diffkit.testing.edges import check_near_tie
+
+    fun, args, expected = build(gap)
+    with np.errstate(all="ignore"):
+        check_near_tie(fun, args, **expected)
+
+
+# --- every NaN the tie rule puts in stays NaN at second order, in every route -------------------
+
+
+def _tie_nan_samples():
+    import diffkit.numpy as dnp
+
+    def projector(cols):
+        return lambda a: (lambda v: v @ v.T)(dnp.linalg.eigh(a)[1][:, cols])
+
+    def polar(a):
+        u, _, vh = dnp.linalg.svd(a)
+        return u @ vh
+
+    def left_projector(a):
+        u = dnp.linalg.svd(a)[0][:, :1]
+        return u @ u.T
+
+    def eig_projector(a):
+        v = dnp.linalg.eig(a)[1][:, :1]
+        return dnp.real(v @ dnp.conj(v).T)
+
+    double = np.diag([1.0, 1.0, 3.0])
+    split = _near(1e-14)          # within the tie tolerance, split by rounding
+    return [("eigh_tied_projector", projector([0, 1]), double),
+            ("eigh_simple_projector_next_to_tie", projector([2]), double),
+            ("eigh_tied_projector_split", projector([0, 1]), split),
+            ("svd_polar_identity", polar, np.eye(3)),
+            ("svd_left_projector_tie", left_projector, np.diag([2.0, 2.0, 1.0])),
+            ("eig_projector_tie", eig_projector, np.diag([1.0, 1.0, 3.0]) + np.triu(
+                np.ones((3, 3)), 1) * [[0, 0, 0.5], [0, 0, 0.2], [0, 0, 0]])]
+
+
+@pytest.mark.parametrize("name,fun,point", _tie_nan_samples(),
+                         ids=[s[0] for s in _tie_nan_samples()])
+def test_tie_nan_propagates(name, fun, point):
+    from diffkit.testing.edges import check_nan_propagates
+
+    with np.errstate(all="ignore"):
+        check_nan_propagates(fun, (point,))

@@ -32,7 +32,6 @@ from .matrix_helpers import (
     _diag_embed,
     _mask,
     _mm,
-    _nan_where,
     _real,
     _real_dtype,
     _single_batch,
@@ -97,7 +96,7 @@ def _eigh_jvp(primals, tangents, UPLO):
     dv = _mm(v, ew.multiply_p(ties.inverse_gaps(w, groups), m))
     # at a tie the eigenvectors have no derivative the rule can know (a 0/0 coupling)
     unknown = ties.unknown_at_ties_p(ties.tied_pairs(groups), ta)
-    return (w, v), (dw, _nan_where(unknown, dv))
+    return (w, v), (dw, ties.guard(dv, unknown, w, ta, w, v))
 
 
 @functools.lru_cache(maxsize=64)
@@ -130,7 +129,7 @@ def _eigh_vjp(cts, out, a, UPLO):
         v_bar = _cast(v_bar, dtype_of(v))
         inner = ew.multiply_p(ties.inverse_gaps(w, tied), _mm(_T(v), v_bar))
         g = _mm(_conj(v), _mm(inner, _T(v)))
-        g = _nan_where(ties.unknown_at_ties_p(tied, v_bar), g)
+        g = ties.guard(g, ties.unknown_at_ties_p(tied, v_bar), w, v_bar, w, v)
     if type(w_bar) is not Zero:
         gw = _conj(eigh_spectral_p(a, w, v, _cast(w_bar, dtype_of(w)), UPLO=UPLO))
         g = gw if g is None else ew.add_p(g, gw)
@@ -264,7 +263,7 @@ def _eig_jvp(primals, tangents):
     along = _real(rd.sum(ew.multiply_p(_conj(v), dv), axis=-2))
     dv = ew.subtract_p(dv, ew.multiply_p(v, sh.expand_dims(along, -2)))
     unknown = ties.unknown_at_ties_p(tied, ta)
-    return (w, v), (dw, _nan_where(unknown, dv))
+    return (w, v), (dw, ties.guard(dv, unknown, w, ta, w, v))
 
 
 def _eig_vjp(cts, out, a):
@@ -278,7 +277,7 @@ def _eig_vjp(cts, out, a):
         tied = ties.pairwise_ties(w)
         inner = ew.multiply_p(ties.inverse_gaps(w, tied), _mm(_T(v), v_bar))
         unknown = ties.unknown_at_ties_p(tied, v_bar)
-        parts.append(_nan_where(unknown, inner))
+        parts.append(ties.guard(inner, unknown, w, v_bar, w, v))
     if type(w_bar) is not Zero:
         parts.append(_diag_embed(_cast(w_bar, dtype_of(v))))
     inner = parts[0] if len(parts) == 1 else ew.add_p(parts[0], parts[1])

@@ -24,6 +24,7 @@ builds it by differentiating ``f`` with diffkit's forward mode (this module sits
 interpreters and never imports them).
 """
 
+import functools
 import itertools
 import math
 
@@ -42,23 +43,100 @@ _LETTERS = "abcdefghijklmnopqrstuvw"
 
 
 def _divided_differences(points, derivative, tol):
-    """``f[x_0, ..., x_k]`` over the last axis of ``points`` (``(..., k+1)``): sorted, with
-    the confluent value ``f^(m)(x) / m!`` where the ends of a run are within ``tol``."""
+    """``f[x_0, ..., x_k]`` over the last axis of ``points`` (``(..., k+1)``), sorted.
+
+    The table of quotients ``(f[x_(i+1)..] - f[x_i..]) / (x_(i+m) - x_i)`` loses about
+    ``eps |f| / gap^m`` to cancellation when points are close: wherever that estimated
+    loss is not negligible, the entry is also computed as the Hermite-Genocchi integral of
+    ``f^(m)`` over the simplex of its points (``_simplex_integral``: no division, accurate
+    when the points are close on the scale over which ``f^(m)`` varies) and the two are
+    blended by their estimated errors, smoothly, so that the more accurate one wins at
+    every gap. Runs whose ends are within ``tol`` (ties) take the confluent value
+    ``f^(m)(x) / m!``."""
     x = np.sort(points, axis=-1)
     k = x.shape[-1] - 1
-    table = [derivative(0, x[..., i]) for i in range(k + 1)]
+    eps = float(np.finfo(x.dtype).eps)
+    table = [np.asarray(derivative(0, x[..., i])) for i in range(k + 1)]
+    errors = [eps * np.abs(t) for t in table]          # f's own rounding
     for order in range(1, k + 1):
-        nxt = []
+        nxt, nxt_errors = [], []
         for i in range(k + 1 - order):
             gap = x[..., i + order] - x[..., i]
             tied = np.abs(gap) <= tol
-            quotient = (table[i + 1] - table[i]) / np.where(tied, 1.0, gap)
+            safe = np.where(tied, 1.0, gap)
+            quotient = (table[i + 1] - table[i]) / safe
+            error = ((errors[i] + errors[i + 1] + eps * (np.abs(table[i]) +
+                     np.abs(table[i + 1]))) / np.abs(safe) + eps * np.abs(quotient))
             if np.any(tied):
                 confluent = derivative(order, x[..., i]) / math.factorial(order)
                 quotient = np.where(tied, confluent, quotient)
+                error = np.where(tied, eps * np.abs(confluent), error)
+            quotient, error = _refine_close(quotient, error, x[..., i:i + order + 1],
+                                            ~tied, derivative, order, eps)
             nxt.append(quotient)
-        table = nxt
+            nxt_errors.append(error)
+        table, errors = nxt, nxt_errors
     return table[0]
+
+
+def _refine_close(quotient, error, runs, candidates, derivative, order, eps):
+    """Where the quotient's estimated error is more than ``_NEGLIGIBLE`` eps of its size
+    (close points), blend it with the simplex integral by their error estimates."""
+    quotient, error = np.broadcast_arrays(quotient, error)
+    doubtful = candidates & ~(error <= _NEGLIGIBLE * eps * np.abs(quotient))
+    if not np.any(doubtful):
+        return quotient, error
+    runs = np.broadcast_to(runs, doubtful.shape + runs.shape[-1:])
+    value, value_error = _simplex_integral(derivative, runs[doubtful], order, eps)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # 1 where the integral's error is at most half the quotient's, 0 where it is no
+        # smaller, linear between: a continuous switch
+        weight = np.clip(2.0 - 2.0 * value_error / error[doubtful], 0.0, 1.0)
+    weight = np.where(np.isfinite(value) & np.isfinite(value_error),
+                      np.where(np.isfinite(error[doubtful]), weight, 1.0), 0.0)
+    old = quotient[doubtful]
+    blended = np.where(weight == 1.0, value, np.where(weight == 0.0, old,
+                                                      weight * value + (1 - weight) * old))
+    quotient, error = quotient.copy(), error.copy()
+    quotient[doubtful] = blended
+    error[doubtful] = np.where(weight == 0.0, error[doubtful], weight * value_error +
+                               (1 - weight) * np.where(weight == 1.0, 0.0, error[doubtful]))
+    return quotient, error
+
+
+_NEGLIGIBLE = 16          # a quotient within 16 eps of its size needs no second opinion
+_RULES = (4, 6)           # Gauss points per simplex direction: the estimate and the value
+
+
+@functools.cache
+def _simplex_rule(dim, points):
+    """Barycentric nodes ``(N, dim + 1)`` and weights ``(N,)`` of the conical product Gauss
+    rule on the standard ``dim``-simplex (weights sum to its volume ``1 / dim!``): exact
+    for polynomials of degree ``2 points - 1 - (dim - 1)`` and more in each direction."""
+    t, w = np.polynomial.legendre.leggauss(points)
+    t, w = (t + 1) / 2, w / 2
+    u = [g.ravel() for g in np.meshgrid(*([t] * dim), indexing="ij")]
+    weights = np.prod([g.ravel() for g in np.meshgrid(*([w] * dim), indexing="ij")], axis=0)
+    barycentric, run = [], np.ones_like(u[0])
+    for j in range(dim):   # lambda_j = u_1 .. u_(j-1) (1 - u_j), Jacobian u_1^(dim-1) ...
+        barycentric.append(run * (1 - u[j]))
+        weights = weights * u[j] ** (dim - 1 - j)
+        run = run * u[j]
+    barycentric.append(run)
+    return np.stack(barycentric, axis=-1), weights
+
+
+def _simplex_integral(derivative, runs, order, eps):
+    """The Hermite-Genocchi form ``f[x_0..x_m] = integral of f^(m)(sum l_j x_j)`` over the
+    ``m``-simplex, for ``runs`` ``(M, m + 1)``: the value by the finer product Gauss rule,
+    and its error estimated by the difference from the coarser one (plus rounding)."""
+    results = []
+    for points in _RULES:
+        nodes, weights = _simplex_rule(order, points)
+        values = np.asarray(derivative(order, runs @ nodes.T))        # (M, N)
+        results.append((values @ weights, np.abs(values) @ weights))
+    (coarse, _), (fine, magnitude) = results
+    return fine, np.abs(fine - coarse) + 4 * eps * magnitude
 
 
 def _points(w, k):

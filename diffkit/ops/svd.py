@@ -35,7 +35,6 @@ from .matrix_helpers import (
     _imaginary_part_times_i,
     _matrix_stack,
     _mm,
-    _nan_where,
     _real,
     _safe_reciprocal,
     _single_batch,
@@ -106,7 +105,8 @@ def _svd_jvp(primals, tangents, full_matrices, hermitian):
         dv = sh.concatenate([dv, ew.negative_p(_mm(v1, _mm(_H(dv), _H(v2h))))], axis=-1)
     # at a tie the singular vectors have no derivative the rule can know (a 0/0 coupling)
     unknown = ties.unknown_at_ties_p(ties.tied_pairs(groups), ta)
-    return (u, s, vh), (_nan_where(unknown, du), ds, _nan_where(unknown, _H(dv)))
+    return (u, s, vh), (ties.guard(du, unknown, s, ta, u, s, vh), ds,
+                        ties.guard(_H(dv), unknown, s, ta, u, s, vh))
 
 
 def _gram(x):
@@ -173,7 +173,9 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
     g = _mm(_conj(u1), _mm(total, _T(v1)))
     for part in outer:
         g = ew.add_p(g, part)
-    g = _nan_where(ties.unknown_at_ties_p(ties.tied_pairs(groups), moving), g)
+    witnesses = [c for c in (u_bar, v_bar) if type(c) is not Zero]
+    g = ties.guard(g, ties.unknown_at_ties_p(ties.tied_pairs(groups), moving), s, moving, u,
+                   s, vh, *witnesses)
     if hermitian:
         g = _sym(g)
     g = g if is_complex(a) else _real(g)

@@ -17,6 +17,17 @@ too lax:
 - float32 (complex64) arguments give the reference's dtype, and tangents and cotangents keep
   the dtypes of the values they stand for.
 
+Near repeated eigenvalues and singular values (``docs/conventions.md``, the tie rule at
+every order) two more checks, in flat real coordinates too:
+
+- :func:`check_nan_propagates`: a NaN first derivative (the tie rule's unknown coupling)
+  stays NaN at second order in every route (``hessian``, ``hvp``, ``jvp`` of ``grad`` and
+  the four nested Jacobians), never a finite guess;
+- :func:`check_near_tie`: first and second derivatives in both engines and every route
+  against a reference (finite differences of NumPy's function at a larger, smooth scale,
+  or an exact formula), within a stated error bound, or NaN where the tie rule of that
+  order says so.
+
 Every check works on the function as a map between flat real vectors: float and complex
 argument leaves are the input (a complex leaf counts as its real then imaginary parts),
 float and complex output leaves the output, in the same coordinates. Integer and boolean
@@ -25,14 +36,20 @@ leaves are held fixed.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import api, tree_util
 from .. import numpy as dnp
+from .._types import PyTree
 from ..core.zeros import dtype_of
 from .checks import check_vmap
 
-__all__ = ["check_edge", "assert_jacobians_identical", "assert_hessian_symmetric"]
+__all__ = ["check_edge", "assert_jacobians_identical", "assert_hessian_symmetric",
+           "second_derivatives", "check_nan_propagates", "check_near_tie"]
 
 _FD_RTOL = 1e-5   # finite differences of float64 functions (truncation ~ h**2, h = 1e-5)
 _FD_STEP = 1e-5   # relative to max(1, |x|)
@@ -113,7 +130,8 @@ def _assert_close(got, expected, rtol, atol, what):
                     f"(rtol={rtol:g}, atol={atol:g});\n got {got!r}\n expected {expected!r}")
 
 
-def assert_jacobians_identical(fun, *args, ulps=0):
+def assert_jacobians_identical(fun: Callable[..., Any], *args: PyTree, ulps: int = 0
+                               ) -> NDArray[Any]:
     """``jacfwd(fun)`` and ``jacrev(fun)`` at ``args`` are equal bit for bit (NaN for NaN,
     in the real coordinates of check_edge's flat vectors). Returns the (m, n) Jacobian.
 
@@ -137,7 +155,7 @@ def assert_jacobians_identical(fun, *args, ulps=0):
     return forward
 
 
-def assert_hessian_symmetric(hessian, what="the Hessian"):
+def assert_hessian_symmetric(hessian: ArrayLike, what: str = "the Hessian") -> None:
     """``max|H - H^T| <= 1e-10 max(1, max|H|)`` over finite entries; non-finite entries equal
     their mirror images (NaN for NaN)."""
     h = np.asarray(hessian)
@@ -271,9 +289,13 @@ def _float_leaves_traced(tree):
     return [x for x in tree_util.tree_leaves(tree) if dtype_of(x).kind in "fc"]
 
 
-def check_edge(fun, args, *, reference=None, differentiable=True, fd_side=0, jacobian=None,
-               hessian=None, second_order=None, batching=True, dtypes=True, value_rtol=1e-12,
-               ulps=0, fd_rtol=_FD_RTOL, fd_step=_FD_STEP, jacobian_rtol=1e-12):
+def check_edge(fun: Callable[..., Any], args: Sequence[PyTree], *,
+               reference: Callable[..., Any] | None = None, differentiable: bool = True,
+               fd_side: int = 0, jacobian: ArrayLike | None = None,
+               hessian: ArrayLike | None = None, second_order: bool | None = None,
+               batching: bool = True, dtypes: bool = True, value_rtol: float = 1e-12,
+               ulps: int = 0, fd_rtol: float = _FD_RTOL, fd_step: float = _FD_STEP,
+               jacobian_rtol: float = 1e-12) -> NDArray[Any] | None:
     """Check ``fun`` at the edge point ``args`` (a tuple of arguments).
 
     ``reference``: NumPy's or SciPy's function, called with the same arguments: the values
@@ -324,3 +346,120 @@ def check_edge(fun, args, *, reference=None, differentiable=True, fd_side=0, jac
     if dtypes and reference is not None:
         _check_dtypes(fun, args, reference)
     return jac
+
+
+# --- near ties: the tie rule at every order ---------------------------------------------------
+
+_ROUTES = ("hessian", "jacfwd(jacrev)", "jacrev(jacfwd)", "jacfwd(jacfwd)", "jacrev(jacrev)")
+
+
+def second_derivatives(scalar: Callable[..., Any], point: NDArray[Any]
+                       ) -> dict[str, NDArray[Any]]:
+    """``{route: (n, n) matrix}``: the Hessian of ``scalar`` (flat vector to a number) at
+    ``point`` by ``hessian`` (forward over reverse) and the four nested Jacobians."""
+    nest = {"hessian": api.hessian(scalar),
+            "jacfwd(jacrev)": api.jacfwd(api.jacrev(scalar)),
+            "jacrev(jacfwd)": api.jacrev(api.jacfwd(scalar)),
+            "jacfwd(jacfwd)": api.jacfwd(api.jacfwd(scalar)),
+            "jacrev(jacrev)": api.jacrev(api.jacrev(scalar))}
+    return {route: np.asarray(nest[route](point), np.float64).reshape(point.size, point.size)
+            for route in _ROUTES}
+
+
+def _pairing(fun, args, seed=0):
+    """``<u, f>`` as a function of check_edge's flat vector, ``u`` a fixed random cotangent."""
+    vec = _Vector(fun, args)
+    out = np.asarray(vec(vec.point))
+    rng = np.random.default_rng(seed)
+    u = rng.uniform(0.5, 1.5, out.shape) * rng.choice([-1.0, 1.0], out.shape)
+    return vec, (lambda v: dnp.sum(vec(v) * u))
+
+
+def check_nan_propagates(fun: Callable[..., Any], args: Sequence[PyTree]) -> NDArray[Any]:
+    """Where the gradient of ``<u, f>`` (``u`` a fixed random cotangent) at ``args`` is NaN,
+    every second derivative of that entry is NaN or exactly 0 (0 only towards inputs that
+    no route finds it depends on), in ``hessian``, ``hvp``, ``jvp`` of ``grad`` and the four
+    nested Jacobians alike: all routes give the same NaN pattern, and ``hvp`` in a dense
+    direction is NaN in every row that has a NaN. Raises ``AssertionError``; returns the
+    Hessian."""
+    vec, scalar = _pairing(fun, args)
+    gradient = np.asarray(api.grad(scalar)(vec.point))
+    unknown = np.isnan(gradient)
+    if not np.any(unknown):
+        _fail("NaN propagation", f"the gradient has no NaN to propagate: {gradient!r}")
+    routes = second_derivatives(scalar, vec.point)
+    pattern = np.isnan(routes["hessian"])
+    for route, h in routes.items():
+        guessed = unknown[:, None] & np.isfinite(h) & (h != 0)
+        guessed |= unknown[None, :] & np.isfinite(h) & (h != 0)
+        if np.any(guessed):
+            i, j = (int(k) for k in np.argwhere(guessed)[0])
+            _fail(f"NaN propagation ({route})", f"H[{i}, {j}] = {h[i, j]!r} is a finite "
+                  f"guess where the gradient entry is NaN;\n H = {h!r}")
+        if not np.array_equal(np.isnan(h), pattern):
+            _fail(f"NaN propagation ({route})", f"NaN pattern differs from hessian's:\n "
+                  f"{route} {np.isnan(h)!r}\n hessian {pattern!r}")
+    if not np.any(pattern[unknown]):
+        _fail("NaN propagation", "no second derivative of a NaN gradient entry is NaN")
+    direction = np.random.default_rng(1).uniform(0.5, 1.5, vec.point.size)
+    expected = np.any(pattern, axis=1)
+    products = {"hvp": api.hvp(scalar, (vec.point,), (direction,))[0],
+                "jvp(grad)": api.jvp(api.grad(scalar), (vec.point,), (direction,))[1]}
+    for name, product in products.items():
+        product = np.asarray(product, np.float64)
+        if not np.array_equal(np.isnan(product), expected):
+            _fail(f"NaN propagation ({name})", f"NaN in rows {np.isnan(product)!r}, the "
+                  f"Hessian has NaN in rows {expected!r}")
+        finite = ~expected
+        _assert_close(product[finite], (np.where(pattern, 0.0, routes["hessian"]) @
+                                        direction)[finite], 1e-10, 1e-12,
+                      f"{name} against the Hessian")
+    return routes["hessian"]
+
+
+def check_near_tie(fun: Callable[..., Any], args: Sequence[PyTree], *, jacobian: ArrayLike,
+                   hessian: ArrayLike | Callable[[NDArray[Any]], ArrayLike] | None = None,
+                   first_error: float = 0.0, second_error: float | dict[str, float] = 0.0,
+                   second_nan: bool = False, fd_error: float = 0.0) -> None:
+    """First and second derivatives of ``fun`` at the near-tie point ``args`` against a
+    reference, in both engines and every route.
+
+    ``jacobian``: the reference ``(m, n)`` Jacobian in flat real coordinates (an exact
+    formula or finite differences of NumPy's function at a larger, smooth scale);
+    ``hessian``: the reference ``(n, n)`` Hessian of ``<u, f>`` for check_edge's fixed
+    cotangent ``u`` (``_pairing``), or a callable ``u -> (n, n)``. ``first_error`` /
+    ``second_error``: the stated error bound of the derivative (absolute, relative to the
+    largest reference entry, at least 1) on top of ``fd_error``, the reference's own error;
+    ``second_error`` may be a dict by route (``"hessian"``, ``"jacrev(jacrev)"``, ...).
+    ``second_nan``: the tie rule of order 2 holds here, so every second derivative must be
+    NaN (no finite guess). ``jacfwd`` and ``jacrev`` must both meet the bound (bit for bit
+    equality is not expected near a tie: they round differently)."""
+    vec, scalar = _pairing(fun, args)
+    jacobian = np.broadcast_to(np.asarray(jacobian, np.float64), (np.asarray(vec(vec.point)).size,
+                                                                    vec.point.size))
+    scale = max(1.0, float(np.max(np.abs(jacobian))))
+    for name, engine in (("jacfwd", api.jacfwd), ("jacrev", api.jacrev)):
+        got = np.asarray(engine(vec)(vec.point), np.float64)
+        _assert_close(got, jacobian, 0.0, (first_error + fd_error) * scale,
+                      f"the near-tie Jacobian ({name}) against the reference")
+    if hessian is None and not second_nan:
+        return
+    routes = second_derivatives(scalar, vec.point)
+    if second_nan:
+        for route, h in routes.items():
+            if not np.all(np.isnan(h) | (h == 0)) or not np.any(np.isnan(h)):
+                _fail(f"the near-tie Hessian ({route})", f"expected NaN (the tie rule of "
+                      f"order 2), got {h!r}")
+        return
+    if callable(hessian):
+        out = np.asarray(vec(vec.point))
+        rng = np.random.default_rng(0)
+        u = rng.uniform(0.5, 1.5, out.shape) * rng.choice([-1.0, 1.0], out.shape)
+        hessian = hessian(u)
+    hessian = np.asarray(hessian, np.float64)
+    scale = max(1.0, float(np.max(np.abs(hessian))))
+    for route, h in routes.items():
+        bound = second_error.get(route, 0.0) if isinstance(second_error, dict) else \
+            second_error
+        _assert_close(h, hessian, 0.0, (bound + fd_error) * scale,
+                      f"the near-tie Hessian ({route}) against the reference")
