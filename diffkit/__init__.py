@@ -60,3 +60,8 @@ __all__ = [
     "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian", "sparse_hessian",
     "config", "debug", "errors", "flatten_util", "numpy", "tree_util", "__version__",
 ]
+
+
+def __dir__():
+    # dir(diffkit) lists the public names, not the machinery (api_checks, interpreters, ...)
+    return sorted(__all__)

@@ -5,6 +5,26 @@ would expect (``TypeError`` for wrong kinds of values, ``ValueError`` for wrong 
 ``except ValueError`` keeps working.
 """
 
+__all__ = [
+    "DiffkitError",
+    "NonScalarOutputError",
+    "ComplexOutputError",
+    "InputTypeError",
+    "ShapeMismatchError",
+    "ArgnumsError",
+    "BatchingError",
+    "OptionError",
+    "EscapedTracerError",
+    "TracerConversionError",
+    "NoRuleError",
+    "UnsupportedKeywordError",
+    "PerformanceWarning",
+    "DensePatternWarning",
+    "ChunkError",
+    "MissingDependencyError",
+]
+
+
 
 class DiffkitError(Exception):
     """Base class of every diffkit error."""
