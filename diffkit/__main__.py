@@ -146,16 +146,30 @@ mean loss, which grad of the vmapped loss computes directly.
     check(batch_gradient, closed_form.mean(axis=0), "batch gradient")
 
 
-NEXT_STEPS = """\
-Where next (in the diffkit repository):
-  notebooks/01_backward_is_a_vjp.ipynb       PyTorch's backward() as a VJP, examples redone
-  notebooks/02_jacobians_and_hessians.ipynb  forward vs reverse mode; Hessians four ways
-  notebooks/03_scipy.ipynb                   exact jac, hess, hessp for SciPy's solvers
-  notebooks/04_property_testing.ipynb        testing your own derivatives
-  notebooks/05_vmap.ipynb                    per-example gradients, batched Jacobians
-  notebooks/06_jit.ipynb                     jit: speed-up against problem size
-  README.md, docs/                           user guide and API reference
-                                             (pip install '.[docs]' && mkdocs serve)"""
+# The notebooks of the repository's notebooks/ folder, one line each (the docs site shows
+# them too, with their outputs and plots).
+NOTEBOOKS = [
+    ("01_backward_is_a_vjp", "PyTorch's backward() as a VJP, examples redone"),
+    ("02_jacobians_and_hessians", "forward vs reverse mode; Hessians four ways"),
+    ("03_scipy", "exact jac, hess, hessp for SciPy's solvers"),
+    ("04_property_testing", "testing your own derivatives (Hypothesis)"),
+    ("05_vmap", "per-example gradients, batched Jacobians"),
+    ("06_jit", "jit: staged derivatives, speed-up against size"),
+    ("07_solvers", "fitting a stiff ODE; a neural ODE by adjoints"),
+    ("08_sparse", "sparse Jacobians and Hessians, colourings"),
+    ("09_bilevel", "a bilevel problem: implicit differentiation"),
+]
+
+
+def next_steps():
+    """Where to go after the tour: the notebooks and the documentation."""
+    width = max(len(name) for name, _ in NOTEBOOKS) + len("notebooks/.ipynb") + 2
+    lines = ["Where next: the notebooks, in the notebooks/ folder of the diffkit repository",
+             "(shown with their outputs in the documentation site, under Notebooks):"]
+    lines += [f"  {f'notebooks/{name}.ipynb':<{width}} {what}" for name, what in NOTEBOOKS]
+    lines += ["and the user guide and API reference in docs/ (pip install '.[docs]' &&",
+              "mkdocs serve, or mkdocs build for a site that works offline)."]
+    return "\n".join(lines)
 
 
 def main():
@@ -168,7 +182,7 @@ def main():
         print(RULE)
         print("Every number above matched its closed form.")
         print()
-        print(NEXT_STEPS)
+        print(next_steps())
 
 
 if __name__ == "__main__":

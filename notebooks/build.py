@@ -8,7 +8,9 @@ starts a code cell, ``# %% [markdown]`` a Markdown cell whose lines are written 
 comments. ``notebooks/jupytext.toml`` pairs each source with ``notebooks/<name>.ipynb``, so
 Jupyter (with jupytext) edits both as one notebook. This script reads the source with
 jupytext, executes it and writes ``notebooks/<name>.ipynb`` with its outputs;
-``tests/test_notebooks.py`` checks that the two still match.
+``tests/test_notebooks.py`` checks that the two still match. The documentation site shows
+these stored outputs and figures (``docs/notebook_pages.py``), so the site is built without
+executing anything.
 
 Notebooks run in a kernel started with this interpreter (``sys.executable``) and with the
 ``diffkit`` that this interpreter imports first on ``PYTHONPATH``, in a scratch copy of this

@@ -1,5 +1,6 @@
-"""The README's Python examples run as written, its quick start matches CI, and the tour that
-the quick start runs (``python -m diffkit``) checks out."""
+"""The README's Python examples run as written and show what they print, its quick start
+matches CI, it lists every notebook, and the tour that the quick start runs
+(``python -m diffkit``) checks out and points at the notebooks."""
 
 import re
 import subprocess
@@ -7,15 +8,28 @@ import sys
 from pathlib import Path
 
 import pytest
+from doc_examples import python_blocks, run_example
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+BLOCKS = python_blocks(README.read_text())
+NOTEBOOKS = sorted(path.stem for path in (ROOT / "notebooks").glob("[0-9]*.ipynb"))
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_readme_example_runs(code):
-    exec(compile(code, str(README), "exec"), {})
+def test_readme_example_runs_and_shows_its_output(code):
+    run_example(code, str(README))
+
+
+def test_most_readme_examples_show_a_value():
+    showing = [code for code in BLOCKS if re.search(r"^print\(.*\n# ", code, re.M)]
+    assert len(showing) >= 0.75 * len(BLOCKS), f"{len(showing)} of {len(BLOCKS)}"
+
+
+def test_readme_lists_every_notebook():
+    section = README.read_text().split("## Notebooks", 1)[1].split("\n## ", 1)[0]
+    missing = [name for name in NOTEBOOKS if f"(notebooks/{name}.ipynb)" not in section]
+    assert NOTEBOOKS and not missing, f"README's Notebooks section lacks {missing}"
 
 
 def quick_start_commands():
@@ -43,7 +57,9 @@ def test_tour_runs_and_checks_every_number():
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Every number above matched its closed form." in done.stdout
-    assert "notebooks/01_backward_is_a_vjp.ipynb" in done.stdout
+    where_next = done.stdout.split("Every number above matched its closed form.", 1)[1]
+    missing = [name for name in NOTEBOOKS if f"notebooks/{name}.ipynb" not in where_next]
+    assert not missing, f"the tour does not point at {missing}"
 
 
 PUBLIC_MODULES = ["diffkit", "diffkit.numpy", "diffkit.numpy.linalg", "diffkit.numpy.fft",
