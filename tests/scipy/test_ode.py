@@ -5,6 +5,8 @@ solution; forward and reverse mode agree; vmap equals a loop; jit and hessian co
 import numpy as np
 import pytest
 import scipy.integrate as si
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.linalg import expm, expm_frechet
 
 import diffkit as dk
@@ -431,3 +433,183 @@ def test_odeint_adjoint_over_many_outputs_and_when_stiff():
     g = dk.grad(rob_loss)(logk)
     np.testing.assert_allclose(g, central(rob_scipy, logk, h=1e-5), rtol=1e-4)
     np.testing.assert_allclose(dk.jacfwd(rob_loss)(logk), g, rtol=1e-4)
+
+
+# --- second order for systems of several states (issue 27) -----------------------------------
+#
+# hessian (forward over reverse, through the adjoint sweep's own derivative),
+# jacfwd(jacfwd(...)) (forward sensitivities of forward sensitivities) and jacfwd(grad(...))
+# in the initial state, the parameters and the output times at once, for every method;
+# compared with each other and with central differences of the gradient.
+
+SECOND = dict(rtol=1e-8, atol=1e-10)
+
+
+def predator_prey(t, y, p):
+    """Two states, the first two Lotka-Volterra rates as parameters."""
+    return dnp.stack([p[0] * y[0] - p[1] * y[0] * y[1], -1.2 * y[1] + 0.3 * y[0] * y[1]])
+
+
+def food_chain(t, y, p):
+    """Three states (prey, predator, top predator), two rates as parameters."""
+    return dnp.stack([y[0] * (p[0] - 0.5 * y[1]),
+                      y[1] * (-0.6 + 0.4 * y[0] - p[1] * y[2]),
+                      y[2] * (-0.5 + 0.4 * y[1])])
+
+
+SYSTEMS = {2: (predator_prey, np.array([1.0, 0.5]), np.array([1.0, 0.4])),
+           3: (food_chain, np.array([1.0, 0.8, 0.5]), np.array([1.0, 0.3]))}
+SECOND_T = np.array([0.5, 1.5])
+
+
+def packed_loss(states, method):
+    """The sum of the solution at SECOND_T, as a function of one vector holding the
+    initial state, the parameters and the output times."""
+    fun, y0, p = SYSTEMS[states]
+    n, k = y0.size, p.size
+
+    def loss(x):
+        y, q, te = x[:n], x[n:n + k], x[n + k:]
+        if method == "odeint":
+            Y = odeint(fun, y, dnp.concatenate([dnp.zeros(1), te]), args=(q,), tfirst=True,
+                       **SECOND)
+            return dnp.sum(Y[1:])
+        return dnp.sum(solve_ivp(fun, (0.0, 2.0), y, method=method, t_eval=te, args=(q,),
+                                 **SECOND).y)
+    return loss, np.concatenate([y0, p, SECOND_T])
+
+
+def _check_second_order(states, method):
+    # the three modes agree to the solver's tolerance (rtol 1e-8); central differences of
+    # the gradient (h = 1e-4) to about 1e-4 of the largest entry, given that tolerance
+    loss, x = packed_loss(states, method)
+    forward = dk.jacfwd(dk.jacfwd(loss))(x)
+    scale = np.abs(forward).max()
+    np.testing.assert_allclose(forward, forward.T, atol=1e-5 * scale)
+    np.testing.assert_allclose(dk.hessian(loss)(x), forward, atol=1e-5 * scale)
+    np.testing.assert_allclose(dk.jacfwd(dk.grad(loss))(x), forward, atol=1e-5 * scale)
+    np.testing.assert_allclose(central(dk.grad(loss), x, h=1e-4), forward, atol=1e-3 * scale)
+
+
+def _second_order_cases():
+    """Every method for two and three states; the ones taking more than a few seconds (the
+    low-order and implicit methods, three states) marked slow."""
+    quick = {(2, m) for m in ("RK45", "DOP853", "LSODA", "odeint")} | {(3, "RK45"),
+                                                                       (3, "odeint")}
+    return [pytest.param(states, method, marks=() if (states, method) in quick
+                         else pytest.mark.slow)
+            for states in (2, 3)
+            for method in ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA", "odeint")]
+
+
+@pytest.mark.parametrize("states, method", _second_order_cases())
+def test_second_order_agrees_across_modes_and_with_differences(states, method):
+    _check_second_order(states, method)
+
+
+def test_second_order_three_states_odeint_reverse_over_reverse():
+    loss, x = packed_loss(3, "odeint")
+    forward = dk.jacfwd(dk.jacfwd(loss))(x)
+    np.testing.assert_allclose(dk.jacrev(dk.grad(loss))(x), forward,
+                               atol=1e-5 * np.abs(forward).max())
+
+
+def test_second_order_with_integer_times_and_parameters():
+    # t_span=(0, 2) and an integer in args: they are not differentiated, and no longer
+    # reach the sweep's derivative as inputs (an InputTypeError blaming the user)
+    def scaled(t, y, p, k):
+        return lv(t, y, p) * k
+
+    def loss(p, span, k):
+        return dnp.sum(solve_ivp(scaled, span, LV_Y0, t_eval=SECOND_T, args=(p, k),
+                                 **SECOND).y)
+
+    expected = dk.jacfwd(dk.jacfwd(loss))(P, (0.0, 2.0), 1.0)
+    for span, k in (((0, 2), 1.0), ((0.0, 2.0), 1)):
+        np.testing.assert_allclose(dk.hessian(loss)(P, span, k), expected, rtol=1e-6)
+        np.testing.assert_allclose(dk.jacfwd(dk.grad(loss))(P, span, k), expected, rtol=1e-6)
+        np.testing.assert_allclose(dk.jacrev(dk.grad(loss))(P, span, k), expected, rtol=1e-6)
+
+
+def test_forward_over_forward_in_the_initial_and_output_times():
+    # jacfwd(jacfwd) in t0 and t_eval together: a rule's joined arrays stay values of the
+    # levels below it (an EscapedTracerError before)
+    def loss(t):
+        return dnp.sum(solve_ivp(lv, (t[0], 2.5), LV_Y0, t_eval=t[1:], args=(P,), **SECOND).y)
+
+    def loss_odeint(t):
+        return dnp.sum(odeint(lv, LV_Y0, t, args=(P,), tfirst=True, **SECOND))
+
+    t = np.array([0.0, 0.5, 1.0, 2.0])
+    for f in (loss, loss_odeint):
+        forward = dk.jacfwd(dk.jacfwd(f))(t)
+        np.testing.assert_allclose(dk.hessian(f)(t), forward, rtol=1e-6,
+                                   atol=1e-7 * np.abs(forward).max())
+        np.testing.assert_allclose(central(dk.grad(f), t, h=1e-4), forward, rtol=1e-4,
+                                   atol=1e-5 * np.abs(forward).max())
+
+
+def test_second_order_in_the_initial_time_without_output_times():
+    # y' = -k y from t0 to 2: y(2) = y0 exp(-k (2 - t0)); without t_eval the first output
+    # time is t0 itself, and the sweep's last leg of no length carries t0's derivatives
+    def end(x):
+        k, t0, y0 = x[0], x[1], x[2]
+        return solve_ivp(lambda t, y, k: -k * y, (t0, 2.0), dnp.reshape(y0, (1,)),
+                         args=(k,), **TIGHT).y[0, -1]
+
+    def exact_grad(x):
+        k, t0, y0 = x
+        e = np.exp(-k * (2 - t0))
+        return np.array([-(2 - t0) * y0 * e, k * y0 * e, e])
+
+    x = np.array([0.7, 0.4, 1.5])
+    expected = central(exact_grad, x, h=1e-5)
+    for second in (dk.hessian, lambda f: dk.jacfwd(dk.jacfwd(f)), lambda f: dk.jacrev(dk.grad(f))):
+        np.testing.assert_allclose(second(end)(x), expected, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::scipy.integrate.ODEintWarning")
+@pytest.mark.parametrize("method", ["Radau", "BDF", "LSODA", "odeint"])
+def test_guide_advice_for_stiff_second_derivatives(method):
+    # the guide: second derivatives of stiff systems by jacfwd(jacfwd(...)); hessian's
+    # backward re-solve of the state is right or fails with an error that says so
+    y0 = np.array([1.0, 0.0, 0.0])
+    times = ROB_T[:3]
+
+    def loss(logk):
+        if method == "odeint":
+            Y = odeint(robertson, y0, np.concatenate([[0.0], times]), args=(dnp.exp(logk),),
+                       rtol=1e-8, atol=1e-12, tfirst=True)
+            return dnp.sum(Y * W)
+        sol = solve_ivp(robertson, (0.0, times[-1]), y0, method=method, t_eval=times,
+                        args=(dnp.exp(logk),), rtol=1e-8, atol=1e-12)
+        return dnp.sum(sol.y.T * W)
+
+    logk = np.log(K)
+    H = dk.jacfwd(dk.jacfwd(loss))(logk)
+    scale = np.abs(H).max()
+    np.testing.assert_allclose(H, H.T, atol=1e-5 * scale)
+    np.testing.assert_allclose(H, central(dk.grad(loss), logk, h=1e-4), atol=1e-3 * scale)
+    try:
+        reverse = dk.hessian(loss)(logk)
+    except ODESolveError as failure:
+        assert "jacfwd(jacfwd(...))" in str(failure)
+    else:
+        np.testing.assert_allclose(reverse, H, atol=1e-3 * scale)
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.floats(0.5, 2.0), st.floats(0.3, 1.5), st.floats(0.5, 1.5), st.floats(0.2, 0.6))
+def test_second_order_at_generated_points(y1, y2, a, b):
+    # forward over reverse and forward over forward agree wherever the system is
+    fun, _, _ = SYSTEMS[2]
+
+    def loss(x):
+        return dnp.sum(solve_ivp(fun, (0.0, 2.0), x[:2], method="DOP853", t_eval=SECOND_T,
+                                 args=(x[2:],), **SECOND).y)
+
+    x = np.array([y1, y2, a, b])
+    forward = dk.jacfwd(dk.jacfwd(loss))(x)
+    np.testing.assert_allclose(dk.hessian(loss)(x), forward,
+                               atol=1e-5 * np.abs(forward).max())

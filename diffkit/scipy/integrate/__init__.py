@@ -7,14 +7,15 @@ differentiate them in their limits and in the parameters passed through ``args``
 ``solve_ivp`` and ``odeint`` solve ODEs with SciPy's solvers; their solutions differentiate
 in the initial state, the output times and the parameters (``ode.py``; the solve primitive
 and its sensitivity and adjoint rules in ``ode_rules.py``; the vector fields, closure
-conversion and exact Jacobians in ``ode_field.py``). The solvers keep their own signatures
+conversion and exact Jacobians in ``ode_field.py``; fields whose Python branches on values
+in ``ode_branches.py``). The solvers keep their own signatures
 (SciPy's), so ``diffkit.scipy`` wraps only the sampled-data functions (``WRAPPED``).
 """
 
-from .ode import ClosureError, ODESolveError, odeint, solve_ivp
+from .ode import BranchSwitchError, ClosureError, ODESolveError, odeint, solve_ivp
 from .quadrature import quad, quad_vec
 from .sampled import cumulative_trapezoid, simpson, trapezoid
 
 WRAPPED = ["trapezoid", "simpson", "cumulative_trapezoid"]
 __all__ = ["trapezoid", "simpson", "cumulative_trapezoid", "quad", "quad_vec", "solve_ivp",
-           "odeint", "ODESolveError", "ClosureError"]
+           "odeint", "ODESolveError", "ClosureError", "BranchSwitchError"]

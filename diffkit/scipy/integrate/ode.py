@@ -12,6 +12,7 @@ from ...core.trace import innermost_trace
 from ...core.zeros import shape_of
 from ...errors import OptionError
 from ...numpy import asarray, concatenate, reshape
+from .ode_branches import BranchSwitchError
 from .ode_field import SPARSE_DENSITY, SPARSE_MIN_SIZE, ClosureError, as_field
 from .ode_rules import ODESolveError, Options, odesolve, solve_steps
 
@@ -20,8 +21,8 @@ try:   # SciPy's result type (a dict with attribute access)
 except ImportError:   # pragma: no cover
     from scipy.optimize import OptimizeResult as OdeResult
 
-__all__ = ["solve_ivp", "odeint", "ODESolveError", "ClosureError", "SPARSE_DENSITY",
-           "SPARSE_MIN_SIZE"]
+__all__ = ["solve_ivp", "odeint", "ODESolveError", "ClosureError", "BranchSwitchError",
+           "SPARSE_DENSITY", "SPARSE_MIN_SIZE"]
 
 METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 
@@ -35,6 +36,12 @@ def _state(y0, name):
         raise OptionError(f"{name}: complex states are not supported; split y0 into its "
                           "real and imaginary parts")
     return y0 if kind == "f" else asarray(y0, dtype=float)
+
+
+def _float(x):
+    """``x`` with a float dtype (SciPy computes times in float64; ``t_span=(0, 10)``)."""
+    kind = np.dtype(getattr(underlying(x), "dtype", np.float64)).kind
+    return x if kind == "f" else asarray(x, dtype=float)
 
 
 def _times(t, name, what):
@@ -67,7 +74,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 
     Without ``t_eval`` the output times are the solver's steps at the current values; only
     the last one (``t_span[1]``) carries a derivative. A failed solve raises
-    ``ODESolveError``.
+    ``ODESolveError``. A ``fun`` whose Python branches on the state or the parameters
+    (``if y[0] > 0.5:``) solves as SciPy's does; a derivative across a change of its branch
+    raises ``BranchSwitchError`` (it would miss the switch's jump term).
     """
     name = "solve_ivp"
     if dense_output:
@@ -85,7 +94,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     if not isinstance(t_span, (tuple, list)) and len(shape_of(t_span)) != 1 \
             or len(t_span) != 2:
         raise ValueError(f"{name}: t_span must be a pair (t0, t1)")
-    t0, t1 = asarray(t_span[0]), asarray(t_span[1])
+    t0, t1 = _float(asarray(t_span[0])), _float(asarray(t_span[1]))
     if shape_of(t0) != () or shape_of(t1) != ():
         raise ValueError(f"{name}: t_span must hold two scalars")
     a, b = float(underlying(t0)), float(underlying(t1))
@@ -154,8 +163,9 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     ``y(t[0]) = y0`` with SciPy's ``odeint`` (LSODA); returns the ``(len(t), len(y0))``
     solution. Differentiable in ``y0``, ``t`` and ``args`` (and closures), by forward
     sensitivities or the adjoint method, both solved by ``odeint`` with the same
-    tolerances. ``full_output``, banded Jacobians (``ml``, ``mu``) and ``tcrit`` are not
-    supported."""
+    tolerances (a derivative across a change of ``func``'s Python branch raises
+    ``BranchSwitchError``). ``full_output``, banded Jacobians (``ml``, ``mu``) and ``tcrit``
+    are not supported."""
     name = "odeint"
     if full_output:
         raise OptionError(f"{name}: full_output is not supported")

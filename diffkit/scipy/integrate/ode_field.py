@@ -18,26 +18,45 @@ The recording is valid while the function's Python control flow takes the same b
 its guards are checked on every replay, and a failing one raises ``ClosureError`` (pass
 such values through ``args`` instead). A function that closes over no traced value is
 called as it is.
+
+Python branches on values
+-------------------------
+A function whose Python reads values (``if y[0] > 0.5:``) is a ``BranchingField``: called
+as it is, its staged functions recorded branch by branch, and the branches it takes
+followed through the solves (``ode_branches``): a derivative across a switch of branch is
+refused.
 """
 
 import collections
 import threading
-import weakref
 
 import numpy as np
 
 from ... import api
-from ...core.concrete import underlying
+from ...core.concrete import concrete_test, underlying
 from ...core.trace import Tracer
 from ...core.zeros import dtype_of, shape_of
-from ...errors import DiffkitError
+from ...errors import TracerConversionError
 from ...interpreters.staging import stage_flat
 from ...jit import make_graph, randomness
 from ...jit.graph import GuardFailure, Unverifiable
-from ...numpy import asarray, concatenate, dot, ravel, reshape
+from ...numpy import asarray, dot, ravel, reshape
+from ...ops.shape import concatenate, stack
 from ...sparse import jacobian_sparsity, sparse_jacobian
 from ...tree_util import tree_flatten
 from ..solver_call import captured, replay
+from .ode_branches import (
+    BranchWatch,
+    ClosureBranchError,
+    ClosureError,
+    PathTest,
+    branch_signature,
+    call_plainly,
+    closure_message,
+    in_native,
+    native,
+    state_dependent,
+)
 
 # sparse=None picks the sparse Jacobian when the detected pattern has at most this share
 # of nonzeros (and the system has at least SPARSE_MIN_SIZE unknowns).
@@ -53,11 +72,6 @@ UNROLLED_ROWS = 4
 IMPLICIT = ("BDF", "Radau", "LSODA", "odeint")
 
 
-class ClosureError(DiffkitError, ValueError):
-    """A vector field closing over traced values takes another Python branch than it took
-    when it was recorded."""
-
-
 def _rhs_array(value, n, name):
     out = asarray(value)
     if shape_of(out) != (n,):
@@ -68,34 +82,39 @@ def _rhs_array(value, n, name):
     return out
 
 
-# The Jacobian patterns and colourings found for a user's function, kept across solves
-# while the function lives (a fit calls solve_ivp with the same function many times).
-_SHARED = weakref.WeakKeyDictionary()
-
-
-def _shared(fun, key):
-    try:
-        per_fun = _SHARED.setdefault(fun, {})
-    except TypeError:   # not weakly referenceable
-        return {}
-    return per_fun.setdefault(key, {})
-
-
 class UserField:
     """The user's ``fun(t, y, *args)`` (or ``func(y, t, *args)`` with ``tfirst=False``)
-    on the flat leaves of ``args``. ``cache`` holds what is made once per solve (staged
-    replays), ``shared`` what is kept across solves of the same function (the Jacobian's
-    pattern and colouring)."""
+    on the flat leaves of ``args``, called as it is. ``cache`` holds its staged functions
+    (made once per solve: the field of one call of the solver)."""
 
     def __init__(self, fun, treedef, n, tfirst=True, name="solve_ivp"):
         self.fun, self.treedef, self.n, self.tfirst, self.name = fun, treedef, n, tfirst, name
         self.cache = {}
-        self.shared = _shared(fun, (treedef, n, tfirst))
 
     def __call__(self, t, y, *params):
         args = self.treedef.unflatten(params)
         out = self.fun(t, y, *args) if self.tfirst else self.fun(y, t, *args)
         return _rhs_array(out, self.n, self.name)
+
+
+class BranchingField(UserField):
+    """A user's function whose Python reads values (branches on them). It runs its own
+    Python on plain values and while a staged function records it (each branch gets its
+    graph, its reads the graph's guards); on traced values (a derivative rule's single
+    points) through ``field_call_p``, which calls it on plain values. ``watch`` follows the
+    branches its staged functions take (``ode_branches``). ``recording`` is the one made at
+    the initial point (None when it could not be made: a read of a value batched by vmap)."""
+
+    def __init__(self, fun, treedef, n, tfirst, name, recording):
+        super().__init__(fun, treedef, n, tfirst, name)
+        self.recording = recording
+        self.watch = BranchWatch(name)
+        self.direct = super().__call__
+
+    def __call__(self, t, y, *params):
+        if in_native():
+            return self.direct(t, y, *params)
+        return call_plainly(self.direct, t, y, *params)
 
 
 class ReplayField:
@@ -114,14 +133,21 @@ class ReplayField:
         inputs = (t, y, *params[:self.num_inputs - 2])
         (out,), env = replay(rec, inputs, self.closed, params[self.num_inputs - 2:])
         for guard in rec.guards:
-            value = underlying(env[guard.var])
-            if np.shape(value) == np.shape(guard.expected) or guard.test is not None:
-                if not guard.holds(value):
-                    raise ClosureError(
-                        f"{self.name}: the function closes over traced values and its Python "
-                        f"control flow changed since it was recorded ({guard.describe()}). "
-                        "Pass the traced values through args instead of a closure.")
+            # read through concrete_test: a staged function of this field keeps the check
+            if not concrete_test(env[guard.var], PathTest(guard)):
+                self._left_branch(t, guard)
         return _rhs_array(out, self.n, self.name)
+
+    def _left_branch(self, t, guard):
+        at = np.asarray(underlying(t), float)
+        at = float(at) if at.ndim == 0 else None     # (several times under vmap)
+        if guard.var in state_dependent(self.recording, closed=self.closed):
+            raise ClosureBranchError(closure_message(self.name, at))
+        raise ClosureError(
+            f"{self.name}: the function closes over traced values and its Python control "
+            f"flow on the time changed{'' if at is None else f' at t = {at:.6g}'} since it "
+            f"was recorded ({guard.describe()}). Pass the traced values through args "
+            "instead of a closure.")
 
 
 def as_field(fun, t0, y0, args, tfirst=True, name="solve_ivp"):
@@ -133,8 +159,8 @@ def as_field(fun, t0, y0, args, tfirst=True, name="solve_ivp"):
     recordings (the same operations, constants equal by value) share their staged
     functions, so a fit solving with the same function again records and compiles them
     only once. A recording with guards is valid only where they hold: the field then calls
-    the function itself, or, when it closes over traced values, replays the recording and
-    raises ``ClosureError`` where a guard fails."""
+    the function itself (``BranchingField``), or, when it closes over traced values,
+    replays the recording and raises ``ClosureError`` where a guard fails."""
     leaves, treedef = tree_flatten(args)
     n = shape_of(y0)[0]
     field = UserField(fun, treedef, n, tfirst, name)
@@ -146,14 +172,19 @@ def as_field(fun, t0, y0, args, tfirst=True, name="solve_ivp"):
 
     generators = randomness.reachable_generators(fun)
     before = randomness.snapshot(generators)
-    _, recording = stage_flat(staged, [t0, y0, *leaves], name=name)
+    try:
+        _, recording = stage_flat(staged, [t0, y0, *leaves], name=name)
+    except TracerConversionError:
+        recording = None    # Python read a value batched by vmap: a branch on values
     where = randomness.changed(before, generators)
     if where is not None:
         raise randomness.random_draw_error(name, where)
+    if recording is None:
+        return BranchingField(fun, treedef, n, tfirst, name, None), list(leaves)
     closed = captured(recording) if recording.holds_tracers else []
     if recording.guards:
         if not closed:
-            return field, list(leaves)
+            return BranchingField(fun, treedef, n, tfirst, name, recording), list(leaves)
         return ReplayField(recording, closed, n, name), list(leaves) + closed
     cache = program_cache(recording, closed, name)
     return ReplayField(recording, closed, n, name, cache), list(leaves) + closed
@@ -256,8 +287,11 @@ class SensitivityField:
     sensitivity along the tangents ``dp`` of the parameters at ``which``), parameters
     ``(*p, *dp)``."""
 
+    derived = True    # solved for a derivative: a switch of branch is refused
+
     def __init__(self, field, n, num_params, which):
         self.field, self.n, self.num_params, self.which = field, n, num_params, tuple(which)
+        self.watch = getattr(field, "watch", None)
         self.cache = {}
 
     def __call__(self, t, z, *params):
@@ -282,8 +316,11 @@ class TransitionField:
     computes with numbers (``scalar_code``), batched over the rows otherwise. Its staged
     functions are kept with the field's (shared across solves of one program)."""
 
+    derived = True
+
     def __init__(self, field, n):
         self.field, self.n = field, n
+        self.watch = getattr(field, "watch", None)
         self.unrolled = n <= UNROLLED_ROWS and scalar_code(field)
         self.cache = field.cache.setdefault(("transition field", n), {})
 
@@ -301,8 +338,11 @@ class AdjointField:
     """State ``(y, a, g)`` integrated backwards: ``y' = f``, ``a' = -a J_y``,
     ``g' = -a J_p`` (the parameters at ``which``, flattened)."""
 
+    derived = True
+
     def __init__(self, field, n, which):
         self.field, self.n, self.which = field, n, tuple(which)
+        self.watch = getattr(field, "watch", None)
         self.cache = {}
 
     def __call__(self, t, z, *params):
@@ -318,11 +358,18 @@ def _of_chosen(field, t, params, which):
     """``field(t, y, *params)`` as a function of ``y`` and the parameters at ``which``
     (the others fixed): what the vector-Jacobian products differentiate."""
     def f(y, *chosen):
-        return field(t, y, *_with(params, which, chosen))
+        return field(t, y, *with_chosen(params, which, chosen))
     return f
 
 
-def _with(params, which, chosen):
+def _of_chosen_params(field, t, y, params, which):
+    """``field(t, y, *params)`` as a function of the parameters at ``which``."""
+    def f(*chosen):
+        return field(t, y, *with_chosen(params, which, chosen))
+    return f
+
+
+def with_chosen(params, which, chosen):
     """``params`` with ``chosen`` at the positions ``which``."""
     q = list(params)
     for i, v in zip(which, chosen):
@@ -339,7 +386,8 @@ def compiled(field, kind, which=(), n=None):
     ``"jac"``: ``(t, y, *params) -> J_y`` (dense); ``"quadrature"`` (``n`` the number of
     nodes):
     ``(ts, Y, A, weights, *params) -> sum_r weights[r] A[r] J_p(ts[r], Y[r])`` (the
-    parameters at ``which``, flattened), all nodes at once under ``vmap``.
+    parameters at ``which``, flattened), all nodes at once under ``vmap`` (node by node
+    for a field with branches, whose Python reads one point at a time).
     The solvers call them on plain values, where a replay is straight-line NumPy."""
     key = (kind, tuple(which), n)
     fn = field.cache.get(key)
@@ -362,10 +410,14 @@ def compiled(field, kind, which=(), n=None):
     elif kind == "quadrature":
         def fn(ts, Y, A, weights, *params):
             def integrand(t, y, a):
-                _, pull = api.vjp(lambda *chosen: field(t, y, *_with(params, which, chosen)),
+                _, pull = api.vjp(_of_chosen_params(field, t, y, params, which),
                                   *[params[i] for i in which])
                 return concatenate([ravel(c) for c in pull(a)])
-            return dot(weights, api.vmap(integrand)(ts, Y, A))
+            if getattr(field, "watch", None) is None:
+                return dot(weights, api.vmap(integrand)(ts, Y, A))
+            # a field with branches, node by node: its Python reads one point at a time
+            rows = [integrand(ts[r], Y[r], A[r]) for r in range(shape_of(ts)[0])]
+            return dot(weights, stack(rows))
     elif kind == "jac_all":
         def fn(t, y, *params):
             f = _of_chosen(field, t, params, which)
@@ -375,7 +427,7 @@ def compiled(field, kind, which=(), n=None):
     else:
         def fn(t, y, *params):
             return api.jacfwd(lambda y: field(t, y, *params))(y)
-    fn = field.cache[key] = Staged(fn)
+    fn = field.cache[key] = Staged(fn, getattr(field, "watch", None))
     return fn
 
 
@@ -383,34 +435,76 @@ class Staged:
     """``fn`` recorded once (``diffkit.jit.make_graph``) and replayed as straight-line NumPy
     on plain arguments, without ``jit``'s per-call cache lookup (the solvers call it
     thousands of times with arguments of one signature: ``t`` a Python float, ``y`` a
-    float array, the parameters unchanged). A failing guard records again, up to
-    ``MAX_GRAPHS`` graphs; past them, and for traced arguments, ``fn`` runs itself.
-    ``plain(*args)`` is the same for arguments known to be plain (the solvers' calls): the
-    newest graph's replay, called directly."""
+    float array, the parameters unchanged). A failing guard tries the other graphs, most
+    recently used first, and records again, up to ``MAX_GRAPHS`` graphs; past them, and for
+    traced arguments, ``fn`` runs itself. ``plain(*args)`` is the same for arguments known
+    to be plain (the solvers' calls): the current graph's replay, called directly.
+
+    ``watch`` (a ``BranchWatch``, for a field whose Python reads values) receives the
+    branch signature of every call. In a derivative's solve, past ``MAX_GRAPHS`` each call
+    is recorded (``stage_flat``, without the graph's optimisation) so that its branch is
+    still seen."""
 
     MAX_GRAPHS = 4
 
-    def __init__(self, fn):
+    def __init__(self, fn, watch=None):
         self.fn = fn
+        self.watch = watch
         self.graphs = []
-        self._replay = self._single = None
+        self.signatures = {}      # id(graph) -> its branch signature (watched only)
+        self._replay = self._single = self._signature = None
 
     def __call__(self, *args):
         if any(isinstance(a, Tracer) for a in args):
             return self.fn(*args)
-        for graph in self.graphs:
+        for k, graph in enumerate(self.graphs):
             try:
-                return graph.out_tree.unflatten(graph.run_flat(args))
+                outs = graph.run_flat(args)
             except (GuardFailure, Unverifiable):
                 continue
+            if k:
+                self._use(graph)
+            self._note(self._signature, args)
+            return graph.out_tree.unflatten(outs)
         if len(self.graphs) >= self.MAX_GRAPHS:
+            if self.watch is not None and self.watch.strict:
+                return self._recorded(args)
             return self.fn(*args)
-        graph = make_graph(self.fn)(*args)
-        self.graphs.insert(0, graph)
+        with native():
+            graph = make_graph(self.fn)(*args)
         outs = graph.run_flat(args)
+        if self.watch is not None:
+            self.signatures[id(graph)] = branch_signature(graph.program)
+        self._use(graph)
+        self._note(self._signature, args)
+        return graph.out_tree.unflatten(outs)
+
+    def _use(self, graph):
+        """Make ``graph`` the current one (first to try, replayed by ``plain``)."""
+        # one assignment: a solve in another thread sees the old list or the new one
+        self.graphs = [graph] + [g for g in self.graphs if g is not graph]
         self._replay = graph._plain
         self._single = graph.out_tree.node is None    # one array, not a tuple
-        return graph.out_tree.unflatten(outs)
+        self._signature = self.signatures.get(id(graph))
+
+    def _note(self, signature, args):
+        if self.watch is not None:
+            self.watch.note(self, signature, args)
+
+    def _recorded(self, args):
+        """``fn(*args)`` recorded as it runs, its branch noted (a watched function past
+        ``MAX_GRAPHS`` graphs, in a derivative's solve)."""
+        out_tree = []
+
+        def flat(*xs):
+            leaves, tree = tree_flatten(self.fn(*xs))
+            out_tree.append(tree)
+            return leaves
+
+        with native():
+            outs, recording = stage_flat(flat, list(args), name="solve_ivp")
+        self._note(branch_signature(recording), args)
+        return out_tree[0].unflatten(outs)
 
     def plain(self, *args):
         if self._replay is not None:
@@ -419,6 +513,8 @@ class Staged:
             except GuardFailure:
                 pass
             else:
+                if self.watch is not None:
+                    self.watch.note(self, self._signature, args)
                 return outs[0] if self._single else self.graphs[0].out_tree.unflatten(outs)
         return self(*args)
 
@@ -438,7 +534,7 @@ class Jacobian:
         self.g = g
         self.sparse = False
         if sparse is not False and (sparse or sparsity is not None or n >= SPARSE_MIN_SIZE):
-            shared = getattr(field, "shared", field.cache)
+            shared = field.cache    # the program's (compared by value) or this solve's
             key = ("pattern", tuple(shape_of(p) for p in params))
             pattern = sparsity if sparsity is not None else shared.get(key)
             if pattern is None:

@@ -17,12 +17,22 @@ sparse when the pattern is sparse: ``ode_field.Jacobian``).
   the state solved backwards with the adjoint, the state's dense output for stiff
   problems). ``a(t0)`` is the cotangent of ``y0``, ``g(t0)`` those of the parameters,
   ``-a(t0) . f(t0, y0)`` that of ``t0`` and ``G_k . f(t_k, y_k)`` that of each output
-  time. One backward sweep serves every argument's rule.
+  time. One backward sweep serves every argument's rule of one backward pass
+  (``_RuleMemo``); the output times' rule needs none.
 - Batching: one solve per batch member (a loop), stacked.
+
+The solves of derivative systems and the sweeps are *strict* (``ode_branches``): a field
+whose Python branch on the state or the parameters changes during them raises
+``BranchSwitchError``; the solve of the solution itself goes on as SciPy's.
 
 Derivatives are those of the exact solution, computed to the solver's tolerances: the
 sensitivity and adjoint systems are solved with the same ``rtol``/``atol``.
 """
+
+import contextlib
+import itertools
+import threading
+import weakref
 
 import numpy as np
 import scipy.integrate as _si
@@ -30,21 +40,27 @@ import scipy.integrate as _si
 from ... import api
 from ...core.concrete import underlying
 from ...core.primitive import EachArgument, Primitive
+from ...core.trace import Tracer
 from ...core.zeros import instantiate, is_zero, shape_of
 from ...numpy import (
-    concatenate,
     cumsum,
     dot,
     einsum,
     eye,
     ravel,
     reshape,
-    stack,
     swapaxes,
     zeros,
 )
 from ...numpy.linalg import solve
 from ...ops import sparsity_rules as sr
+
+# The namespace's concatenate and stack make their result a value of the innermost
+# transformation running user code (NumPy's copy semantics, numpy_protocol.in_place); a rule
+# computes on the values of the levels below its own, so it joins arrays with the operations
+# themselves.
+from ...ops.shape import concatenate, stack
+from .ode_branches import solving
 from .ode_field import (
     IMPLICIT,
     AdjointField,
@@ -53,6 +69,7 @@ from .ode_field import (
     TransitionField,
     compiled,
     differentiable,
+    with_chosen,
 )
 from .ode_sweeps import (
     ODESolveError,
@@ -102,16 +119,29 @@ class Options:
 
 
 def _impl(y0, t0, ts, *params, field, options):
+    # the fields of derivative systems are solved for a derivative: a switch of the
+    # user's Python branch is refused there (ode_branches)
+    with solving(field, strict=getattr(field, "derived", False)):
+        return _solve_at(y0, t0, ts, params, field, options)
+
+
+def _solve_at(y0, t0, ts, params, field, options):
+    """The solution at ``ts`` on plain values (``odesolve_p``'s implementation)."""
     y0 = np.asarray(y0, float)
     ts = np.asarray(ts, float)
     t0 = float(t0)
     n = y0.shape[0]
+    if not np.all(np.isfinite(y0)):    # (a derivative system's start, from a failed solve)
+        raise ODESolveError(f"{options.name}: a solve would start from a state that is not "
+                            "finite (no solution, so no derivative)")
+    if len(ts) and np.all(ts == t0):    # no time to cover (a sweep derivative's last leg)
+        return np.tile(y0, (len(ts), 1))
     rhs, jac = _rhs_and_jac(y0, t0, params, field, options)
     if options.method == "odeint":
         skip = 1 if len(ts) == 0 or ts[0] != t0 else 0
         times = np.concatenate([[t0], ts]) if skip else ts
         Y, info = _si.odeint(rhs, y0, times, args=tuple(params),
-                             Dfun=None if jac is None else lambda t, y, *_: jac(t, y),
+                             Dfun=None if jac is None else _finite(jac, options.name),
                              tfirst=True, rtol=options.rtol, atol=options.atol,
                              full_output=True, **dict(options.items))
         if info["message"] != "Integration successful.":
@@ -145,7 +175,7 @@ def _solve(rhs, params, jac, y0, t0, t1, ts, options):
     """SciPy's ``solve_ivp`` from ``t0`` to ``t1`` (output at ``ts``, or at its steps for
     ``ts=None``); a failure raises ``ODESolveError``; the statistics go to ``options``."""
     extra = {} if jac is None or options.method not in IMPLICIT else {
-        "jac": lambda t, y, *_: jac(t, y)}     # SciPy passes args to jac too
+        "jac": _finite(jac, options.name)}
     sol = _si.solve_ivp(rhs, (t0, t1), y0, method=options.method, t_eval=ts,
                         args=tuple(params), rtol=options.rtol, atol=options.atol, **extra,
                         **dict(options.items))
@@ -159,12 +189,28 @@ def _solve(rhs, params, jac, y0, t0, t1, ts, options):
     return sol
 
 
+def _finite(jac, name):
+    """SciPy's ``jac(t, y, *args)`` (it passes the args on): ``jac(t, y)``, refused where
+    it is not finite (the state grew without bound: SciPy's LU would raise a ValueError
+    of its own)."""
+    def checked(t, y, *_):
+        J = jac(t, y)
+        entries = J if isinstance(J, np.ndarray) else getattr(J, "data", J)
+        if not np.all(np.isfinite(entries)):
+            raise ODESolveError(f"{name}: the Jacobian of the field is not finite at t = "
+                                f"{float(t)!r} (the state grew without bound: no solution, "
+                                "so no derivative)")
+        return J
+    return checked
+
+
 def solve_steps(y0, t0, t1, params, field, options):
     """The solution at the solver's own steps, on plain values: ``(t, y)`` (``y`` of shape
     ``(len(t), n)``)."""
     y0 = np.asarray(y0, float)
     rhs, jac = _rhs_and_jac(y0, t0, params, field, options)
-    sol = _solve(rhs, params, jac, y0, float(t0), float(t1), None, options)
+    with solving(field):
+        sol = _solve(rhs, params, jac, y0, float(t0), float(t1), None, options)
     return sol.t, sol.y.T.copy()
 
 
@@ -208,47 +254,91 @@ def _derived(options, sizes):
     return derived
 
 
-class _Sweep:
-    """The adjoint sweep of one primitive application, computed by the first rule asking
-    for it and handed to the others (the rules of one application share one sweep)."""
+class _RuleMemo:
+    """What the per-argument VJP rules of one application of a primitive share (the adjoint
+    sweep serves every argument's rule), computed by the first rule asking for it.
 
-    key = None
-    value = None
+    It is reused only by the other rules of the same backward pass over the same
+    application: the memo is kept for the identical cotangent, output, arguments, field and
+    options (held weakly), and a rule that asks a second time starts another backward pass
+    (a pullback called again, perhaps after its cotangent was changed in place), which
+    computes afresh. The value is dropped when the output it was computed for is freed.
+    One memo per thread."""
+
+    def __init__(self):
+        self._local = threading.local()
+        self._made = itertools.count()
+
+    def get(self, rule, key, compute):
+        holder = self._holder()
+        entry = holder[0]
+        if entry is not None:
+            refs, served, value, _ = entry
+            if rule not in served and len(refs) == len(key) and \
+                    all(ref() is k for ref, k in zip(refs, key)):
+                served.add(rule)
+                return value
+        holder[0] = None      # no stale value is kept while computing
+        value = compute()
+        token = next(self._made)
+        holder[0] = (tuple(_held(k) for k in key), {rule}, value, token)
+        try:   # key[1] is the output: the value lives no longer than it
+            weakref.finalize(key[1], _forget, holder, token)
+        except TypeError:
+            pass
+        return value
+
+    def _holder(self):
+        holder = getattr(self._local, "holder", None)
+        if holder is None:
+            holder = self._local.holder = [None]
+        return holder
 
 
-_sweep = _Sweep()
+def _forget(holder, token):
+    if holder[0] is not None and holder[0][3] == token:
+        holder[0] = None
 
 
-def _adjoint(ct, out, y0, t0, ts, params, field, options):
+def _held(x):
+    """A weak reference to ``x`` where it has one, else ``x`` itself in a callable."""
+    try:
+        return weakref.ref(x)
+    except TypeError:
+        return lambda: x
+
+
+_sweeps = _RuleMemo()
+
+
+def _adjoint(i, ct, out, y0, t0, ts, params, field, options):
     """``(a(t0), g(t0), G)``: the sweep's adjoint, the parameters' flat cotangent and the
-    output's cotangent."""
-    key = (ct, out, y0, t0, ts, *params)
-    if _sweep.key is not None and len(_sweep.key) == len(key) and \
-            all(a is b for a, b in zip(_sweep.key, key)):
-        return _sweep.value
-    n = shape_of(y0)[0]
-    G = instantiate(ct)
-    ag = adjoint_sweep_p(y0, t0, ts, out, G, *params, field=field, options=options)
-    _sweep.key, _sweep.value = key, (ag[:n], ag[n:], G)
-    return _sweep.value
+    output's cotangent, for the rule of argument ``i``."""
+    def compute():
+        n = shape_of(y0)[0]
+        G = instantiate(ct)
+        ag = adjoint_sweep_p(y0, t0, ts, out, G, *params, field=field, options=options)
+        return ag[:n], ag[n:], G
+    return _sweeps.get(i, (ct, out, y0, t0, ts, *params, field, options), compute)
 
 
 def _vjp_rule(i):
     """The cotangent of argument ``i``: ``a(t0)`` for ``y0``, ``-a(t0) . f(t0, y0)`` for
     ``t0``, ``G[k] . f(t_k, y_k)`` for each output time, ``g``'s block for a parameter.
-    Each rule computes only its own part (the others' arguments may be constants)."""
+    Each rule computes only its own part (the others' arguments may be constants); the
+    output times' needs no sweep."""
     def rule(ct, out, y0, t0, ts, *params, field, options):
-        a, g, G = _adjoint(ct, out, y0, t0, ts, params, field, options)
+        if i == 2:
+            if shape_of(ts)[0] == 0:
+                return zeros(0)
+            return api.vmap(dot)(instantiate(ct), _rows(field, ts, out, params))
+        if i >= 3 and not differentiable(params[i - 3]):
+            return None
+        a, g, _ = _adjoint(i, ct, out, y0, t0, ts, params, field, options)
         if i == 0:
             return a
         if i == 1:
             return -dot(a, field(t0, y0, *params))
-        if i == 2:
-            if shape_of(ts)[0] == 0:
-                return zeros(0)
-            return api.vmap(dot)(G, _rows(field, ts, out, params))
-        if not differentiable(params[i - 3]):
-            return None
         start = sum(int(np.prod(shape_of(p))) for p in params[:i - 3] if differentiable(p))
         size = int(np.prod(shape_of(params[i - 3])))
         return reshape(g[start:start + size], shape_of(params[i - 3]))
@@ -306,7 +396,8 @@ odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _looped
 
 
 def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
-    return sweep(y0, t0, ts, out, G, params, field, options)
+    with solving(field, strict=True):    # a derivative: a switch of branch is refused
+        return sweep(y0, t0, ts, out, G, params, field, options)
 
 
 def _resolve(y0, t0, ts, out, G, *params, field, options):
@@ -321,10 +412,11 @@ def _resolve(y0, t0, ts, out, G, *params, field, options):
         # derivatives of the sweep pay for it
         plan = []
         which = [i for i, p in enumerate(params) if differentiable(p)]
-        transition_sweep(plain_t0, plain_ts, np.asarray(underlying(out), float),
-                         np.asarray(underlying(G), float), [underlying(p) for p in params],
-                         field, options, which,
-                         sum(int(np.prod(shape_of(params[i]))) for i in which), plan)
+        with solving(field, strict=True):
+            transition_sweep(plain_t0, plain_ts, np.asarray(underlying(out), float),
+                             np.asarray(underlying(G), float),
+                             [underlying(p) for p in params], field, options, which,
+                             sum(int(np.prod(shape_of(params[i]))) for i in which), plan)
         return _resolve_transition(t0, ts, out, G, params, field, options, plan)
     return _resolve_intervals(t0, ts, out, G, params, field, options, m - 1,
                               G[m - 1] if m else zeros(n), None)
@@ -342,7 +434,9 @@ def _resolve_intervals(t0, ts, out, G, params, field, options, start, a, g):
     g = zeros(sum(sizes)) if g is None else g
     for k in range(start, -1, -1):
         target, t_target = (ts[k - 1], times[k - 1]) if k > 0 else (t0, float(underlying(t0)))
-        if t_target != times[k]:
+        # an interval of no length still carries the derivatives in its ends (t0 equal to
+        # the first output time: solve_ivp's own steps start there)
+        if t_target != times[k] or isinstance(target, Tracer) or isinstance(ts, Tracer):
             Z = odesolve_p(concatenate([out[k], a, g]), ts[k], reshape(target, (1,)),
                            *params, field=aug, options=derived)
             a, g = Z[0, n:2 * n], Z[0, 2 * n:]
@@ -389,7 +483,14 @@ def _resolve_transition(t0, ts, out, G, params, field, options, plan):
             quadrature = compiled(field, "quadrature", which, int(keep.sum()))
             g = g + quadrature(times[rows], Z[rows, :n], A, ravel(weights)[keep], *params)
         if at + good == shape_of(points)[0] - 1:
-            return concatenate([dot(c[good], W[good]), g])
+            a = dot(c[good], W[good])
+            if float(underlying(ts[0])) == float(underlying(t0)) and \
+                    (isinstance(t0, Tracer) or isinstance(ts, Tracer)):
+                # t0 is the first output time in value: the leg of no length between
+                # them carries t0's derivatives (_resolve_intervals' last step)
+                return _resolve_intervals(t0, ts[:1], out[:1], G[:1], params, field,
+                                          options, 0, a, g)
+            return concatenate([a, g])
         a_in = dot(c[good - 1], W[good])
     raise AssertionError("the plan ends with the last point")   # pragma: no cover
 
@@ -404,16 +505,59 @@ def _traced_gauss_times(edges, panels):
 
 def _sweep_jvp(primals, tangents, *, field, options):
     out = adjoint_sweep_p(*primals, field=field, options=options)
-    tangents = [instantiate(t) for t in tangents]
-    _, tangent = api.jvp(lambda *xs: _resolve(*xs, field=field, options=options),
-                         tuple(primals), tuple(tangents))
+    # only the float arguments are differentiated (t_span may be integers, args hold counts)
+    which = [k for k, (x, d) in enumerate(zip(primals, tangents))
+             if differentiable(x) and not is_zero(d)]
+    if not which:
+        return out, zeros(shape_of(out))
+    with _stiff_advice(options):
+        _, tangent = api.jvp(_resolved_in(primals, which, field, options),
+                             tuple(primals[k] for k in which),
+                             tuple(instantiate(tangents[k]) for k in which))
     return out, tangent
 
 
+@contextlib.contextmanager
+def _stiff_advice(options):
+    """A failed solve in a derivative of the sweep of a stiff problem: the state solved
+    backwards from each output time, which a stiff system does not survive."""
+    try:
+        yield
+    except ODESolveError as failure:
+        if options.method not in ("BDF", "Radau", "LSODA") and not options.stiff:
+            raise
+        raise ODESolveError(
+            f"{failure} It was a solve of a second derivative through the adjoint method "
+            "(hessian, jacfwd or jacrev of grad), which solves the state backwards from each "
+            "output time, and a stiff system does not survive that: for second derivatives "
+            "of stiff systems use jacfwd(jacfwd(...)) (forward sensitivities only).") \
+            from failure
+
+
+def _resolved_in(primals, which, field, options):
+    """``_resolve`` as a function of the arguments at ``which`` (the others fixed)."""
+    def resolved(*chosen):
+        return _resolve(*with_chosen(primals, which, chosen), field=field, options=options)
+    return resolved
+
+
+_resolutions = _RuleMemo()
+
+
 def _sweep_vjp(i):
+    """The cotangent of the sweep's argument ``i``: one reverse pass over ``_resolve``
+    gives every float argument's, shared by the rules of one backward pass."""
     def rule(ct, out, *primals, field, options):
-        _, pull = api.vjp(lambda *xs: _resolve(*xs, field=field, options=options), *primals)
-        return pull(instantiate(ct))[i]
+        if not differentiable(primals[i]):
+            return None
+
+        def compute():
+            which = [k for k, x in enumerate(primals) if differentiable(x)]
+            with _stiff_advice(options):
+                _, pull = api.vjp(_resolved_in(primals, which, field, options),
+                                  *[primals[k] for k in which])
+                return dict(zip(which, pull(instantiate(ct))))
+        return _resolutions.get(i, (ct, out, *primals, field, options), compute)[i]
     return rule
 
 

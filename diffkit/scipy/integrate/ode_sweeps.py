@@ -36,6 +36,7 @@ import numpy as np
 import scipy.integrate as _si
 
 from ...errors import DiffkitError
+from .ode_branches import solving
 from .ode_field import IMPLICIT, Jacobian, TransitionField, compiled, differentiable
 
 # The transition route serves states of at most this many entries (its evaluations cost
@@ -194,7 +195,8 @@ class _Segment:
 
     def _solve(self, z0, times):
         options = self.options
-        with warnings.catch_warnings():    # a failure is handled: a shorter segment
+        # a solve of its own (from the segment's first point), for a derivative
+        with warnings.catch_warnings(), solving(self.field, strict=True):
             warnings.simplefilter("ignore", _si.ODEintWarning)
             Z, info = _si.odeint(self.evaluate.plain, z0, times, args=tuple(self.params),
                                  tfirst=True, rtol=float(np.min(options.rtol)),
@@ -222,6 +224,12 @@ class _Segment:
         Y = self.Z[keep, :n]
         M = self.Z[keep, n:].reshape(-1, n, n)
         A = np.einsum("rij,ri->rj", M, c[self.interval[keep]])
+        if getattr(self.field, "watch", None) is not None:
+            # a field with branches reads one point at a time: node by node, each a replay
+            pull = compiled(self.field, "pull", self.which)
+            rows = [np.concatenate([np.ravel(c) for c in pull.plain(t, y, a, *self.params)[1:]])
+                    for t, y, a in zip(self.t[keep].tolist(), Y, A)]
+            return self.w[keep] @ np.array(rows)
         quadrature = compiled(self.field, "quadrature", self.which, int(keep.sum()))
         return quadrature.plain(self.t[keep], Y, A, self.w[keep], *self.params)
 
