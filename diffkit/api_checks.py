@@ -171,12 +171,19 @@ def batch_input(x, where):
 
 
 def differentiable_input(x, where):
+    """``x`` as an array or tracer of floats or complex numbers, or a clear error. Integer
+    and boolean arrays are refused, as JAX refuses them (autograd reads them as real): the
+    function's NumPy code computes with them as integers, which have no tangent."""
     x = as_array(x, where)
     dtype = dtype_of(x)
     if dtype.kind not in "fc":
+        kind = {"b": "a boolean", "i": "an integer", "u": "an integer"}.get(dtype.kind, "this")
         raise InputTypeError(
             f"{where} has dtype {dtype}; derivatives are defined only for float or complex "
-            f"inputs. Convert it (e.g. x.astype(float)) or leave it out of argnums.")
+            f"inputs, and diffkit (as JAX) does not read {kind} array as real. Convert it "
+            "before the call, e.g. x.astype(float) (np.asarray(x, dtype=float) for a list "
+            "or a pandas object), or, if it needs no derivative, leave it out of argnums "
+            "(or pass it through a closure).")
     return x
 
 
@@ -269,8 +276,9 @@ def check_scalar(out, name, holomorphic=False):
     if isinstance(out, (tuple, list)) and len(out) == 2 and _is_scalar(out[0]):
         raise NonScalarOutputError(
             f"{name} needs a function with a scalar output, but it returned a "
-            f"{type(out).__name__} of two values ({describe(out[0])}, {describe(out[1])}). If the second element is auxiliary "
-            f"data (values to return along with the loss), pass has_aux=True: "
+            f"{type(out).__name__} of two values ({describe(out[0])}, "
+            f"{describe(out[1])}). If the second element is auxiliary data (values to return "
+            f"along with the loss), pass has_aux=True: "
             f"{name}(fun, has_aux=True) then returns (gradient, aux).")
     if isinstance(out, (tuple, list, dict)) or shape_of(out) != ():
         got = f"shape {shape_of(out)}" if not isinstance(out, (tuple, list, dict)) \

@@ -10,6 +10,13 @@ by a wrapper that
 - converts array-like arguments once, for every function: a (nested) list or tuple holding
   traced values becomes one traced array (``dnp.mean([x, x + 2])``), as ``np.array`` would
   read it; plain lists are passed on as they are;
+- reads every other array-like as NumPy does, through ``np.asarray`` (a pandas ``Series``,
+  ``DataFrame`` or ``Index``, a ``range``, a ``memoryview``, anything with ``__array__``:
+  ``diffkit.ops.indexing.read_array_like``) when a traced value is among the arguments, so
+  ``dnp.dot(DataFrame, x)`` is a traced array holding ``x``'s derivative. Without a traced
+  value such a call is the reference function's own (``numpy.dot``, ``scipy.special.erf``
+  ...): it returns what NumPy returns (an ndarray for ``np.dot(DataFrame, a)``, a
+  ``Series`` for ``np.sin(Series)``, a float for ``np.sum(Series)``);
 - accepts every keyword of the counterpart: those diffkit implements are passed on, those it
   does not (``casting``, ``order``, ``subok``, a non-None ``out`` ...) are accepted at their
   default values; another value raises ``UnsupportedKeywordError`` naming the keyword. A
@@ -19,7 +26,9 @@ The diffkit function underneath keeps its own (positional, possibly differently 
 parameters: the wrapper maps NumPy's parameters onto them by name, or by position where the
 names differ (NumPy's ``a`` for diffkit's ``x``). A call with only arrays and numbers in the
 positions both share, and keywords that need no conversion, calls it directly (the fast
-path); the operators of traced values never go through a wrapper.
+path); the operators of traced values never go through a wrapper. Which arguments take
+the fast path is decided by their type (``_FAST_TYPES``: arrays, numbers, traced values and
+every type met since that needs no conversion).
 """
 
 import inspect
@@ -32,12 +41,38 @@ from ..core.trace import Tracer, bind
 from ..errors import TracerConversionError, UnsupportedKeywordError
 from ..ops.creation import as_array_like
 from ..ops.elementwise import astype
+from ..ops.indexing import read_array_like, read_entries, reads_as_array, traced_items
 from ._docs import describe
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 _VAR_POSITIONAL, _VAR_KEYWORD = inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD
 _NO_VALUE = getattr(np, "_NoValue", object())
 _SEQUENCES = (list, tuple)
+
+# Types of arguments that reach a diffkit function as they are (the fast path): arrays,
+# numbers, traced values. A type met on the full path joins once it is known to need no
+# conversion (``learn_types``); lists, tuples and array-likes NumPy reads through
+# ``np.asarray`` (``reads_as_array``) never join.
+_FAST_TYPES = {np.ndarray, bool, int, float, complex, str, type(None), np.float64,
+               np.float32, np.int64, np.int32, np.bool_, np.complex128, np.intp}
+
+
+def learn_types(values):
+    """Let the types of ``values`` that need no conversion take the fast path from now on."""
+    for value in values:
+        cls = type(value)
+        if cls not in _FAST_TYPES and cls not in _SEQUENCES and cls is not object \
+                and not reads_as_array(cls):
+            _FAST_TYPES.add(cls)
+
+
+def reads_directly(values):
+    """Whether every one of ``values`` reaches a diffkit function as it is (no list, tuple
+    or foreign array-like among them): the test of the fast paths, by type only."""
+    for value in values:
+        if type(value) not in _FAST_TYPES:
+            return False
+    return True
 
 # Parameters that are never array-likes, so a tuple holding traced values is passed on as it
 # is (shapes, axes, orders, sizes, options); and parameters that take a sequence of arrays,
@@ -143,6 +178,7 @@ class _Plan:
             n for n, target in self.target.items()
             if n == target and n in own_keywords and self.kind(n) == "static")
         self.takes_any_keyword = any(p.kind is _VAR_KEYWORD for p in self.own)
+        self.extra = frozenset(EXTRA_KEYWORDS.get(name, ()))
 
     def refused(self):
         """The reference's keywords ``fn`` does not take (accepted at their defaults)."""
@@ -211,10 +247,14 @@ class _Plan:
     # --- the full path ---------------------------------------------------------------------
 
     def call(self, args, kwargs):
+        learn_types(args)
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as error:
             raise TypeError(f"{self.where}(): {error}") from None
+        if self._is_numpys_own(bound.arguments):
+            return self.reference(*args, **{k: v for k, v in kwargs.items()
+                                            if k not in self.extra})
         if self.opaque:
             for name, value in bound.arguments.items():
                 bound.arguments[name] = self._convert(name, value)
@@ -239,6 +279,28 @@ class _Plan:
                 given[name] = value
         return self._call_own(given)
 
+    def _is_numpys_own(self, arguments):
+        """Whether the call holds a foreign array-like (a pandas object, a ``range`` ...)
+        and no traced value: then it is the reference's own call, which returns what NumPy
+        returns for that object (a ``Series`` for ``np.sin(Series)``). Not with a keyword
+        diffkit adds to the reference's signature away from its default, which is NumPy's
+        behaviour (``inplace=False`` returns a new array; NumPy writes in place)."""
+        for name in self.extra.intersection(arguments):
+            if arguments[name] is not self.signature.parameters[name].default:
+                return False
+        foreign = []
+        for name, value in arguments.items():
+            kind = self.kind(name)
+            if kind == "static":
+                continue
+            if reads_as_array(type(value)):
+                foreign.append(value)
+            elif kind == "each" and isinstance(value, _SEQUENCES):
+                foreign.extend(v for v in value if reads_as_array(type(v)))
+        # a sequence such as a deque holding traced values reads as the list of them
+        return bool(foreign) and not holds_tracer(*arguments.values()) \
+            and all(traced_items(v) is None for v in foreign)
+
     def _passes_through(self, name):
         """Whether ``fn`` takes the keyword ``name`` through its ``**kwargs``."""
         param = self.signature.parameters.get(name)
@@ -248,9 +310,11 @@ class _Plan:
     def _convert(self, name, value):
         kind = self.kind(name)
         if kind == "array":
-            return as_array_like(value)
-        if kind == "each" and isinstance(value, _SEQUENCES):
-            return type(value)(as_array_like(v) for v in value)
+            return _array_argument(value)
+        if kind == "each":
+            value = read_array_like(value)
+            if isinstance(value, _SEQUENCES):
+                return type(value)(_array_argument(v) for v in value)
         return value
 
     def _harmless(self, name, value):
@@ -275,7 +339,8 @@ class _Plan:
             return False
         for p in self.params:
             if p.kind is inspect.Parameter.POSITIONAL_ONLY and p.name in arguments:
-                arguments[p.name] = astype(as_array_like(arguments[p.name]), np.dtype(dtype))
+                value = _array_argument(arguments[p.name])
+                arguments[p.name] = astype(value, np.dtype(dtype))
         return True
 
     def _unsupported(self, args, kwargs, unsupported):
@@ -329,6 +394,16 @@ class _Plan:
         return self.fn(*positional, **keywords)
 
 
+def _array_argument(value):
+    """An argument NumPy reads as an array, as diffkit's function takes it: a foreign
+    array-like through ``np.asarray`` (``read_array_like``), also as an entry of a list
+    holding traced values, and a list or tuple holding traced values stacked into one
+    traced array (``as_array_like``)."""
+    if isinstance(value, _SEQUENCES):
+        return as_array_like(read_entries(value) if holds_tracer(value) else value)
+    return as_array_like(read_array_like(value))
+
+
 _MISSING = object()
 
 
@@ -336,7 +411,7 @@ def _make_unary(prim, slow):
     """The wrapper of a one-input primitive: binds it directly (no ``Primitive.__call__``
     indirection), so ``dnp.sin(x)`` costs what ``sin_p(x)`` did."""
     def wrapper(x=_MISSING, /, *args, **kwargs):
-        if not args and not kwargs and type(x) not in _SEQUENCES and x is not _MISSING:
+        if not args and not kwargs and type(x) in _FAST_TYPES:
             return bind(prim, x)
         return slow(args if x is _MISSING else (x, *args), kwargs)
     return wrapper
@@ -345,8 +420,7 @@ def _make_unary(prim, slow):
 def _make_binary(prim, slow):
     """The wrapper of a two-input primitive (``add``, ``multiply`` ...), as ``_make_unary``."""
     def wrapper(x1=_MISSING, x2=_MISSING, /, *args, **kwargs):
-        if not args and not kwargs and type(x1) not in _SEQUENCES \
-                and type(x2) not in _SEQUENCES and x2 is not _MISSING:
+        if not args and not kwargs and type(x1) in _FAST_TYPES and type(x2) in _FAST_TYPES:
             return bind(prim, x1, x2)
         given = tuple(v for v in (x1, x2) if v is not _MISSING)
         return slow((*given, *args), kwargs)
@@ -363,7 +437,7 @@ def _make(plan):
     def wrapper(*args, **kwargs):
         if len(args) <= count:
             for a in args:
-                if type(a) in _SEQUENCES:
+                if type(a) not in _FAST_TYPES:
                     return slow(args, kwargs)
             if not kwargs:
                 return fn(*args)

@@ -16,6 +16,7 @@ from ..core.trace import Tracer, shown_value
 from ..errors import NoRuleError
 from ..numpy import fft as dnp_fft
 from ..numpy import linalg as dnp_linalg
+from ..numpy._wrap import reads_directly
 from .escapes import in_place_call_error, raise_for_scipy_wrapper, writes_out
 from .ufunc_methods import ufunc_method
 
@@ -27,7 +28,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     (or diffkit.scipy.special) function of that name."""
     if method == "__call__" and not kwargs:
         fn = _UFUNC_FUNCTIONS.get(ufunc)  # the common case, and on every ``ndarray * t``
-        if fn is not None:
+        if fn is not None and reads_directly(inputs):
             return fn(*inputs)
     if writes_out(kwargs.get("out")) or method == "at":
         raise in_place_call_error(self, sys._getframe(1), f"np.{ufunc.__name__}", method)
@@ -43,7 +44,9 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return ufunc_method(dnp, ufunc, method, inputs, kwargs)
     if fn is None:
         raise NoRuleError(_no_rule_message(ufunc))
-    if kwargs:   # the namespace's wrapper takes NumPy's keywords (or names the one it cannot)
+    if kwargs or not reads_directly(inputs):
+        # the namespace's wrapper takes NumPy's keywords (or names the one it cannot) and
+        # reads a list or a foreign array-like (a pandas Series) as NumPy does
         return fn(*inputs, **kwargs)
     _UFUNC_FUNCTIONS[ufunc] = getattr(fn, "diffkit_function", fn)  # skip the wrapper next time
     return fn(*inputs)

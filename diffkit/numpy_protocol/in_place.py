@@ -48,7 +48,7 @@ from ..core.trace import Tracer, current_level, innermost_trace, lifting_trace, 
 from ..errors import TracerConversionError
 from ..ops.creation import asarray as dnp_asarray
 from ..ops.elementwise import where
-from ..ops.indexing import At, getitem
+from ..ops.indexing import At, getitem, read_array_like
 from ..ops.shape import ravel, reshape
 from .escapes import STORES
 
@@ -447,6 +447,7 @@ def setitem(self, index, value):
                     _temporary(value, references, "setitem", sys._getframe(1)))
     if isinstance(value, (list, tuple)) and holds_tracer(value):
         value = dnp_asarray(value)   # y[:2] = [t0, 1.0]: one traced array, as NumPy reads it
+    index = read_array_like(index)   # y[series] = v: a pandas mask read as NumPy reads it
     if _is_mask_of(index, self) and np.ndim(value) == 0:
         new = where(index, value, self)   # K[mask] = 0: also with a mask batched by vmap
     else:

@@ -4,7 +4,9 @@ methods (``.sum``, ``.reshape``, ``.T`` ...) and ``.at[idx]`` functional updates
 ``install(dnp)`` attaches them to ``Tracer``, each routed to the differentiable function of
 the same name in ``diffkit.numpy`` (``dnp``). Operators and methods get the functions
 underneath the namespace's wrappers (a primitive called as ``Tracer.__mul__(a, b)`` binds
-directly): no extra Python frame on the hottest path.
+directly): no extra Python frame on the hottest path. The products ``y @ b``, ``b @ y`` and
+``y.dot(b)`` read a foreign array-like ``b`` (a pandas ``DataFrame``) as NumPy does, through
+``np.asarray``. Indexing reads any array-like index as NumPy does (``diffkit.ops.indexing``).
 """
 
 import sys
@@ -13,7 +15,7 @@ import numpy as np
 
 from ..core.trace import Tracer
 from ..errors import NoRuleError
-from ..ops.indexing import At
+from ..ops.indexing import At, read_array_like, reads_as_array
 from . import conversions, in_place
 from .dispatch import accepted_keywords, array_function, array_ufunc, is_harmless
 from .escapes import in_place_call_error
@@ -37,6 +39,18 @@ def _iter(self):
     if not self.shape:
         raise TypeError("iteration over a 0-d traced array")
     return (self[i] for i in range(self.shape[0]))
+
+
+def _reading_other(fn, swap=False):
+    """``fn(self, other)`` (``fn(other, self)`` with ``swap``) with a foreign array-like
+    ``other`` (a pandas ``DataFrame``, a ``range``) read as NumPy reads it: ``y @ df`` is a
+    traced array, as ``np.matmul`` of the DataFrame's values."""
+    def method(self, other, *args, **kwargs):
+        if reads_as_array(type(other)):
+            other = read_array_like(other)
+        return fn(other, self) if swap else fn(self, other, *args, **kwargs)
+    method.__name__ = getattr(fn, "__name__", "method")
+    return method
 
 
 def _reshape_method(reshape):
@@ -287,6 +301,9 @@ def _install_operators(dnp):
         fn = _plain(fn)
         setattr(Tracer, f"__{name}__", fn)
         setattr(Tracer, f"__r{name}__", lambda self, other, fn=fn: fn(other, self))
+    matmul = _plain(dnp.matmul)
+    Tracer.__matmul__ = _reading_other(matmul)
+    Tracer.__rmatmul__ = _reading_other(matmul, swap=True)
     invert = _plain(dnp.invert)
     Tracer.__invert__ = lambda self: invert(self)
     Tracer.__radd__ = _plain(dnp.add)  # commutative: no need to swap
@@ -317,6 +334,7 @@ def _install_methods(dnp):
         if hasattr(dnp, name):
             setattr(Tracer, name, _reduction_method(_plain(getattr(dnp, name)), name))
     Tracer.flatten = _plain(dnp.ravel)
+    Tracer.dot = _reading_other(_plain(dnp.dot))
     for name in ("real", "imag"):
         if hasattr(dnp, name):
             setattr(Tracer, name, property(_plain(getattr(dnp, name))))

@@ -18,7 +18,7 @@ from . import complex as cx
 from . import elementwise as ew
 from . import shape as shape_mod  # ``shape`` is also a parameter name below
 from .control import stop_gradient
-from .indexing import getitem
+from .indexing import getitem, read_entries, traced_items
 
 __all__ = [
     "array", "asarray", "asanyarray", "full", "full_like", "zeros_like", "ones_like",
@@ -105,12 +105,15 @@ def asarray(obj, dtype=None, *, device=None, copy=None):
     """``np.asarray`` (and the array API's ``asarray``); a traced value is returned as it is
     (converted to ``dtype``). ``device`` is ``None`` or ``"cpu"``. A traced value is never
     written in place, so ``copy=True`` needs no copy of it; ``copy=False`` refuses a dtype
-    conversion, as NumPy does."""
+    conversion, as NumPy does. Other array-likes (a pandas ``Series``, a ``range``) are read
+    as NumPy reads them, also as entries of a list holding traced values."""
     if device not in (None, "cpu"):
         raise ValueError(f"asarray: diffkit computes on the CPU only, not on device={device!r}")
+    items = traced_items(obj)   # a deque of traced values: the list of them
+    obj = obj if items is None else items
     if not holds_tracer(obj):
         return np.asarray(obj, dtype=dtype, copy=copy)
-    value = array_from_nested(obj, None if copy is False else dtype)
+    value = array_from_nested(read_entries(obj), None if copy is False else dtype)
     if copy is False and dtype is not None and dtype_of(value) != np.dtype(dtype):
         raise ValueError(f"asarray: a conversion to {np.dtype(dtype)} needs a copy, which "
                          "copy=False forbids")

@@ -17,9 +17,10 @@ integer arrays (``x[label]`` under ``vmap``). So ``getitem`` splits the index in
     it as separating advanced indices (otherwise it is expanded into full slices).
 
 The wrapper does all of NumPy's parsing once: an ``Ellipsis`` becomes full slices, lists
-become arrays, a concrete boolean mask becomes integer arrays (``np.nonzero``), a 0-d
-boolean becomes a new axis indexed by ``[0]`` or ``[]``, and indices are bounds-checked.
-The primitives then only ever see this canonical form.
+and other array-likes (a pandas ``Series`` or ``Index``, a ``range``: ``np.asarray``, as
+NumPy reads them) become arrays, a concrete boolean mask becomes integer arrays
+(``np.nonzero``), a 0-d boolean becomes a new axis indexed by ``[0]`` or ``[]``, and
+indices are bounds-checked. The primitives then only ever see this canonical form.
 
 Where the result's axes go (NumPy's rule)
 -----------------------------------------
@@ -39,6 +40,7 @@ Batching without a loop
 loop-free for every index, so the engine's loop fallback is never used here.
 """
 
+import collections.abc
 import operator
 
 import numpy as np
@@ -67,6 +69,70 @@ class _ArraySlot:
 
 
 ARRAY = _ArraySlot()
+
+# --- array-likes NumPy reads through np.asarray -------------------------------------------
+
+_ARRAY_PROTOCOL = ("__array__", "__array_interface__", "__array_struct__")
+# Types NumPy takes as they are (or that are no array-likes at all): never converted here.
+_NOT_FOREIGN = (Tracer, np.ndarray, np.generic, list, tuple, dict, str, bytes, bytearray,
+                type, slice, int, float, complex)
+_FOREIGN_TYPES = {}   # type -> whether reads_as_array(type)
+
+
+def _has_array_data(cls):
+    """Whether NumPy reads objects of type ``cls`` as arrays of their own data: the array
+    protocol (``__array__``, the array interface), a ``range`` or a ``memoryview``."""
+    return issubclass(cls, (range, memoryview)) or any(hasattr(cls, n) for n in _ARRAY_PROTOCOL)
+
+
+def reads_as_array(cls):
+    """Whether an object of type ``cls`` is an array-like that NumPy reads through
+    ``np.asarray`` but diffkit's operations would not see as an array: anything with
+    ``__array__`` (or the array interface) that is not an ndarray or a traced value (a pandas
+    ``Series``, ``DataFrame`` or ``Index``, a dask array ...), a ``range``, a ``memoryview``,
+    and any other sequence (a ``deque``). Lists and tuples have their own reading (they may
+    hold traced values), as have NumPy's arrays and scalars and Python's numbers."""
+    known = _FOREIGN_TYPES.get(cls)
+    if known is None:
+        known = not issubclass(cls, _NOT_FOREIGN) and (
+            _has_array_data(cls) or issubclass(cls, collections.abc.Sequence))
+        _FOREIGN_TYPES[cls] = known
+    return known
+
+
+def read_array_like(x):
+    """``x`` as NumPy reads it when ``reads_as_array(type(x))``, else ``x`` itself.
+
+    An object with ``__array__`` (or the array interface), a ``range`` or a ``memoryview``
+    becomes ``np.asarray(x)`` (a boolean pandas ``Series`` a boolean mask, a ``DataFrame``
+    its 2-D values); another sequence becomes the list of its items when one of them is
+    traced (a list, which diffkit stacks keeping their derivatives), else
+    ``np.asarray(x)``."""
+    cls = type(x)
+    if not reads_as_array(cls):
+        return x
+    items = traced_items(x)
+    return np.asarray(x) if items is None else items
+
+
+def traced_items(x):
+    """The items of ``x``, a sequence other than a list or tuple (a ``deque``), as a list
+    when one of them is traced (NumPy would read them as one array); else None."""
+    if not reads_as_array(type(x)) or _has_array_data(type(x)):
+        return None
+    items = list(x)
+    return items if holds_tracer(items) else None
+
+
+def read_entries(value):
+    """Nested lists/tuples with every entry read by ``read_array_like`` (``[series, x]``
+    as ``np.array`` reads it); anything else as ``read_array_like`` reads it."""
+    if isinstance(value, list):
+        return [read_entries(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(read_entries(v) for v in value)
+    return read_array_like(value)
+
 
 # --- the canonical index ------------------------------------------------------------------
 
@@ -175,6 +241,8 @@ def _classify(item):
             raise IndexError(f"arrays used as indices must be of integer (or boolean) type, "
                              f"got a traced array of dtype {dtype_of(item)}")
         return "array", item
+    if reads_as_array(type(item)):   # a pandas Series or Index, a range: NumPy's asarray
+        return _classify(read_array_like(item))
     if isinstance(item, (list, tuple)) and any(isinstance(e, Tracer) for e in item):
         return _classify(_shape.stack(list(item)))  # a list of traced scalars
     if isinstance(item, (list, tuple, np.ndarray)):
@@ -421,10 +489,12 @@ def getitem(x, index):
 
     Supports integers, slices, ``None``, ``...``, integer arrays and lists (advanced
     indexing, broadcasting together) and concrete boolean masks. Index arrays may be traced
-    (e.g. per-example labels under ``vmap``); they have no derivative.
+    (e.g. per-example labels under ``vmap``); they have no derivative. Any other array-like
+    (a pandas boolean ``Series`` as a mask, a ``pd.Index``, a ``range``) is read through
+    ``np.asarray``, as NumPy reads it (``read_array_like``).
     """
     if not isinstance(x, Tracer) and not holds_tracer(index):
-        return as_array(x)[index]
+        return as_array(read_array_like(x))[index]   # a DataFrame is read as its values
     if not isinstance(x, Tracer):  # a plain ndarray (a subclass's own indexing is not ours)
         x = np.asarray(x)
     spec, arrays, new_axes = parse_index(shape_of(x), index)

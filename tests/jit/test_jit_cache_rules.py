@@ -243,7 +243,7 @@ def write_entry(x, v):
 ])
 def test_writes_into_an_argument_reach_the_caller(fun, args):
     jitted = dk.jit(fun)
-    for call in range(3):   # the trace, then replays
+    for _ in range(3):   # the trace, then replays
         plain_args, jit_args = args(), args()
         expected = fun(*plain_args)
         got = jitted(*jit_args)
