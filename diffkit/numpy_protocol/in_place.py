@@ -542,6 +542,15 @@ def static_index(value, what):
     return concrete
 
 
+def _einsum_operands(args):
+    """How many operands an ``einsum`` call has (whatever their type: a list or a pandas
+    object is an operand too): ``("ij,jk", a, b)`` or interleaved ``(a, [0, 1], b, [1, 2])``
+    with an optional output sublist."""
+    if args and isinstance(args[0], str):
+        return len(args) - 1
+    return len(args) // 2
+
+
 def install(dnp):
     """Install ``__setitem__`` and the augmented assignments on ``Tracer``, and follow the
     views that ``dnp``'s functions and the array methods make."""
@@ -555,8 +564,7 @@ def install(dnp):
             setattr(dnp, name, viewing(getattr(dnp, name), each_argument=True))
     # views for some inputs only: einsum of one operand ("ij->ji", "ii->i") and diag of a
     # matrix (a read-only view of its diagonal; of a vector it builds a new matrix)
-    dnp.einsum = _viewing_if(dnp.einsum, lambda args: sum(
-        isinstance(a, (Tracer, np.ndarray)) for a in args[1:]) == 1)
+    dnp.einsum = _viewing_if(dnp.einsum, lambda args: _einsum_operands(args) == 1)
     dnp.diag = _viewing_if(dnp.diag, lambda args: bool(args) and np.ndim(args[0]) == 2)
     for name in LINALG_VIEW_FUNCTIONS:
         if hasattr(dnp.linalg, name):
