@@ -17,10 +17,14 @@ What needs Dask lives here:
 - ``client.py``: a ``dask.distributed.Client`` (anything with ``scatter``, ``submit`` and
   ``gather``) as executor. The task, which holds the user's function with every constant it
   closes over and the point, is scattered to every worker once per call; the chunk tasks
-  refer to it. Dask retries a task whose worker died; the progress bar is Dask's.
+  refer to it, under keys no other call shares. Dask retries a task whose worker died;
+  chunks whose scattered task died with every worker holding it are sent again with the
+  task scattered anew; what cannot be had raises ``ChunkError``, never a partial result.
 - ``arrays.py``: ``vmap`` over ``dask.array.Array`` arguments builds a lazy dask array, one
   block of results per block of examples, computed out of core by whatever scheduler runs
-  it.
+  it. Its tasks are named after a token of the function, its constants and its inputs.
+- ``keys.py``: what that token holds beyond what dask's ``tokenize`` sees (the module
+  globals the user's functions read), and the random draws that make it random.
 
 Without dask installed, a client passed as ``executor`` raises ``MissingDependencyError``
 naming ``pip install 'diffkit[distributed]'``.

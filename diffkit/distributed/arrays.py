@@ -13,13 +13,27 @@ holding a few blocks at a time, on whatever scheduler dask uses, a cluster inclu
 
 Unmapped arguments are constants: a dask array among them is computed once, when the
 array is built.
+
+Task names: every task of the graph is named ``diffkit-vmap-<token>`` (and
+``diffkit-vmap-out<j>-<token>`` for output ``j``), the token being dask's ``tokenize`` of
+the task (the function, its closure, the constants and the structure of the arguments),
+the values of the module globals the function reads (``keys.py``), the chunk size and the
+names of the input arrays (which dask derives from their contents or their graphs), as
+``map_blocks`` names its tasks. The same function on the same inputs gives the same names
+(dask computes it once); anything else gives other names, so two graphs computed together,
+or one after the other on a cluster that still holds the first one's results, never take
+each other's blocks. A function that draws random numbers, or anything dask cannot
+tokenize deterministically, gets a random token: a graph of its own, never shared.
 """
+
+import uuid
 
 import numpy as np
 
 from .. import tree_util
 from ..core.zeros import shape_of
 from ..errors import BatchingError
+from .keys import walk_task
 
 __all__ = ["is_dask_array", "vmap_dask_arrays"]
 
@@ -65,6 +79,21 @@ def _leaf(results, j):
     return results[j]
 
 
+def graph_token(tokenize, task, chunk_size, arrays):
+    """The token naming the tasks of a ``vmap`` graph (see the module notes): ``tokenize``
+    is dask's, ``task`` what each block runs, ``arrays`` the mapped dask arrays as the
+    blocks see them. Random when the function draws random numbers (``keys.py``) or when
+    dask cannot tokenize a part deterministically."""
+    walk = walk_task(task)
+    if walk.draws:
+        return uuid.uuid4().hex
+    try:
+        return tokenize("diffkit-vmap", task, walk.reads, chunk_size,
+                        [a.name for a in arrays], ensure_deterministic=True)
+    except Exception:   # whatever cannot be tokenized deterministically: names no graph shares
+        return uuid.uuid4().hex
+
+
 def vmap_dask_arrays(make_task, flat_args, flat_axes, chunk_size, output_axes):
     """The lazy result of ``vmap`` when an argument leaf is a dask array.
 
@@ -72,7 +101,9 @@ def vmap_dask_arrays(make_task, flat_args, flat_axes, chunk_size, output_axes):
     called with the unmapped leaves as constants, and run on each block with the mapped
     leaves' block, batch axis first. ``output_axes(out_tree, leaves)`` gives where each
     output's batch axis goes."""
-    import dask.array as da  # optional dependency: only a dask array argument gets here
+    import dask.array  # optional dependency: only a dask array argument gets here
+
+    da = dask.array
 
     axes = []
     for i, (x, a) in enumerate(zip(flat_args, flat_axes)):
@@ -98,6 +129,7 @@ def vmap_dask_arrays(make_task, flat_args, flat_axes, chunk_size, output_axes):
     # the task sees the mapped leaves with their batch axis first
     task = make_task(consts, [None if a is None else 0 for a in axes])
     block = _Block(task, chunk_size)
+    token = graph_token(dask.base.tokenize, task, chunk_size, arrays)
 
     # shapes and dtypes of the outputs: a trace over a batch of no examples
     out_tree, probe = block.outputs([np.empty((0,) + a.shape[1:], a.dtype) for a in arrays])
@@ -107,7 +139,7 @@ def vmap_dask_arrays(make_task, flat_args, flat_axes, chunk_size, output_axes):
     for k, a in enumerate(arrays):
         indexed += [a, ("batch",) + tuple(f"arg{k}-axis{d}" for d in range(1, a.ndim))]
     results = da.blockwise(block, ("batch",), *indexed, concatenate=True, dtype=object,
-                           meta=np.empty((0,), object), name="diffkit-vmap")
+                           meta=np.empty((0,), object), name=f"diffkit-vmap-{token}")
     outs = []
     for j, (p, place) in enumerate(zip(probe, places)):
         if place is None:
@@ -117,6 +149,6 @@ def vmap_dask_arrays(make_task, flat_args, flat_axes, chunk_size, output_axes):
             _leaf, j, dtype=p.dtype, chunks=(results.chunks[0],) + tuple((s,) for s in
                                                                           p.shape[1:]),
             new_axis=list(range(1, p.ndim)), meta=np.empty((0,) * p.ndim, p.dtype),
-            name=f"diffkit-vmap-out{j}")
+            name=f"diffkit-vmap-out{j}-{token}")
         outs.append(leaf if place in (0, -p.ndim) else da.moveaxis(leaf, 0, place))
     return out_tree.unflatten(outs)
