@@ -226,7 +226,7 @@ class StagingTrace(Trace):
     def _record(self, prim, params, refs, outs, multiple):
         recording = self.recording
         out_vars = recording.new_vars(outs)
-        errstate = np.geterr()
+        errstate = _errstate()
         recording.equations.append(Equation(
             prim, params, tuple(refs), out_vars, tuple(recording.avals[v] for v in out_vars),
             None if errstate == self.errstate else errstate))
@@ -305,6 +305,27 @@ def stage_flat(fun, args, *, name="jit"):
         recording.writes = [(i, x.var) for i, x in written]
         recording.written = [x.primal for _, x in written]   # for the caller: see write_back
     return values, recording
+
+
+# NumPy 2 keeps its floating-point error handling in a context variable whose value is
+# replaced, never changed, when the handling changes: one identity test per equation
+# instead of np.geterr() (which builds a dict). NumPy 1.x: np.geterr() every time.
+_ERRSTATE_VAR = getattr(getattr(getattr(np, "_core", None), "_ufunc_config", None),
+                        "_extobj_contextvar", None)
+_last_errstate = (None, None)   # (the context variable's value, np.geterr() under it)
+
+
+def _errstate():
+    """``np.geterr()``, cheaply where the handling has not changed since the last call
+    (the pair is replaced as a whole, so threads never see one half of another's)."""
+    global _last_errstate
+    if _ERRSTATE_VAR is None:
+        return np.geterr()
+    token = _ERRSTATE_VAR.get()
+    last = _last_errstate
+    if token is not last[0]:
+        last = _last_errstate = (token, np.geterr())
+    return last[1]
 
 
 def _warnings_raise():

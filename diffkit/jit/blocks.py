@@ -31,6 +31,7 @@ check raises as the line-by-line replay would; the call then traces again, and w
 loop wrote is dropped with it.
 """
 
+import collections
 import math
 
 import numpy as np
@@ -57,28 +58,38 @@ def fuse(program, guards_after, fail):
     """``(program, guards_after)`` with each fusable stretch as one equation, and without
     the guards now checked inside the loops (``fail(guard)`` is what a failing one
     raises). The program itself and the same guards where there is nothing to fuse."""
-    equations = list(program.equations)
-    later_reads = _readers(equations, program.outputs)
     guards_after = dict(guards_after)
-    changed = False
+    equations, avals = program.equations, program.avals
+    if not any(_large(eqn) for eqn in equations):   # nothing streams from memory
+        return program, guards_after
+    later_reads = _readers(equations, program.outputs)
+    fused_equations = []
     i = 0
     while i < len(equations):
-        end = _stretch_end(equations, i, program.avals)
+        end = _stretch_end(equations, i, avals)
         if end - i >= 2:
-            fused = _fuse(equations[i:end], end, later_reads, guards_after, fail,
-                          program.avals)
+            # where the stretch ends in the list as fused so far (each fused stretch
+            # stands for its equations as one)
+            shifted = end - (i - len(fused_equations))
+            fused = _fuse(equations[i:end], shifted, later_reads, guards_after, fail, avals)
             if fused is not None:
-                equations[i:end] = [fused]
-                changed = True
-                i += 1
+                fused_equations.append(fused)
+                i = end
                 continue
-        i = max(end, i + 1)
-    if not changed:
+        stop = max(end, i + 1)
+        fused_equations.extend(equations[i:stop])
+        i = stop
+    if len(fused_equations) == len(equations):
         return program, guards_after
     copy = type(program).__new__(type(program))
     copy.__dict__.update(program.__dict__)
-    copy.equations = equations
+    copy.equations = fused_equations
     return copy, guards_after
+
+
+def _large(eqn):
+    """Whether the equation's first result has at least ``MIN_ENTRIES`` entries."""
+    return bool(eqn.avals) and math.prod(eqn.avals[0][0]) >= MIN_ENTRIES
 
 
 def _readers(equations, outputs):
@@ -137,8 +148,9 @@ def _fuse(stretch, end, later_reads, guards_after, fail, avals):
                    or not all(_blockwise_guard(g) for g in guards_after.get(v, ())))
     if len(whole) == len(made):
         return None
+    kept_whole = set(whole)
     inside_guards = {v: guards_after.pop(v) for v in made
-                     if v not in whole and v in guards_after}
+                     if v not in kept_whole and v in guards_after}
     impl, outside = _generate(stretch, whole, inside_guards, fail, avals)
     out_avals = tuple(avals[v] for v in whole)
     return Equation(_Blocks(impl), {}, tuple(outside), tuple(whole), out_avals, None)
@@ -172,10 +184,11 @@ def _generate(stretch, whole, inside_guards, fail, avals):
         for ref in eqn.inputs:
             if type(ref) is int:
                 last_use[ref] = k
-    slots, free, slot_of = [], [], {}
+    slots, free, slot_of = [], _FreeSlots(), {}
     full = [v for v in outside if avals[v][0] == shape]
+    whole_set, full_set = set(whole), set(full)
     head = [f"f{v} = v{v}.reshape(-1)" for v in full]   # a view where v is C-contiguous
-    head += [f"w{v} = v{v}" for v in outside if v not in full]   # values of no dimension
+    head += [f"w{v} = v{v}" for v in outside if v not in full_set]   # values of no dimension
     head += [f"v{v} = _empty({shape!r}, {src.constant(made[v])}); f{v} = v{v}.reshape(-1)"
              for v in whole]
     loop = [f"e = _min(s + _BLOCK, {size})"]
@@ -189,18 +202,18 @@ def _generate(stretch, whole, inside_guards, fail, avals):
         var = eqn.outs[0]
         for ref in dict.fromkeys(eqn.inputs):   # a dying block buffer may take the result
             if type(ref) is int and ref in slot_of and last_use.get(ref) == k:
-                free.append(slot_of[ref])
-        if var in whole:
+                free.append(slot_of[ref], slots)
+        if var in whole_set:
             loop.append(f"w{var} = f{var}[s:e]")
         else:
-            slot_of[var] = _take_slot(slots, free, made[var])
+            slot_of[var] = free.take(slots, made[var])
             loop.append(f"w{var} = t{slot_of[var]}[:e - s]")
         loop.append(_call(src, eqn, var, shape))
         for guard in inside_guards.get(var, ()):
             loop.append(f"if {src.constant(guard.test)}(w{var}): raise _fail("
                         f"{src.constant(guard)})")
         if var in slot_of and var not in last_use:   # read by nothing but its guards
-            free.append(slot_of[var])
+            free.append(slot_of[var], slots)
     head += [f"t{j} = _empty(_BLOCK, {src.constant(dtype)})" for j, dtype in enumerate(slots)]
     body = head + [f"for s in range(0, {size}, _BLOCK):"] + ["    " + line for line in loop]
     body.append(f"return ({''.join(f'v{v}, ' for v in whole)})")
@@ -211,18 +224,30 @@ def _generate(stretch, whole, inside_guards, fail, avals):
               + "    return elementwise_blocks\n")
     namespace = {}
     exec(compile(source, "<diffkit.jit elementwise blocks>", "exec"), namespace)  # noqa: S102
-    impl = namespace["make"](**src.names)
+    # by position, in the order of make's parameters: binding n keywords costs n**2
+    impl = namespace["make"](*src.names.values())
     impl.source = source
     return impl, outside
 
 
-def _take_slot(slots, free, dtype):
-    for j in free:
-        if slots[j] == dtype:
-            free.remove(j)
-            return j
-    slots.append(dtype)
-    return len(slots) - 1
+class _FreeSlots:
+    """The block buffers free for a new value, by dtype, each in the order they were
+    freed: a value takes the first freed buffer of its dtype (one dict look-up, however
+    many are free)."""
+
+    def __init__(self):
+        self.by_dtype = {}
+
+    def append(self, j, slots):
+        self.by_dtype.setdefault(slots[j], collections.deque()).append(j)
+
+    def take(self, slots, dtype):
+        """The slot for a new value of ``dtype``: a free one, or a new one in ``slots``."""
+        free = self.by_dtype.get(dtype)
+        if free:
+            return free.popleft()
+        slots.append(dtype)
+        return len(slots) - 1
 
 
 def _call(src, eqn, var, shape):

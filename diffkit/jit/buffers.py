@@ -37,38 +37,42 @@ def _fresh(eqn):
 
 def plan(program):
     """``(frees, reuse)``: ``frees[i]`` the variables to delete after equation ``i``,
-    ``reuse[i]`` the variable whose buffer equation ``i`` writes into (where one is)."""
+    ``reuse[i]`` the variable whose buffer equation ``i`` writes into (where one is).
+
+    Only arrays of at least ``BIG`` entries are freed or reused, so only the equations
+    that read or make one are looked at (none, on a program of small values)."""
+    large = {v for v, (shape, _) in enumerate(program.avals)
+             if len(shape) > 0 and math.prod(shape) >= BIG}
+    if not large:
+        return {}, {}
     equations = program.equations
     avals = program.avals
     outputs = {o for o in program.outputs if type(o) is int}
+    touching = [(i, eqn) for i, eqn in enumerate(equations)   # (a Const is never in large)
+                if not (large.isdisjoint(eqn.inputs) and large.isdisjoint(eqn.outs))]
     last = {}
     readers_elementwise = {}
     made_fresh = set()
-    for i, eqn in enumerate(equations):
+    for i, eqn in touching:
         for ref in eqn.inputs:
-            if type(ref) is int:
+            if ref in large:
                 last[ref] = i
                 readers_elementwise[ref] = readers_elementwise.get(ref, True) and _ufunc(eqn)
-        if _fresh(eqn):
+        if eqn.outs and eqn.outs[0] in large and _fresh(eqn):
             made_fresh.add(eqn.outs[0])
 
-    def big(var):
-        shape = avals[var][0]
-        return len(shape) > 0 and math.prod(shape) >= BIG
-
     frees, reuse = {}, {}
-    for i, eqn in enumerate(equations):
-        dying = [ref for ref in dict.fromkeys(eqn.inputs) if type(ref) is int
-                 and last[ref] == i and ref not in outputs and ref >= program.num_inputs
-                 and big(ref)]
-        if _ufunc(eqn) and big(eqn.outs[0]):
+    for i, eqn in touching:
+        dying = [ref for ref in dict.fromkeys(eqn.inputs) if ref in large
+                 and last[ref] == i and ref not in outputs and ref >= program.num_inputs]
+        if eqn.outs and eqn.outs[0] in large and _ufunc(eqn):
             for ref in dying:
                 if ref in made_fresh and readers_elementwise[ref] \
                         and avals[ref] == eqn.avals[0]:
                     reuse[i] = ref
                     break
         # a value nothing reads (kept for a guard) is freed right after its guard
-        unused = [v for v in eqn.outs if v not in last and v not in outputs and big(v)]
+        unused = [v for v in eqn.outs if v in large and v not in last and v not in outputs]
         gone = dying + unused   # a reused buffer lives on under the result's name
         if gone:
             frees[i] = gone

@@ -26,6 +26,11 @@ A variable an equation no longer computes is replaced everywhere (later inputs, 
 guards); a guard moved onto an earlier variable is checked earlier, on the same value. A
 guard on a value that became a constant is checked once, here: a fold whose guard would
 fail is not made.
+
+Every pass is one sweep (or two) over the equations with dictionary and set look-ups, so
+the passes take time linear in the program's length: they run on the first call of a
+jitted function, which must cost a small multiple of one eager call however long the
+function is (``benchmarks/jit_first_call.py``).
 """
 
 import numpy as np
@@ -80,8 +85,14 @@ class _Substitution:
             return self.to.get(ref, ref)
         return ref
 
-    def equation(self, eqn, inputs=None):
-        inputs = tuple(self(i) for i in (eqn.inputs if inputs is None else inputs))
+    def equation(self, eqn):
+        """``eqn`` with its inputs substituted (``eqn`` itself where none is replaced)."""
+        to = self.to
+        # most equations read nothing replaced: one set operation in C says so (a Const
+        # input is never a key: only variables, ints, are replaced)
+        if not to or to.keys().isdisjoint(eqn.inputs):
+            return eqn
+        inputs = tuple(map(to.get, eqn.inputs, eqn.inputs))
         if inputs == eqn.inputs:
             return eqn
         return Equation(eqn.prim, eqn.params, inputs, eqn.outs, eqn.avals, eqn.errstate)
@@ -111,13 +122,21 @@ def eliminate_dead_code(program):
     """Keep the equations that reach an output or a guard."""
     needed = {o for o in program.outputs if type(o) is int}
     needed.update(g.var for g in program.guards)
+    program.equations = _live(program.equations, needed)
+
+
+def _live(equations, needed):
+    """The equations (in order) that compute a variable of ``needed`` or one that such an
+    equation reads; ``needed`` grows to every variable they read."""
     live = []
-    for eqn in reversed(program.equations):
-        if any(v in needed for v in eqn.outs):
+    for eqn in reversed(equations):
+        if not needed.isdisjoint(eqn.outs):
             live.append(eqn)
-            needed.update(i for i in eqn.inputs if type(i) is int)
+            # the inputs' Consts go into the set too: cheaper than filtering them out,
+            # and a Const never equals a variable
+            needed.update(eqn.inputs)
     live.reverse()
-    program.equations = live
+    return live
 
 
 #: The checks of the 0 x inf rule (``families.zero_safe``, ``families.times``,
@@ -135,11 +154,11 @@ def drop_dead_value_guards(program):
     guard cannot change what the replay returns, and it alone kept the product alive (in
     a Hessian-vector product, the gradient's own matrix product, whose value only its NaN
     check read). Other guards (a branch of the user's code) are always kept."""
+    if not any(g.test in VALUE_CHECKS for g in program.guards):
+        return
     needed = {o for o in program.outputs if type(o) is int}
     needed.update(g.var for g in program.guards if g.test not in VALUE_CHECKS)
-    for eqn in reversed(program.equations):
-        if any(v in needed for v in eqn.outs):
-            needed.update(i for i in eqn.inputs if type(i) is int)
+    _live(program.equations, needed)
     program.guards = [g for g in program.guards
                       if g.test not in VALUE_CHECKS or g.var in needed]
 
@@ -159,43 +178,92 @@ def drop_implied_value_checks(program):
     would, and no other operation saw the NaN first: ``v``'s check is dropped. The path
     runs on the NaN quietly (IEEE operations on a quiet NaN raise no floating-point error)
     and the call traces again at ``w``'s check. ``w``'s check itself stays: a path goes on
-    through a value whose check was dropped already, to a kept one."""
+    through a value whose check was dropped already, to a kept one.
+
+    Linear in the program: each value's path is summarised once (``_ImpliedChecks``)."""
     checked = {g.var for g in program.guards if g.test is holds_nan and g.expected is False}
     if not checked:
         return
-    readers = {}   # variable -> indices of the equations reading it, in order
-    for i, eqn in enumerate(program.equations):
-        for ref in dict.fromkeys(eqn.inputs):
-            if type(ref) is int:
-                readers.setdefault(ref, []).append(i)
-    equations, avals = program.equations, program.avals
-
-    def endpoint(v):
-        """The checked value the path from ``v`` reaches, with the variables before it."""
-        path, u = [v], v
-        while True:
-            first = readers.get(u, ())
-            if not first:
-                return None, path
-            eqn = equations[first[0]]
-            if eqn.prim.impl not in _PROPAGATING or eqn.params or eqn.errstate \
-                    or eqn.avals[0] != avals[u] or np.dtype(avals[u][1]).kind != "f":
-                return None, path
-            u = eqn.outs[0]
-            if u in checked and u not in implied:
-                return u, path
-            path.append(u)   # unchecked, or its check deferred already: on to the next
-
-    implied = set()
-    for v in sorted(checked, reverse=True):   # later values first: w's check is decided
-        w, path = endpoint(v)
-        if w is None:
-            continue
-        last = readers[path[-1]][0]   # the equation computing w
-        if all(r == readers[u][0] or r > last for u in path for r in readers[u]):
-            implied.add(v)
+    implied = _ImpliedChecks(program, checked).implied()
     program.guards = [g for g in program.guards if not (
         g.var in implied and g.test is holds_nan and g.expected is False)]
+
+
+class _ImpliedChecks:
+    """The checks ``drop_implied_value_checks`` drops, found in one sweep.
+
+    Each value ``u`` has at most one next step (the result of its first reader, when that
+    is propagating arithmetic of ``u``'s shape and dtype), and a step always leads to a
+    later variable, so the paths form a forest walked towards later values. A value's
+    path summary, ``last`` and ``earliest``, says where the path from ``u`` ends at a kept
+    check: ``last`` is the index of the equation computing that check's value (none
+    where the path ends without one) and ``earliest`` the earliest second reader of
+    ``u`` and the values after it on the path (``inf`` where none has one). A check on
+    ``v`` is implied when ``earliest > last``: nothing but the path reads those values
+    before the kept check's value is computed. Values are decided latest first, so a
+    summary, once made, never changes: the checks after a value are decided before it."""
+
+    def __init__(self, program, checked):
+        self.equations, self.avals, self.checked = program.equations, program.avals, checked
+        self.first, self.second = {}, {}   # variable -> its first / second reader (index)
+        first, second = self.first, self.second
+        for i, eqn in enumerate(self.equations):
+            for ref in eqn.inputs:
+                if type(ref) is int:
+                    seen = first.get(ref)
+                    if seen is None:
+                        first[ref] = i
+                    elif seen != i and ref not in second:
+                        second[ref] = i
+        # the summaries, as two dicts of ints (no tuple kept per value: fewer garbage
+        # collections); a value whose path ends without a kept check has no ``last``
+        self.last, self.earliest = {}, {}
+        self.kept = set()   # checks decided and kept
+
+    def implied(self):
+        implied = set()
+        for v in sorted(self.checked, reverse=True):   # later values first
+            self._summarise(v)
+            last = self.last.get(v)
+            if last is not None and self.earliest[v] > last:
+                implied.add(v)
+            else:
+                self.kept.add(v)
+        return implied
+
+    def _step(self, u):
+        """The value the path from ``u`` goes on to, or None (the path ends at ``u``)."""
+        i = self.first.get(u)
+        if i is None:
+            return None
+        eqn, aval = self.equations[i], self.avals[u]
+        if eqn.prim.impl not in _PROPAGATING or eqn.params or eqn.errstate \
+                or eqn.avals[0] != aval or np.dtype(aval[1]).kind != "f":
+            return None
+        return eqn.outs[0]
+
+    def _summarise(self, v):
+        """Summarise the path from ``v``, and every value on it (memoised)."""
+        last, earliest, path, u = self.last, self.earliest, [], v
+        while u not in earliest:   # else: met a path summarised already
+            nxt = self._step(u)
+            if nxt is None:   # the path ends without a kept check
+                earliest[u] = _NEVER
+                break
+            if nxt in self.kept:   # u's first reader computes a value with a kept check
+                last[u], earliest[u] = self.first[u], self.second.get(u, _NEVER)
+                break
+            path.append(u)
+            u = nxt
+        end, soonest = last.get(u), earliest[u]
+        for u in reversed(path):
+            soonest = min(soonest, self.second.get(u, _NEVER))
+            if end is not None:
+                last[u] = end
+            earliest[u] = soonest
+
+
+_NEVER = float("inf")   # the second reader of a value read once
 
 
 def freeze_constants(program):
@@ -203,8 +271,7 @@ def freeze_constants(program):
     copies = {}
 
     def frozen(ref):
-        if type(ref) is int or type(ref.value) is not np.ndarray or \
-                not ref.value.flags.writeable:
+        if not _writeable(ref):
             return ref
         new = copies.get(id(ref.value))
         if new is None:
@@ -213,10 +280,19 @@ def freeze_constants(program):
             new = copies[id(ref.value)] = (ref.value, Const(value))
         return new[1]
 
-    program.equations = [
-        Equation(e.prim, e.params, tuple(frozen(i) for i in e.inputs), e.outs, e.avals,
-                 e.errstate) for e in program.equations]
+    equations = program.equations
+    for k, eqn in enumerate(equations):
+        for ref in eqn.inputs:   # most equations read no constant array: kept as they are
+            if _writeable(ref):
+                equations[k] = Equation(eqn.prim, eqn.params, tuple(map(frozen, eqn.inputs)),
+                                        eqn.outs, eqn.avals, eqn.errstate)
+                break
     program.outputs = [frozen(o) for o in program.outputs]
+
+
+def _writeable(ref):
+    """Whether ``ref`` is a constant writeable NumPy array."""
+    return type(ref) is not int and type(ref.value) is np.ndarray and ref.value.flags.writeable
 
 
 def known_values(program):
@@ -242,7 +318,7 @@ def drop_noops(program):
     arrays of at least one dimension: a reshape makes a NumPy scalar a 0-d array); read a
     reshape of a reshape as one reshape and a transpose of a transpose as one transpose."""
     sub = _Substitution()
-    made = {}   # variable -> the equation that made it (after substitution)
+    made = {}   # variable -> the reshape or transpose that made it (after substitution)
     returned = {o for o in program.outputs if type(o) is int}
     equations = []
     for eqn in program.equations:
@@ -260,8 +336,8 @@ def drop_noops(program):
             if len(shape) and _is_noop(eqn, shape):
                 sub.to[eqn.outs[0]] = x
                 continue
-        for v in eqn.outs:
-            made[v] = eqn
+        if eqn.prim is reshape_p or eqn.prim is transpose_p:   # what a later one composes
+            made[eqn.outs[0]] = eqn
         equations.append(eqn)
     program.equations = equations
     sub.finish(program)
@@ -344,40 +420,47 @@ def _param_key(value):
     return (type(value), value)
 
 
-def _hashable(value):
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
 def common_subexpressions(program):
     """Reuse the outputs of an earlier equation with the same primitive, parameters (of
     the same types), error handling and inputs."""
     sub = _Substitution()
+    # (primitive, parameters, error handling) -> {inputs: the first equation}: two levels,
+    # so that an equation whose inputs are all variables is keyed by its own inputs tuple
+    # and the pass keeps no new object per equation (fewer garbage collections)
     seen = {}
     equations = []
     for eqn in program.equations:
         eqn = sub.equation(eqn)
-        key = None
-        if eqn.prim is not custom_call_p:
-            params = tuple((k, _param_key(v)) for k, v in eqn.params.items())
-            errstate = tuple(sorted(eqn.errstate.items())) if eqn.errstate else None
-            inputs = tuple(i if type(i) is int else _const_key(i.value) for i in eqn.inputs)
-            key = (id(eqn.prim), params, errstate, inputs)
-            if not _hashable(key):
-                key = None
-        if key is not None:
-            earlier = seen.get(key)
-            if earlier is not None:
+        if eqn.prim is not custom_call_p and not getattr(eqn.prim, "effectful", False):
+            try:
+                earlier = seen.setdefault(_cse_kind(eqn), {}).setdefault(
+                    _cse_inputs(eqn.inputs), eqn)
+            except TypeError:   # an unhashable parameter: the equation is kept as it is
+                earlier = eqn
+            if earlier is not eqn:
                 for old, new in zip(eqn.outs, earlier.outs):
                     sub.to[old] = new
                 continue
-            seen[key] = eqn
         equations.append(eqn)
     program.equations = equations
     sub.finish(program)
+
+
+def _cse_kind(eqn):
+    """The primitive, parameters and error handling of an equation, as a key."""
+    params = tuple([(k, _param_key(v)) for k, v in eqn.params.items()]) if eqn.params \
+        else ()
+    errstate = tuple(sorted(eqn.errstate.items())) if eqn.errstate else None
+    return (id(eqn.prim), params, errstate)
+
+
+def _cse_inputs(inputs):
+    """The inputs as a key: variables as they are, constants by identity or by type and
+    bits (``inputs`` itself where every one is a variable)."""
+    for ref in inputs:
+        if type(ref) is not int:
+            return tuple([i if type(i) is int else _const_key(i.value) for i in inputs])
+    return inputs
 
 
 def fold_constants(program):
@@ -392,8 +475,8 @@ def fold_constants(program):
     for eqn in program.equations:
         eqn = sub.equation(eqn)
         outs = None
-        if eqn.prim is not custom_call_p and all(
-                type(i) is not int and not isinstance(i.value, Tracer) for i in eqn.inputs):
+        if eqn.prim is not custom_call_p and not getattr(eqn.prim, "effectful", False) \
+                and _all_constant(eqn.inputs):   # a callback runs at each replay, not here
             outs = _evaluate(eqn)
         if outs is not None and all(g.holds(value) for v, value in zip(eqn.outs, outs)
                                     for g in guards.get(v, ())):
@@ -405,6 +488,14 @@ def fold_constants(program):
         equations.append(eqn)
     program.equations = equations
     sub.finish(program)
+
+
+def _all_constant(inputs):
+    """Whether every input is a plain value (no variable, no traced value)."""
+    for ref in inputs:
+        if type(ref) is int or isinstance(ref.value, Tracer):
+            return False
+    return True
 
 
 def _evaluate(eqn):

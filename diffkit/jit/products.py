@@ -109,6 +109,10 @@ def merge(program):
     where the earlier product was (when the later one's vector is known there) or where
     the later one was (when nothing in between reads the earlier result); the program
     itself when there is no such pair."""
+    candidates = [(j, found) for j, found in enumerate(
+        _candidate(program, eqn) for eqn in program.equations) if found is not None]
+    if len(candidates) < 2:   # no pair (most programs: no large matrix at all)
+        return program
     equations = list(program.equations)
     defined = {}   # variable -> index of the equation computing it
     readers = {}   # variable -> indices of the equations reading it
@@ -120,11 +124,8 @@ def merge(program):
                 readers.setdefault(ref, []).append(i)
     open_products = {}   # key -> index of an unpaired product
     dropped = set()
-    for j, eqn in enumerate(equations):
-        found = _candidate(program, eqn)
-        if found is None:
-            continue
-        key, matrix, vector = found
+    for j, (key, matrix, vector) in candidates:
+        eqn = equations[j]
         i = open_products.pop(key, None)
         if i is None:
             open_products[key] = j

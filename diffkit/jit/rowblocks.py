@@ -58,24 +58,24 @@ def _same_ref(a, b):
 def fuse(program):
     """A copy of ``program`` with each fusable stretch as one ``row_blocks`` equation, or
     the program itself where there is none."""
-    equations = list(program.equations)
+    equations = program.equations
     avals = program.avals
+    fused_equations = []
     i = 0
-    changed = False
     while i < len(equations):
         found = _stretch(equations, i, avals)
         if found is None:
+            fused_equations.append(equations[i])
             i += 1
             continue
         end, fused = found
-        equations[i:end + 1] = [fused]
-        changed = True
-        i += 1
-    if not changed:
+        fused_equations.append(fused)
+        i = end + 1
+    if len(fused_equations) == len(equations):
         return program
     copy = Program.__new__(Program)
     copy.__dict__.update(program.__dict__)
-    copy.equations = equations
+    copy.equations = fused_equations
     return copy
 
 
@@ -87,7 +87,7 @@ def _stretch(equations, i, avals):
     matrix = first.inputs[0]
     n = first.avals[0][0][0]
     dtype = np.dtype(first.avals[0][1])
-    local = list(first.outs)
+    local = set(first.outs)   # the values the stretch computes so far
     region = []
     j = i + 1
     while j < len(equations):
@@ -104,7 +104,7 @@ def _stretch(equations, i, avals):
         if not ok:
             break
         region.append(eqn)
-        local.append(eqn.outs[0])
+        local.add(eqn.outs[0])
         j += 1
     if j == len(equations):
         return None
@@ -128,11 +128,11 @@ def _fused(first, region, last, vectors, matrix, dtype):
     """The fused equation: inputs the matrix and every outside value read; outputs the
     merged products', the elementwise values and the final product."""
     local = set(first.outs) | {e.outs[0] for e in region}
-    outside = []
+    outside = {}   # the values read from before the stretch, in order (a dict as a set)
     for eqn in [first] + region:
         for ref in eqn.inputs[1:] if eqn is first else eqn.inputs:
-            if type(ref) is int and ref not in local and ref not in outside:
-                outside.append(ref)
+            if type(ref) is int and ref not in local:
+                outside[ref] = None
     consts = {}
     names = {"_np": np, "_empty": np.empty, "_zeros": np.zeros, "_dtype": dtype,
              "_matmul": np.matmul, "_add": np.add, "_STEP": BLOCK_BYTES,
@@ -180,7 +180,7 @@ def _fused(first, region, last, vectors, matrix, dtype):
               + "".join(f"        {line}\n" for line in body) + "    return row_blocks\n")
     namespace = {}
     exec(compile(source, "<diffkit.jit row blocks>", "exec"), namespace)  # noqa: S102
-    impl = namespace["make"](**names)
+    impl = namespace["make"](*names.values())   # by position: keywords cost n**2 to bind
     impl.source = source
     outs = first.outs + tuple(e.outs[0] for e in region) + last.outs
     avals = first.avals + tuple(e.avals[0] for e in region) + last.avals

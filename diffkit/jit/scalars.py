@@ -81,13 +81,16 @@ def basic_index(spec):
 def narrow(program, guards_after):
     """``program`` with the stacks and entry reads above (a copy; the program itself where
     there is none)."""
+    if not any(eqn.prim is concatenate_p or _to_no_dimension(eqn)
+               for eqn in program.equations):
+        return program   # nothing to rewrite: no stack, no entry read
     r = _Rewrite(program, guards_after)
     for i, eqn in enumerate(r.equations):
         if eqn.prim is concatenate_p:
             r.stack(i, eqn)
     readers = _readers(r.equations)
     for i, eqn in enumerate(r.equations):
-        if eqn.prim is reshape_p and tuple(eqn.params["shape"]) == ():
+        if _to_no_dimension(eqn):
             new = _element(eqn, r.equations, r.made, readers, r.outputs, guards_after,
                            r.avals, r.numpy)
             if new is not None:
@@ -102,6 +105,11 @@ def narrow(program, guards_after):
     equations = _chains_of_numbers(equations, r.outputs, guards_after, r.avals, r.numpy)
     copy.equations = _drop_unread(equations, r.outputs, guards_after)
     return copy
+
+
+def _to_no_dimension(eqn):
+    """Whether ``eqn`` reshapes a value to no dimension (a 0-d array)."""
+    return eqn.prim is reshape_p and tuple(eqn.params["shape"]) == ()
 
 
 #: The most entries of a stack made of vectors' entries (``np.array`` of more numbers

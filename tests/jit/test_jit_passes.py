@@ -1,12 +1,18 @@
 """The optimisation passes: each one, on a graph built for it, removes operations and keeps
 the values (compared with the unoptimised graph and with the function run eagerly)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import diffkit as dk
 import diffkit.numpy as dnp
+from diffkit.interpreters.staging import Const, Equation, Guard
 from diffkit.jit import Graph, passes
+from diffkit.ops.elementwise import add_p, divide_p, multiply_p, negative_p, sin_p, subtract_p
 from diffkit.ops.families import holds_nan
 from diffkit.ops.shape import broadcast_to_p, reshape_p, transpose_p
 
@@ -271,3 +277,142 @@ def test_nan_checks_are_deferred_along_arithmetic_to_a_kept_check():
         with np.errstate(all="ignore"):   # a NaN where the dropped checks stood
             same(jitted(bad), grad(bad))
     assert jitted.cache_info().guard_failures >= 1
+
+
+# --- drop_implied_value_checks: one sweep, the same checks as its definition ------------------
+
+
+def _reference_implied_value_checks(program):
+    """``drop_implied_value_checks`` as first written (its specification): each check walks
+    its whole path of first readers and looks at every reader of every value on it, so a
+    chain of n checked values costs n**2 steps."""
+    checked = {g.var for g in program.guards if g.test is holds_nan and g.expected is False}
+    if not checked:
+        return
+    readers = {}
+    for i, eqn in enumerate(program.equations):
+        for ref in dict.fromkeys(eqn.inputs):
+            if type(ref) is int:
+                readers.setdefault(ref, []).append(i)
+    equations, avals = program.equations, program.avals
+    implied = set()
+
+    def endpoint(v):
+        path, u = [v], v
+        while True:
+            first = readers.get(u, ())
+            if not first:
+                return None, path
+            eqn = equations[first[0]]
+            if eqn.prim.impl not in passes._PROPAGATING or eqn.params or eqn.errstate \
+                    or eqn.avals[0] != avals[u] or np.dtype(avals[u][1]).kind != "f":
+                return None, path
+            u = eqn.outs[0]
+            if u in checked and u not in implied:
+                return u, path
+            path.append(u)
+
+    for v in sorted(checked, reverse=True):
+        w, path = endpoint(v)
+        if w is None:
+            continue
+        last = readers[path[-1]][0]
+        if all(r == readers[u][0] or r > last for u in path for r in readers[u]):
+            implied.add(v)
+    program.guards = [g for g in program.guards if not (
+        g.var in implied and g.test is holds_nan and g.expected is False)]
+
+
+_F64, _F32 = np.dtype(np.float64), np.dtype(np.float32)
+_AVALS = [((3,), _F64), ((3,), _F64), ((), _F64), ((3,), _F32), ((3,), np.dtype(np.int64))]
+
+
+@st.composite
+def checked_programs(draw):
+    """A random straight-line program of arithmetic (the propagating kinds and others, some
+    with parameters or error handling), values read once or several times, and NaN checks
+    (and other guards) on random values: a ``passes.Program``."""
+    avals = [draw(st.sampled_from(_AVALS)) for _ in range(draw(st.integers(1, 3)))]
+    num_inputs = len(avals)
+    equations = []
+    for _ in range(draw(st.integers(1, 40))):
+        prim = draw(st.sampled_from([add_p, subtract_p, multiply_p, divide_p, negative_p,
+                                     sin_p]))
+        arity = 1 if prim in (negative_p, sin_p) else 2
+        # mostly the latest values, so that paths of first readers form
+        inputs = tuple(Const(2.0) if draw(st.integers(0, 9)) == 0 else
+                       len(avals) - 1 - draw(st.integers(0, min(3, len(avals) - 1)))
+                       for _ in range(arity))
+        first = inputs[0] if type(inputs[0]) is int else inputs[-1]
+        aval = avals[first] if type(first) is int and draw(st.integers(0, 5)) else \
+            draw(st.sampled_from(_AVALS))
+        params = {"note": 1} if draw(st.integers(0, 15)) == 0 else {}
+        errstate = {"invalid": "ignore"} if draw(st.integers(0, 15)) == 0 else None
+        equations.append(Equation(prim, params, inputs, (len(avals),), (aval,), errstate))
+        avals.append(aval)
+    guards = []
+    for v in range(len(avals)):
+        kind = draw(st.integers(0, 5))
+        if kind <= 2:
+            guards.append(Guard(v, holds_nan, False, 0))
+        elif kind == 3:
+            guards.append(Guard(v, holds_nan, True, 0))
+        elif kind == 4:
+            guards.append(Guard(v, passes.holds_nonfinite, False, 0))
+    recording = SimpleNamespace(num_inputs=num_inputs, equations=equations,
+                                outputs=[len(avals) - 1], guards=guards, avals=avals,
+                                numpy=[True] * len(avals))
+    return passes.Program(recording)
+
+
+@settings(max_examples=150, deadline=None)
+@given(checked_programs())
+def test_implied_checks_are_the_ones_the_definition_drops(program):
+    expected = passes.Program(program)
+    _reference_implied_value_checks(expected)
+    passes.drop_implied_value_checks(program)
+    assert [id(g) for g in program.guards] == [id(g) for g in expected.guards]
+
+
+def test_implied_checks_are_found_in_one_sweep(monkeypatch):
+    """A chain of n products, each value checked: every check but the last is implied, and
+    the pass steps from each value to the next once (its definition: n**2 / 2 steps)."""
+    n = 3000
+    aval = ((4,), _F64)
+    equations = [Equation(multiply_p, {}, (v, Const(0.5)), (v + 1,), (aval,), None)
+                 for v in range(n)]
+    guards = [Guard(v, holds_nan, False, v) for v in range(n + 1)]
+    recording = SimpleNamespace(num_inputs=1, equations=equations, outputs=[n],
+                                guards=guards, avals=[aval] * (n + 1),
+                                numpy=[True] * (n + 1))
+    steps = []
+    step = passes._ImpliedChecks._step
+    monkeypatch.setattr(passes._ImpliedChecks, "_step",
+                        lambda self, u: steps.append(u) or step(self, u))
+    program = passes.Program(recording)
+    passes.drop_implied_value_checks(program)
+    assert [g.var for g in program.guards] == [n]
+    assert sorted(steps) == list(range(n + 1))   # each value once
+
+
+def test_a_long_gradient_keeps_the_checks_a_short_one_keeps_per_step():
+    """The gradient of 200 steps of ``sin(x) * exp(-x**2) + x``: each step records five
+    NaN checks, of which the passes keep two (the two products summed last, as in
+    ``test_nan_checks_are_deferred_along_arithmetic_to_a_kept_check``), and the replay
+    equals the gradient."""
+    def chain(steps):
+        def f(x):
+            for _ in range(steps):
+                x = dnp.sin(x) * dnp.exp(-x ** 2) + x
+            return dnp.sum(x)
+        return dk.grad(f)
+
+    steps, x = 200, np.linspace(0.1, 1.0, 4)
+    graph = dk.make_graph(chain(steps))(x)
+    assert len(graph.recording.guards) == 5 * steps and len(graph.guards) == 2 * steps
+    assert all(g.test is holds_nan and g.expected is False for g in graph.guards)
+    same(graph(x), chain(steps)(x))
+    jitted = dk.jit(chain(steps))
+    for y in (x, x - 0.5):
+        same(jitted(y), chain(steps)(y))
+    assert jitted.cache_info().traces == 1
