@@ -16,8 +16,9 @@ them:
   ``diffkit.distributed`` registers the one for ``dask.distributed.Client`` when
   ``import diffkit`` runs: the api floor cannot import the features floor, so the upper
   floor puts itself into this slot (the same pattern as the NumPy protocol on ``Tracer``).
-  It scatters large constants once per call and shows Dask's progress bar; dask itself is
-  imported only when a Client is actually passed.
+  It scatters large constants once per call (again if a worker holding them dies) and
+  shows diffkit's progress bar as results arrive; dask itself is imported only when a
+  Client is actually passed.
 - a ``concurrent.futures.Executor`` or any object with a ``submit(fn, *args)`` returning
   futures (``ProcessPoolExecutor``, ``ThreadPoolExecutor``, MPI's ``MPIPoolExecutor``,
   Ray's pool...).
