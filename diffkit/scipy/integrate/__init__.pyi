@@ -10,6 +10,9 @@ def cumulative_trapezoid(y: Any, x: Any = ..., dx: Any = ..., axis: Any = ...,
                          initial: Any = ...) -> Any:
     """The running integral of ``y`` along ``axis`` by the trapezoidal rule, as
     ``scipy.integrate.cumulative_trapezoid`` (``initial`` ``None`` or 0, prepended).
+
+    Signature: ``scipy.integrate.cumulative_trapezoid``'s. Array-like arguments may be (nested)
+    lists or tuples holding traced values.
     """
 def odeint(func: Any, y0: Any, t: Any, args: Any = ..., Dfun: Any = ..., col_deriv: Any = ...,
            full_output: Any = ..., ml: Any = ..., mu: Any = ..., rtol: Any = ..., atol: Any = ...,
@@ -52,9 +55,12 @@ def quad_vec(f: Any, a: Any, b: Any, epsabs: Any = ..., epsrel: Any = ..., norm:
     carries the derivative. Tangents are ``quad_vec`` integrals of ``f``'s JVP, cotangents
     one ``quad_vec`` integral of its VJP, at the same tolerances.
     """
-def simpson(y: Any, *, x: Any = ..., dx: Any = ..., axis: Any = ...) -> Any:
+def simpson(y: Any, x: Any = ..., *, dx: Any = ..., axis: Any = ...) -> Any:
     """The integral of ``y`` along ``axis`` by Simpson's rule, as ``scipy.integrate.simpson``
     (samples at ``x``, 1-D or shaped like ``y``, or spacing ``dx``).
+
+    Signature: ``scipy.integrate.simpson``'s. Array-like arguments may be (nested) lists or tuples
+    holding traced values.
     """
 def solve_ivp(fun: Any, t_span: Any, y0: Any, method: Any = ..., t_eval: Any = ...,
               dense_output: bool = ..., events: Any = ..., vectorized: bool = ..., args: Any = ...,
@@ -81,4 +87,7 @@ def solve_ivp(fun: Any, t_span: Any, y0: Any, method: Any = ..., t_eval: Any = .
 def trapezoid(y: Any, x: Any = ..., dx: Any = ..., axis: Any = ...) -> Any:
     """The integral of ``y`` along ``axis`` by the trapezoidal rule, as
     ``scipy.integrate.trapezoid`` (``diffkit.numpy.trapezoid``).
+
+    Signature: ``scipy.integrate.trapezoid``'s. Array-like arguments may be (nested) lists or
+    tuples holding traced values.
     """
