@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sklearn")
+pytest.importorskip("sklearn", reason="scikit-learn is in the test extra (pip install -e "
+                    "'.[test]'): these tests run its array-API code on traced values")
 
 CASES = Path(__file__).with_name("sklearn_array_api_cases.py")
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,6 +3,7 @@ semantics for ``y`` itself in every engine, and a clear error wherever NumPy wou
 view made earlier see the write (diffkit refuses rather than give it a stale value)."""
 
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -266,8 +267,13 @@ def test_a_function_returns_its_argument_only_where_numpy_shares_memory():
         fn = getattr(dnp, name)
         if name.startswith("_") or name in skip or not callable(fn) or isinstance(fn, type):
             continue
-        if _returns_its_argument(name, a):
-            out = getattr(np, name)(a)
+        # every name is called on the same array: NumPy's deprecated ones (row_stack,
+        # asmatrix's matrix) warn, and functions outside their domain (arccosh) give NaN
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", (DeprecationWarning, PendingDeprecationWarning))
+            returns_it = _returns_its_argument(name, a)
+            out = getattr(np, name)(a) if returns_it else None
+        if returns_it:
             outs = out if isinstance(out, (tuple, list)) else [out]
             assert any(isinstance(o, np.ndarray) and np.shares_memory(o, a) for o in outs), name
 

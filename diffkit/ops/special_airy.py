@@ -38,14 +38,12 @@ struve, modstruve      x < 0 with a non-integer order: nan (SciPy's value is nan
 
 import math
 
-import scipy.special as sc
-
 from ..core.zeros import dtype_of
 from . import elementwise as ew
 from .families import no_derivative
 from .special_bessel import i0_p, j0_p, k0_p, y0_p
 from .special_gamma import rgamma_p
-from .special_helpers import _poly, _series_where, multiple_outputs, special_function
+from .special_helpers import _poly, _series_where, multiple_outputs, sc, special_function
 
 __all__ = [
     "airy", "airye", "itairy", "struve", "modstruve", "itstruve0", "it2struve0",
@@ -118,8 +116,10 @@ def _struve_series_slope(v, x, sign):
 def _struve_slope(v, x, sign, neighbours):
     v = ew.astype(v, dtype_of(x))   # an integer order must not make a float32 slope float64
     small = ew.less_p(ew.abs_p(x), _STRUVE_SERIES)
+    # each branch at a point where it is finite: the other's entries are dropped, and a
+    # power of 0 there would only put inf and NaN (and NumPy's warnings) into the derivatives
     far = ew.where_p(small, 2 * _STRUVE_SERIES, x)
-    near = ew.where_p(small, x, 0.0)
+    near = ew.where_p(small, x, 0.5 * _STRUVE_SERIES)
     return ew.where_p(small, _struve_series_slope(v, near, sign),
                       neighbours(v, far) + _struve_term(v, far))
 

@@ -17,11 +17,9 @@ of negative order)     with alternating infinite higher derivatives
 
 import math
 
-import scipy.special as sc
-
 from . import elementwise as ew
 from .families import no_derivative
-from .special_helpers import public, special_function
+from .special_helpers import public, sc, special_function
 
 __all__ = [
     "i0", "i0e", "i1", "i1e", "iv", "ive", "j0", "j1", "jv", "jn", "y0", "y1", "yv", "yn",

@@ -37,14 +37,13 @@ tklmbda                derivative 0 where the CDF is exactly 0 or 1 (outside the
 import math
 
 import numpy as np
-import scipy.special as sc
 
 from ..core.zeros import dtype_of
 from . import elementwise as ew
 from . import ufuncs
 from .families import no_derivative
 from .special_gamma import gammaln_p
-from .special_helpers import special_function
+from .special_helpers import sc, special_function
 from .special_incomplete import (
     betainc,
     betaincc,

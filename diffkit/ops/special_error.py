@@ -14,14 +14,21 @@ erfinv at +-1 and ndtri at 0 and 1 have infinite derivatives: the rules give the
 
 import math
 
-import scipy.special as sc
-
 from ..core.primitive import Primitive
 from ..core.zeros import Zero
 from . import elementwise as ew
 from . import sparsity_rules as sr
 from .exact_phase import cos_half_pi_square_p, sin_half_pi_square_p
-from .special_helpers import _LOG_SQRT_2PI, _SQRT_PI, _poly, _typed, public, special_function
+from .special_helpers import (
+    _LOG_SQRT_2PI,
+    _SQRT_PI,
+    _poly,
+    _typed,
+    on_first_call,
+    public,
+    sc,
+    special_function,
+)
 
 __all__ = [
     "erf", "erfc", "erfinv", "erfcinv", "erfcx", "erfi", "dawsn", "ndtr", "ndtri",
@@ -155,8 +162,10 @@ def _fresnel_vjp(cts, out, z):
     return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
 
-fresnel_p = Primitive("fresnel", _typed(sc.fresnel), _fresnel_jvp, (_fresnel_vjp,),
-                      lambda axis_size, values, batch_axes: (fresnel_p(values[0]), (0, 0)),
-                      multiple_results=True, vjp_ignores=("out",))
+fresnel_p = on_first_call(
+    Primitive("fresnel", None, _fresnel_jvp, (_fresnel_vjp,),
+              lambda axis_size, values, batch_axes: (fresnel_p(values[0]), (0, 0)),
+              multiple_results=True, vjp_ignores=("out",)),
+    sc.fresnel, _typed)
 fresnel_p.sparsity = sr.per_output(sr.elementwise_sparsity())   # each output elementwise
 fresnel = public(fresnel_p, ("z",), "The Fresnel integrals: the tuple ``(S(z), C(z))``.")

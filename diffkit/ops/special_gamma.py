@@ -20,11 +20,10 @@ loggamma               real inputs; nan for x < 0, as SciPy's real loggamma
 import math
 
 import numpy as np
-import scipy.special as sc
 
 from . import elementwise as ew
 from .families import ZERO
-from .special_helpers import INTEGER_ORDER, _weak, special_function
+from .special_helpers import INTEGER_ORDER, _weak, sc, special_function
 from .ufuncs import floor_p
 
 __all__ = [
@@ -115,14 +114,15 @@ def _binom_partial(x, y, out, in_x):
     those of binom."""
     pole = _binom_pole(x, y, out)
     xs, ys = ew.where_p(pole, x, 0.5), ew.where_p(pole, y, 0.25)   # a regular point elsewhere
+    xr, yr = ew.where_p(pole, 0.5, x), ew.where_p(pole, 0.25, y)   # and at the poles
     lead, first, rest = gamma_p(xs + 1), rgamma_p(ys + 1), rgamma_p(xs - ys + 1)
     rest_slope = _rgamma_slope(xs - ys + 1, rest)
     if in_x:
         product = lead * first * (digamma_p(xs + 1) * rest + rest_slope)
-        regular = out * (digamma_p(x + 1) - digamma_p(x - y + 1))
+        regular = out * (digamma_p(xr + 1) - digamma_p(xr - yr + 1))
     else:
         product = lead * (_rgamma_slope(ys + 1, first) * rest - first * rest_slope)
-        regular = out * (digamma_p(x - y + 1) - digamma_p(y + 1))
+        regular = out * (digamma_p(xr - yr + 1) - digamma_p(yr + 1))
     return ew.where_p(pole, product, regular)
 
 

@@ -24,11 +24,24 @@ Where a derivative is infinite (logit at 0 and 1, erfinv at +-1, ndtri at 0 and 
 gammainc at x == 0 for a < 1) the rules give the infinite limit, and every derivative
 product follows the 0 x inf rule (a zero factor gives 0; docs/conventions.md). The
 conventions at other special points are listed in each family's module docstring.
+
+SciPy's functions are looked up on first use
+--------------------------------------------
+Importing ``scipy.special`` takes about 0.3 s (it loads SciPy's array-API layer), about as
+long as the rest of ``import diffkit``. So the families name SciPy's functions through
+``sc`` below: ``sc.erf`` is a ``SciPyFunction`` that stands for ``scipy.special.erf``
+without importing anything, and the builders here give such a primitive an implementation
+that looks the function up on the primitive's first call (``scipy.special`` is then
+imported by SciPy's own lazy submodules; ``scipy`` itself is imported anyway) and puts the
+real implementation in ``prim.impl``, so every later call costs what a direct reference
+costs and ``prim.impl`` is SciPy's ufunc (or its dtype wrapper) as before. A rule or an
+implementation that calls SciPy at run time writes ``scipy.special.<name>`` directly.
 """
 
 import math
 
 import numpy as np
+import scipy  # SciPy imports its submodules on first attribute access (scipy.special below)
 
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, dtype_of, shape_of, tangent_dtype
@@ -40,6 +53,66 @@ from .families import broadcasting_batch, elementwise, no_derivative, public_fun
 
 _SQRT_PI = math.sqrt(math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+# --- SciPy's functions, looked up on first use -----------------------------------------------
+
+
+class SciPyFunction:
+    """``scipy.special.<name>``, named when a primitive is registered and looked up when it
+    first runs (``resolve``), so that registering the primitives imports no SciPy
+    submodule. Calling it directly works (it looks the function up each time); the
+    builders below use ``on_first_call`` instead, which calls SciPy's function directly."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def resolve(self):
+        return getattr(scipy.special, self.name)
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<scipy.special.{self.name}, looked up on first use>"
+
+
+class _SciPySpecialNames:
+    """``scipy.special`` as the families name its functions at registration: ``sc.erf``
+    is ``SciPyFunction("erf")``. tests/test_import_cost.py checks every name against
+    ``scipy.special`` and that each one reaches a primitive through ``on_first_call``."""
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return SciPyFunction(name)
+
+
+sc = _SciPySpecialNames()
+
+
+def on_first_call(prim, fn, build=None):
+    """``prim`` with an implementation that on its first call builds the real one,
+    ``build(SciPy's function)`` (``fn`` itself when ``build`` is None), puts it in
+    ``prim.impl`` and runs it; later calls run it directly. Nothing changes when ``fn`` is
+    not a ``SciPyFunction`` (an implementation written here). Returns ``prim``."""
+    if not isinstance(fn, SciPyFunction):
+        return prim
+    resolved = []
+
+    def first_call(*args, **params):
+        if not resolved:
+            resolved.append(fn.resolve() if build is None else build(fn.resolve()))
+            if prim.impl is first_call:   # not when a test has wrapped the implementation
+                prim.impl = resolved[0]
+        return resolved[0](*args, **params)
+
+    first_call.__name__ = first_call.__qualname__ = prim.name
+    first_call.scipy_function = fn   # what it stands for (tests/test_import_cost.py)
+    prim.impl = first_call
+    return prim
 
 
 # --- building blocks ------------------------------------------------------------------------
@@ -105,8 +178,10 @@ def special_function(name, fn, partials, doc, *, orders=(), integers=()):
     dtype, Python scalars adapting to the arrays they meet. ``orders``: positions of
     arguments that do not take part in the result's dtype (a Bessel order); ``integers``:
     positions whose Python scalars stay integers."""
-    return elementwise(name, _typed(fn, orders), partials, doc=doc, module=_MODULE,
-                       prepare=_prepare(orders, integers))
+    prim, function = elementwise(name, _typed(fn, orders), partials, doc=doc,
+                                 module=_MODULE, prepare=_prepare(orders, integers))
+    on_first_call(prim, fn, lambda real: _typed(real, orders))
+    return prim, function
 
 
 def public(prim, argnames, doc, *, orders=(), integers=(), name=None):
@@ -187,6 +262,7 @@ def multiple_outputs(name, fn, slopes, doc, argnames=("x",), fixed=None, wrt=-1,
 
     prim.batch = batch
     prim.sparsity = sr.per_output(sr.elementwise_sparsity())
+    on_first_call(prim, fn, lambda real: _typed(real, orders))
     return prim, public(prim, argnames, doc, orders=orders)
 
 

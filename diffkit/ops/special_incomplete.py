@@ -25,7 +25,7 @@ import math
 from collections import OrderedDict
 
 import numpy as np
-import scipy.special as sc
+import scipy  # scipy.special on first use (special_helpers)
 
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, shape_of
@@ -36,7 +36,7 @@ from . import sparsity_rules as sr
 from .families import broadcasting_batch, sum_tangents, zero_safe
 from .jets import Jets
 from .special_gamma import betaln_p, digamma_p, gammaln_p, polygamma_p
-from .special_helpers import _typed, special_function
+from .special_helpers import _typed, sc, special_function
 from .special_logistic import xdivy_p, xlog1py_p, xlogy_p
 
 __all__ = [
@@ -87,11 +87,12 @@ def _fraction_depth(coefficients, x):
 
 def _gammainc_log_prefactor(jets, a, x, shift):
     """a log x - x - gammaln(a + shift), as a jet in a."""
-    f = jets.constant(sc.xlogy(a, x) - x - sc.gammaln(a + shift))
+    special = scipy.special
+    f = jets.constant(special.xlogy(a, x) - x - special.gammaln(a + shift))
     if jets.order:
-        f[1] = np.log(x) - sc.digamma(a + shift)
+        f[1] = np.log(x) - special.digamma(a + shift)
     for k in range(2, jets.order + 1):
-        f[k] = -sc.polygamma(k - 1, a + shift) / math.factorial(k)
+        f[k] = -special.polygamma(k - 1, a + shift) / math.factorial(k)
     return f
 
 
@@ -147,16 +148,19 @@ def _gammainc_da_impl(a, x, order):
 
 def _betainc_log_prefactor(jets, a, b, x):
     """a log x + b log(1-x) - log a - betaln(a, b), as a jet in (a, b)."""
-    f = jets.constant(sc.xlogy(a, x) + sc.xlog1py(b, -x) - np.log(a) - sc.betaln(a, b))
+    special = scipy.special
+    f = jets.constant(special.xlogy(a, x) + special.xlog1py(b, -x) - np.log(a)
+                      - special.betaln(a, b))
     for k, (i, j) in enumerate(jets.terms[1:], 1):
         # -betaln = gammaln(a + b) - gammaln(a) - gammaln(b)
-        value = sc.polygamma(i + j - 1, a + b) / (math.factorial(i) * math.factorial(j))
+        value = special.polygamma(i + j - 1, a + b) / (math.factorial(i) * math.factorial(j))
         if j == 0:  # and -log a = -log a - sum_k (-e)^k / (k a^k)
-            value = value - sc.polygamma(i - 1, a) / math.factorial(i) + (-1) ** i / (i * a ** i)
+            value = value - special.polygamma(i - 1, a) / math.factorial(i) \
+                + (-1) ** i / (i * a ** i)
             if i == 1:
                 value = value + np.log(x)
         if i == 0:
-            value = value - sc.polygamma(j - 1, b) / math.factorial(j)
+            value = value - special.polygamma(j - 1, b) / math.factorial(j)
             if j == 1:
                 value = value + np.log1p(-x)
         f[k] = value
@@ -340,13 +344,15 @@ def _gamma_shape_ratio(a, x):
 # expression (log x - digamma(a), (a-1)/x - 1, ...), so a reverse pass multiplies an infinite
 # cotangent by the whole partial (-inf) instead of by its terms (-inf + finite * inf = NaN).
 gamma_log_density_p, _gamma_log_density = special_function(
-    "gamma_log_density", lambda a, x: sc.xlogy(a - 1, x) - x - sc.gammaln(a),
+    "gamma_log_density",
+    lambda a, x: scipy.special.xlogy(a - 1, x) - x - scipy.special.gammaln(a),
     {"a": lambda a, x: ew.log_p(x) - digamma_p(a),
      "x": lambda a, x: xdivy_p(a - 1, x) - 1},
     "The log of the gamma density ``x**(a-1) exp(-x) / gamma(a)``.")
 beta_log_density_p, _beta_log_density = special_function(
     "beta_log_density",
-    lambda a, b, x: sc.xlogy(a - 1, x) + sc.xlog1py(b - 1, -x) - sc.betaln(a, b),
+    lambda a, b, x: scipy.special.xlogy(a - 1, x) + scipy.special.xlog1py(b - 1, -x)
+    - scipy.special.betaln(a, b),
     {"a": lambda a, b, x: ew.log_p(x) - digamma_p(a) + digamma_p(a + b),
      "b": lambda a, b, x: ew.log1p_p(-x) - digamma_p(b) + digamma_p(a + b),
      "x": lambda a, b, x: xdivy_p(a - 1, x) - xdivy_p(b - 1, 1 - x)},

@@ -32,7 +32,7 @@ lambertw               every branch k, complex128 as SciPy (real input too)
 import math
 
 import numpy as np
-import scipy.special as sc
+import scipy  # scipy.special on first use (special_helpers)
 
 from ..core.primitive import Primitive
 from ..core.zeros import Zero
@@ -46,7 +46,9 @@ from .special_helpers import (
     _series_where,
     _typed,
     _weak,
+    on_first_call,
     public,
+    sc,
     special_function,
 )
 
@@ -141,12 +143,14 @@ def _shichi_derivatives(x):
     return _sinc_like(x, ew.sinh, 1.0), _sinc_like(x, ew.cosh, np.inf)
 
 
-sici_p = Primitive("sici", _typed(sc.sici), vjp_ignores=("out",), multiple_results=True)
+sici_p = on_first_call(Primitive("sici", None, vjp_ignores=("out",), multiple_results=True),
+                       sc.sici, _typed)
 sici_p.sparsity = sr.per_output(sr.elementwise_sparsity())   # each output elementwise
 sici_p.jvp = _pair_jvp(sici_p, _sici_derivatives)
 sici_p.vjp = (_pair_vjp(_sici_derivatives),)
 sici_p.batch = lambda axis_size, values, batch_axes: (sici_p(values[0]), (0, 0))
-shichi_p = Primitive("shichi", _typed(sc.shichi), vjp_ignores=("out",), multiple_results=True)
+shichi_p = on_first_call(
+    Primitive("shichi", None, vjp_ignores=("out",), multiple_results=True), sc.shichi, _typed)
 shichi_p.sparsity = sr.per_output(sr.elementwise_sparsity())
 shichi_p.jvp = _pair_jvp(shichi_p, _shichi_derivatives)
 shichi_p.vjp = (_pair_vjp(_shichi_derivatives),)
@@ -345,7 +349,7 @@ ellipeinc_p, ellipeinc = special_function(
 
 def _lambertw_impl(z, k, tol):
     """SciPy's ``lambertw(z, k, tol)``: complex128 (as SciPy, for real input too)."""
-    return sc.lambertw(z, k, tol)
+    return scipy.special.lambertw(z, k, tol)
 
 
 def _lambertw_jvp(primals, tangents, k, tol):
@@ -374,7 +378,8 @@ def _lambertw_special(z, k):
         return None
     branch = ew.equal_p(z, _BRANCH_POINT)
     side = 1.0 if k == 0 else -1.0
-    value = side * math.e / ew.sqrt_p(2 * math.e * (z - _BRANCH_POINT))
+    with np.errstate(divide="ignore"):   # the limit itself: e / sqrt(0) = inf at the branch
+        value = side * math.e / ew.sqrt_p(2 * math.e * (z - _BRANCH_POINT))
     if k == 0:
         return branch, value
     at_zero = ew.equal_p(z, 0)
@@ -431,7 +436,8 @@ def _inv_boxcox1p_impl(y, lmbda):
     # SciPy 1.17 returns y instead of expm1(y) for 0 < |lmbda| < ~1e-150; below 1e-19 the
     # lmbda = 0 value expm1(y) is exact to rounding.
     with np.errstate(all="ignore"):
-        return np.where(np.abs(lmbda) < 1e-19, np.expm1(y), sc.inv_boxcox1p(y, lmbda))[()]
+        return np.where(np.abs(lmbda) < 1e-19, np.expm1(y),
+                        scipy.special.inv_boxcox1p(y, lmbda))[()]
 
 
 inv_boxcox1p_p, inv_boxcox1p = special_function(

@@ -23,13 +23,12 @@ logit at 0 and 1 has infinite derivatives: the rules give the limit.
 
 
 import numpy as np
-import scipy.special as sc
 
 from ..core.zeros import dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions, shape, ufuncs
 from .control import stop_gradient
-from .special_helpers import _weak, special_function
+from .special_helpers import _weak, sc, special_function
 
 __all__ = [
     "expit", "logit", "log_expit", "logsumexp", "softmax", "log_softmax", "xlogy",

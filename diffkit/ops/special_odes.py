@@ -35,11 +35,10 @@ keip (x == 0)          ``keip'(0) = +inf`` (the limit; the rule is inf - inf the
 import math
 
 import numpy as np
-import scipy.special as sc
 
 from . import elementwise as ew
 from .families import no_derivative, nondiff_elementwise
-from .special_helpers import multiple_outputs, special_function
+from .special_helpers import multiple_outputs, on_first_call, sc, special_function
 
 __all__ = [
     "ber", "bei", "berp", "beip", "ker", "kei", "kerp", "keip", "pbdv", "pbvv", "pbwa",
@@ -135,8 +134,10 @@ pbwa_p, pbwa = multiple_outputs(
 
 # The characteristic values enter the rules with m and q held fixed (no derivative is
 # taken through them).
-_mathieu_a_p = nondiff_elementwise("mathieu_characteristic_a", sc.mathieu_a)
-_mathieu_b_p = nondiff_elementwise("mathieu_characteristic_b", sc.mathieu_b)
+_mathieu_a_p = on_first_call(nondiff_elementwise("mathieu_characteristic_a", None),
+                             sc.mathieu_a)
+_mathieu_b_p = on_first_call(nondiff_elementwise("mathieu_characteristic_b", None),
+                             sc.mathieu_b)
 _DEGREE = math.pi / 180
 _MATHIEU = no_derivative(
     "scipy.special's Mathieu functions have no closed-form derivative in m or q")

@@ -31,13 +31,12 @@ lpmv                   at x == +-1 the rule is 0/0: the derivative is nan there 
 =====================  =====================================================================
 """
 
-import scipy.special as sc
 
 from ..core.zeros import dtype_of
 from . import elementwise as ew
 from .families import no_derivative
 from .special_gamma import binom_p
-from .special_helpers import special_function
+from .special_helpers import sc, special_function
 
 __all__ = [
     "eval_jacobi", "eval_sh_jacobi", "eval_gegenbauer", "eval_chebyt", "eval_chebyu",

@@ -35,9 +35,10 @@ near a non-positive integer).
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
-import scipy.special as sc
+import scipy  # scipy.special on first use (special_helpers)
 
 from ..core.primitive import Primitive
 from ..core.zeros import Zero, shape_of
@@ -48,15 +49,25 @@ from . import sparsity_rules as sr
 from .families import broadcasting_batch, no_derivative, sum_tangents
 from .jets import Jets
 from .special_gamma import digamma_p, gamma_p
-from .special_helpers import _typed, special_function
+from .special_helpers import _typed, sc, special_function
 
 __all__ = ["hyp1f1", "hyp2f1", "zeta", "zetac", "hyp0f1", "hyperu", "wright_bessel",
            "log_wright_bessel"]
 
+
+def _bernoulli_numbers(n):
+    """The Bernoulli numbers B_0 ... B_n (B_1 = -1/2, SciPy's ``bernoulli(n)``) as floats,
+    exact to rounding: the recurrence ``sum_k binom(m + 1, k) B_k = 0`` in fractions."""
+    numbers = [Fraction(1)]
+    for m in range(1, n + 1):
+        numbers.append(-sum(math.comb(m + 1, k) * numbers[k] for k in range(m)) / (m + 1))
+    return np.array([float(b) for b in numbers])
+
+
 PARAMETER_ORDER = 3          # derivatives in the parameters up to the third
 _MAX_TERMS = 20000
 _SERIES_LIMIT = 0.995        # 2F1's series argument (after Pfaff) beyond which: NaN
-_BERNOULLI = sc.bernoulli(24)
+_BERNOULLI = _bernoulli_numbers(24)
 _EM_TERMS = 12               # Bernoulli terms of the Euler-Maclaurin tail
 
 
@@ -191,10 +202,10 @@ hyp1f1_p, hyp1f1 = special_function(
 def _log_gamma_jet(jets, x, slopes):
     """log|Gamma(x + sum_v slopes[v] e_v)| as a jet: its Taylor series, the polygammas."""
     step = jets.linear(np.zeros_like(x), slopes)
-    jet, power = jets.constant(sc.gammaln(x)), jets.constant(np.ones_like(x))
+    jet, power = jets.constant(scipy.special.gammaln(x)), jets.constant(np.ones_like(x))
     for n in range(1, jets.order + 1):
         power = jets.mul(power, step)
-        jet = jet + sc.polygamma(n - 1, x) / math.factorial(n) * power
+        jet = jet + scipy.special.polygamma(n - 1, x) / math.factorial(n) * power
     return jet
 
 
@@ -204,7 +215,7 @@ def _gauss_jet(jets, a, b, c):
     factors = [(c, (0, 0, 1), 1), (c - a - b, (-1, -1, 1), 1), (c - a, (-1, 0, 1), -1),
                (c - b, (0, -1, 1), -1)]
     log_value = sum(power * _log_gamma_jet(jets, x, slopes) for x, slopes, power in factors)
-    sign = np.prod([sc.gammasgn(x) for x, _, _ in factors], axis=0)
+    sign = np.prod([scipy.special.gammasgn(x) for x, _, _ in factors], axis=0)
     return sign * jets.exp(log_value)
 
 

@@ -3,21 +3,37 @@
 pytrees of parameters with exact derivatives.
 
 The public functions of ``special``, ``linalg``, ``signal`` and ``integrate`` get SciPy's
-signatures, docstrings and array-like inputs here, from one mechanism
-(``diffkit/numpy/_wrap.py``), as ``diffkit.numpy``'s do.
+signatures, docstrings and array-like inputs from one mechanism
+(``diffkit/numpy/_wrap.py``), as ``diffkit.numpy``'s do; each namespace applies it to
+itself when it is imported.
+
+Each submodule is imported when it is first used, as SciPy's own are: ``import
+diffkit.scipy as dsp`` loads nothing more, ``dsp.stats`` imports ``diffkit.scipy.stats``
+(and with it ``scipy.stats``), and ``from diffkit.scipy.optimize import minimize`` loads
+neither ``scipy.stats`` nor ``scipy.signal`` nor ``scipy.integrate`` (tests/
+test_import_cost.py checks this).
 """
 
-import scipy.integrate as _integrate
-import scipy.linalg as _linalg
-import scipy.signal as _signal
-import scipy.special as _special
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from ..numpy._wrap import wrap_namespace as _wrap_namespace
-from . import integrate, linalg, optimize, signal, special, stats  # noqa: F401
+if TYPE_CHECKING:  # what type checkers see: the submodules as attributes
+    from . import integrate, linalg, optimize, signal, special, stats  # noqa: F401
 
-for _module, _reference in ((special, _special), (linalg, _linalg), (signal, _signal),
-                            (integrate, _integrate)):
-    _wrap_namespace(vars(_module), _reference, _module.__name__,
-                    getattr(_module, "WRAPPED", None) or getattr(_module, "__all__", None)
-                    or [n for n in dir(_module) if not n.startswith("_")],
-                    name_inputs=_module is special)
+_SUBMODULES = ("integrate", "linalg", "optimize", "signal", "special", "stats")
+
+__all__ = list(_SUBMODULES)
+
+
+def __getattr__(name: str) -> ModuleType:
+    # Import cost: each submodule imports its SciPy counterpart (scipy.stats, scipy.signal
+    # and scipy.integrate take about half a second together), so ``import diffkit.scipy``
+    # leaves them to their first use.
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SUBMODULES})

@@ -37,6 +37,7 @@ import scipy.linalg
 from ..core.trace import Tracer, new_trace
 from ..core.zeros import Zero, as_array, dtype_of, is_complex, shape_of
 from ..interpreters.forward import JVPTrace, JVPTracer
+from ..numpy._wrap import wrap_namespace as _wrap_namespace
 from ..ops import complex as _cx
 from ..ops import decompositions as _dec
 from ..ops import elementwise as _ew
@@ -559,3 +560,7 @@ def fractional_matrix_power(A, t):
     if not isinstance(t, Tracer) and float(t) == int(t):
         return _dec.matrix_power(A, int(t))
     return expm_p(_ew.multiply(logm_p(A), t))
+
+
+# SciPy's signatures, docstrings and array-like inputs (diffkit/numpy/_wrap.py)
+_wrap_namespace(globals(), scipy.linalg, __name__, __all__)

@@ -27,6 +27,7 @@ from .. import numpy as _dnp
 from ..core.concrete import holds_tracer
 from ..core.trace import Tracer
 from ..core.zeros import as_array, dtype_of, shape_of
+from ..numpy._wrap import wrap_namespace as _wrap_namespace
 from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ..ops.array_padding import pad as _pad
@@ -332,3 +333,7 @@ def welch(x, fs=1.0, window="hann_periodic", nperseg=None, noverlap=None, nfft=N
     real = np.result_type(dtype_of(x), np.float32)
     real = np.dtype(real.char.lower()) if real.kind == "c" else real
     return freqs.astype(real), ew.astype(result, real) if dtype_of(result) != real else result
+
+
+# SciPy's signatures, docstrings and array-like inputs (diffkit/numpy/_wrap.py)
+_wrap_namespace(globals(), _ss, __name__, __all__)

@@ -28,7 +28,8 @@ def pool():
 def by_value():
     """Test modules are pickled by value (as a user's script is): the worker processes need
     not import them."""
-    cloudpickle = pytest.importorskip("cloudpickle")
+    cloudpickle = pytest.importorskip("cloudpickle",
+                                      reason="pip install 'diffkit[distributed]'")
 
     def register(name):
         module = sys.modules[name]

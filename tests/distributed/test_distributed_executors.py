@@ -206,7 +206,7 @@ def test_executor_inside_another_transformation_is_an_error(pool):
 
 
 def test_dask_array_vmap_on_the_cluster(client):
-    da = pytest.importorskip("dask.array")
+    da = pytest.importorskip("dask.array", reason="pip install 'diffkit[distributed]'")
     xs = da.random.default_rng(3).normal(size=(2_000, 12), chunks=(500, 12))
     per_example = dk.vmap(dk.grad(lambda w, x: dnp.sum(dnp.tanh(W @ (w * x)))),
                           in_axes=(None, 0))(X, xs)

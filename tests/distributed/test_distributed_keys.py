@@ -21,7 +21,7 @@ import diffkit.numpy as dnp
 from diffkit.errors import ChunkError
 
 da = pytest.importorskip("dask.array", reason="pip install 'diffkit[distributed]'")
-dask = pytest.importorskip("dask")
+dask = pytest.importorskip("dask", reason="pip install 'diffkit[distributed]'")
 pytest.importorskip("cloudpickle", reason="pip install 'diffkit[distributed]'")
 
 RNG = np.random.default_rng(27)
@@ -334,7 +334,8 @@ def fragile_client():
     """Two worker processes of one thread, for killing. Their nannies start them from a
     fork server with diffkit loaded, so that a killed worker is back in a fraction of a
     second; a worker away for a while is not given up (``lost-worker-timeout``)."""
-    distributed = pytest.importorskip("distributed")
+    distributed = pytest.importorskip("distributed", reason="a LocalCluster needs "
+                                      "dask.distributed: pip install 'diffkit[distributed]'")
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
         else "spawn"
     with dask.config.set({"distributed.worker.multiprocessing-method": method,

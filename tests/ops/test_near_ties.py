@@ -12,9 +12,18 @@ Tolerances (absolute, relative to the reference's largest entry, at least 1):
 - ``funm(X, sin)`` against ``sinm`` (exact through ``expm``, whose own rounding grows with
   ``|X|``): ``1e-13 (1 + |X|)`` at first order, ``1e-10 (1 + |X|)`` at second, every route
   and gap;
-- functions of the eigen/singular values against their smooth closed forms: first order
-  1e-12; ``hessian`` (forward over reverse) 1e-7 at every gap; the other routes the stated
-  64 eps / gap (they see only rounded cotangents or the vectors' couplings);
+- functions of the eigen/singular values (real, and complex Hermitian / rectangular in real
+  coordinates) against their smooth closed forms: first order
+  1e-12; ``hessian``, ``hvp``, ``jacfwd(jacrev)``, ``jacrev(jacfwd)`` and ``jacrev(jacrev)``
+  1e-7 at every gap, ties included; ``jacfwd(jacfwd)`` the stated 64 eps / gap outside the
+  tie tolerance (it sees only the caller's rounded cotangents), and across a tie NaN where
+  it crosses the tie, exact elsewhere;
+- the largest eigenvalue (simple) next to the close pair: every route and ``hvp`` equal
+  the closed form ``sum_i 2 (v_i^T E v) (v_i^T F v) / (w - w_i)`` to 1e-10 (relative to
+  its largest entry) at every gap, ties included, and finite differences of NumPy's
+  ``eigvalsh`` (Richardson, step ``2e-3 scale``) to 1e-7;
+- a sum of two pullbacks of one decomposition, differentiated in reverse (the channel
+  holds two contributions): NaN where it crosses a tie, else the quotients' 64 eps / gap;
 - functions of the eigenvectors (the projector onto the close pair): the stated
   8 n eps / gap at first order and 8 n eps / gap^2 at second order, plus the reference's
   1e-7 (Richardson-extrapolated central differences), and NaN in every second-order route
@@ -39,11 +48,14 @@ SECOND_ORDER_TIE = order_tolerance(2, np.float64)
 
 
 @st.composite
-def near_ties(draw):
+def near_ties(draw, min_size=2, exact=False):
     """``(x, n, gap, basis)``: a symmetric n x n matrix with a pair of eigenvalues at the
-    relative gap ``gap`` (relative to the largest eigenvalue)."""
-    n = draw(st.integers(2, 4))
+    relative gap ``gap`` (relative to the largest eigenvalue; ``exact``: 0 may be drawn,
+    an exact tie in exact arithmetic, split by LAPACK's rounding)."""
+    n = draw(st.integers(min_size, 4))
     gap = 10.0 ** draw(st.floats(-13.0, -4.0))
+    if exact and draw(st.booleans()):
+        gap = 0.0
     scale = 10.0 ** draw(st.floats(-2.0, 2.0))
     seed = draw(st.integers(0, 2 ** 16))
     basis = np.linalg.qr(np.random.default_rng(seed).normal(size=(n, n)))[0]
@@ -93,13 +105,37 @@ def test_funm_is_exact_at_every_gap(case):
                                    err_msg=route)
 
 
+ACCURATE = ("hessian", "jacfwd(jacrev)", "jacrev(jacfwd)", "jacrev(jacrev)")
+
+
+def _check_values_routes(scalar, point, expected, gap, what):
+    """Every second-derivative route of a function of the eigen/singular values at a
+    (near) tie against ``expected`` (see the module docstring for the tolerances)."""
+    scale = max(1.0, float(np.max(np.abs(expected))))
+    tied = gap <= TIE_RTOL_EPS * EPS
+    for route, h in second_derivatives(scalar, point).items():
+        if route in ACCURATE:
+            np.testing.assert_allclose(h, expected, rtol=0, atol=1e-7 * scale,
+                                       err_msg=f"{what}: {route}")
+        elif not tied:
+            np.testing.assert_allclose(h, expected, rtol=0, atol=64 * EPS / gap * scale,
+                                       err_msg=f"{what}: {route}")
+        else:   # forward over forward: NaN across the tie, exact elsewhere
+            finite = np.isfinite(h)
+            assert not np.all(finite), f"{what}: {route} is finite across the tie"
+            np.testing.assert_allclose(h[finite], expected[finite], rtol=0, atol=1e-7 * scale,
+                                       err_msg=f"{what}: {route}")
+    direction = np.random.default_rng(5).uniform(0.5, 1.5, point.size)
+    np.testing.assert_allclose(dk.hvp(scalar, (point,), (direction,))[0], expected @ direction,
+                               rtol=0, atol=1e-7 * scale * direction.sum(), err_msg=f"{what}: hvp")
+
+
 @settings(max_examples=12, deadline=None)
 @given(near_ties())
 def test_functions_of_eigenvalues_near_ties(case):
     """1.5 sum(w^2) and log det through eigvalsh against the same functions of the read
-    matrix (no eigendecomposition): hessian to 1e-7 at every gap, the other routes to the
-    stated 64 eps / gap (NaN only within the tie tolerance, where they are documented
-    NaN)."""
+    matrix (no eigendecomposition): first order to 1e-12, second order as the module
+    docstring states."""
     x, n, gap, _ = case
 
     def through_eigvalsh(a):
@@ -110,44 +146,141 @@ def test_functions_of_eigenvalues_near_ties(case):
         return 1.5 * dnp.sum(_read(a, n) ** 2) + dnp.linalg.slogdet(_read(a, n))[1]
 
     expected = _reference_hessian(smooth, x)
-    scale = max(1.0, float(np.max(np.abs(expected))))
     gradient = np.asarray(dk.grad(_flat(smooth, x.shape))(x.ravel()))
     for engine in (dk.jacfwd, dk.jacrev):
         got = np.asarray(engine(_flat(through_eigvalsh, x.shape))(x.ravel()))
         np.testing.assert_allclose(got, gradient, rtol=0, atol=1e-12 * max(
             1.0, float(np.max(np.abs(gradient)))))
-    tied = gap <= TIE_RTOL_EPS * EPS
-    for route, h in second_derivatives(_flat(through_eigvalsh, x.shape), x.ravel()).items():
-        if route in ("hessian", "jacfwd(jacrev)"):
-            np.testing.assert_allclose(h, expected, rtol=0, atol=1e-7 * scale, err_msg=route)
-        elif not tied:
-            np.testing.assert_allclose(h, expected, rtol=0, atol=64 * EPS / gap * scale,
-                                       err_msg=route)
-        else:   # documented: NaN across a tie, exact elsewhere
-            finite = np.isfinite(h)
-            np.testing.assert_allclose(h[finite], expected[finite], rtol=0,
-                                       atol=64 * EPS / gap * scale, err_msg=route)
+    _check_values_routes(_flat(through_eigvalsh, x.shape), x.ravel(), expected, gap,
+                         "eigvalsh")
 
 
 @settings(max_examples=12, deadline=None)
 @given(near_ties())
-def test_sum_of_squared_singular_values_near_ties(case):
-    """sum(s^2) = sum(X^2): Hessian 2 I from hessian and jacfwd(jacrev) at every gap (to
-    1e-7), from the other routes to 64 eps / gap outside the tie tolerance."""
+def test_functions_of_singular_values_near_ties(case):
+    """sum(s^2) = sum(X^2) (Hessian 2 I) and the nuclear norm (= tr sqrtm(X^T X), through
+    expm/logm's Frechet derivatives, exact at every gap) of a nonsymmetric matrix with the
+    same close pair of singular values: as the module docstring states."""
     x, n, gap, basis = case
-    a = x @ basis        # the same singular values, a nonsymmetric matrix
+    a = x @ basis
 
     def through_svd(v):
-        return dnp.sum(dnp.linalg.svd(v.reshape(n, n), compute_uv=False) ** 2)
+        s = dnp.linalg.svd(v.reshape(n, n), compute_uv=False)
+        return dnp.sum(s ** 2) + dnp.linalg.matrix_norm(v.reshape(n, n), ord="nuc")
 
-    expected = 2 * np.eye(n * n)
-    tied = gap <= TIE_RTOL_EPS * EPS
-    for route, h in second_derivatives(through_svd, a.ravel()).items():
-        if route in ("hessian", "jacfwd(jacrev)"):
-            np.testing.assert_allclose(h, expected, rtol=0, atol=1e-7, err_msg=route)
-        elif not tied:   # the other routes: 64 eps / gap (documented NaN across a tie)
-            np.testing.assert_allclose(h, expected, rtol=0, atol=64 * EPS / gap,
-                                       err_msg=route)
+    def smooth(v):
+        m = v.reshape(n, n)
+        return dnp.sum(m ** 2) + dnp.trace(dsl.sqrtm(m.T @ m))
+
+    expected = np.asarray(dk.hessian(smooth)(a.ravel()))
+    _check_values_routes(through_svd, a.ravel(), expected, gap, "svdvals")
+
+
+@st.composite
+def complex_near_ties(draw):
+    """``(h, a, gap)``: a Hermitian n x n matrix and a complex (n + 1) x n matrix (n = 2, 3) whose
+    eigenvalues (singular values) are ``scale * (1, 1 + gap, 2, ...)`` (``gap`` 0 too)."""
+    n = draw(st.integers(2, 3))
+    gap = draw(st.one_of(st.just(0.0), st.floats(-13.0, -4.0).map(lambda e: 10.0 ** e)))
+    scale = 10.0 ** draw(st.floats(-1.0, 1.0))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+
+    def unitary(k):
+        return np.linalg.qr(rng.normal(size=(k, k)) + 1j * rng.normal(size=(k, k)))[0]
+
+    values = scale * np.array([1.0, 1.0 + gap] + list(range(2, n)), np.float64)[:n]
+    q = unitary(n)
+    h = q @ np.diag(values) @ q.conj().T
+    return 0.5 * (h + h.conj().T), unitary(n + 1)[:, :n] @ np.diag(values) @ unitary(n), gap
+
+
+@settings(max_examples=5, deadline=None)
+@given(complex_near_ties())
+def test_complex_values_near_ties(case):
+    """Complex Hermitian eigvalsh (1.5 sum(w^2) = 1.5 sum(|T(A)|^2)) and a complex
+    rectangular svd (sum(s^2) + nuclear norm = sum(|A|^2) + tr sqrtm(A^H A)), in real
+    coordinates: as the module docstring states."""
+    from diffkit.testing.edges import _Vector
+
+    h, a, gap = case
+    n = h.shape[0]
+
+    def read(x):
+        low = dnp.tril(x, -1)
+        return low + dnp.conj(low).T + dnp.real(dnp.diag(dnp.diag(x))) * np.eye(n)
+
+    for fun, smooth, point, what in (
+            (lambda x: 1.5 * dnp.sum(dnp.linalg.eigvalsh(x) ** 2),
+             lambda x: 1.5 * dnp.sum(dnp.abs(read(x)) ** 2), h, "complex eigvalsh"),
+            (lambda x: dnp.sum(dnp.linalg.svd(x, compute_uv=False) ** 2) +
+             dnp.linalg.matrix_norm(x, ord="nuc"),
+             lambda x: dnp.sum(dnp.abs(x) ** 2) + dnp.real(dnp.trace(dsl.sqrtm(dnp.conj(x).T @ x))),
+             a, "complex svd")):
+        vec, reference = _Vector(fun, (point,)), _Vector(smooth, (point,))
+        expected = np.asarray(dk.hessian(lambda v, f=reference: dnp.sum(f(v)))(reference.point))
+        _check_values_routes(lambda v, f=vec: dnp.sum(f(v)), vec.point, expected, gap, what)
+
+
+def _top_hessian(x):
+    """The closed form of the Hessian of the largest eigenvalue (simple) of the symmetric
+    matrix eigh reads from x's lower triangle, in x's flat coordinates."""
+    w, v = np.linalg.eigh(x)
+    n = x.shape[0]
+    basis = []
+    for e in np.eye(n * n).reshape(-1, n, n):
+        low = np.tril(e)
+        basis.append(low + np.tril(low, -1).T)
+    coupling = np.array([[v[:, i] @ e @ v[:, -1] for i in range(n - 1)] for e in basis])
+    return 2 * (coupling / (w[-1] - w[:-1])) @ coupling.T
+
+
+@settings(max_examples=10, deadline=None)
+@given(near_ties(min_size=3, exact=True))
+def test_top_eigenvalue_next_to_a_close_pair(case):
+    """eigvalsh(X)[-1], a simple maximum next to a close, LAPACK-split or exactly tied pair:
+    its Hessian involves only gaps to the maximum; every route and hvp give the closed form,
+    and finite differences of NumPy's eigvalsh agree (module docstring)."""
+    x, n, gap, _ = case
+    exact = _top_hessian(x)
+    scale = float(np.max(np.abs(exact)))
+    top = _flat(lambda a: dnp.linalg.eigvalsh(a)[-1], x.shape)
+    for route, h in second_derivatives(top, x.ravel()).items():
+        np.testing.assert_allclose(h, exact, rtol=0, atol=1e-10 * scale, err_msg=route)
+    direction = np.random.default_rng(n).normal(size=x.size)
+    np.testing.assert_allclose(dk.hvp(top, (x.ravel(),), (direction,))[0], exact @ direction,
+                               rtol=0, atol=1e-10 * scale * np.abs(direction).sum())
+    size = float(np.max(np.abs(np.linalg.eigvalsh(x))))
+    numeric = _fd_hessian(lambda v: float(np.linalg.eigvalsh(v.reshape(n, n))[-1]), x,
+                          2e-3 * size)
+    np.testing.assert_allclose(exact, numeric, rtol=0, atol=1e-7 * scale)
+
+
+@settings(max_examples=6, deadline=None)
+@given(near_ties())
+def test_summed_pullbacks_differentiated_in_reverse(case):
+    """The gradients of 1.5 sum(w^2) and sum(log w) as two pullbacks of one eigvalsh,
+    summed, then jacrev: the channel holds two contributions and cannot separate their
+    f'': NaN across a tie (never a finite guess), the quotients' accuracy elsewhere."""
+    x, n, gap, _ = case
+
+    def gradient(v):
+        w, pull = dk.vjp(dnp.linalg.eigvalsh, v.reshape(n, n))
+        return dnp.ravel(pull(3 * w)[0] + pull(1 / w)[0])
+
+    def smooth(a):
+        return 1.5 * dnp.sum(_read(a, n) ** 2) + dnp.linalg.slogdet(_read(a, n))[1]
+
+    expected = _reference_hessian(smooth, x)
+    scale = max(1.0, float(np.max(np.abs(expected))))
+    got = np.asarray(dk.jacrev(gradient)(x.ravel()))
+    if gap <= TIE_RTOL_EPS * EPS:
+        assert np.any(np.isnan(got))
+        finite = np.isfinite(got)
+        np.testing.assert_allclose(got[finite], expected[finite], rtol=0, atol=1e-7 * scale)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=0, atol=64 * EPS / gap * scale)
+    np.testing.assert_allclose(dk.jacfwd(gradient)(x.ravel()), expected, rtol=0,
+                               atol=1e-7 * scale)
 
 
 def _fd_hessian(pair, x, step):

@@ -160,12 +160,103 @@ def test_eigenvalue_jacobians_agree_at_ties():
         np.testing.assert_allclose(hessians[i], dk.hessian(cube_trace)(stack[i]), atol=1e-12)
 
 
-def test_other_second_order_compositions_are_nan_across_the_tie_not_wrong():
-    """Reverse-over-reverse and forward-over-forward do not see the tangent of the
-    eigenvalues' cotangent, so the tie limit is unknown to them: NaN, never 0."""
-    for second in (dk.jacrev(dk.jacrev(cube_trace)), dk.jacfwd(dk.jacfwd(cube_trace))):
-        value = np.einsum("ij,ijkl,kl->", D, second(S), D)
-        assert np.isnan(value)
+ROUTES = {"jacfwd(jacrev)": lambda f: dk.jacfwd(dk.jacrev(f)),
+          "jacrev(jacfwd)": lambda f: dk.jacrev(dk.jacfwd(f)),
+          "jacrev(jacrev)": lambda f: dk.jacrev(dk.jacrev(f))}
+
+
+@pytest.mark.parametrize("point, direction", [(S, D), (S_SPLIT, D_SPLIT)])
+def test_nested_jacobians_are_exact_at_a_tie_and_forward_over_forward_is_nan(point, direction):
+    """Reverse over reverse reads the tie limit off the cotangent of the values (through
+    eigh's channel), reverse over forward off the cotangent of the values its JVP returns:
+    both exact, as hessian. Forward over forward never meets f'' and the tied couplings
+    together: NaN across the tie, never 0 or a guess."""
+    exact = 6 * np.trace(point @ direction @ direction)        # tr(X^3)'' = 6 tr(X D D)
+    for name, route in ROUTES.items():
+        got = np.einsum("ij,ijkl,kl->", direction, route(cube_trace)(point), direction)
+        np.testing.assert_allclose(got, exact, rtol=RTOL, err_msg=name)
+    second = dk.jacfwd(dk.jacfwd(cube_trace))(point)
+    assert np.isnan(np.einsum("ij,ijkl,kl->", direction, second, direction))
+    hess = dk.hessian(cube_trace)(point)
+    finite = np.isfinite(second)             # the entries that do not cross the tie: exact
+    assert np.any(finite)
+    np.testing.assert_allclose(second[finite], hess[finite], rtol=0, atol=1e-12)
+
+
+def _top_hessian(x):
+    """The closed form of the Hessian of the largest eigenvalue (simple) of the matrix eigh
+    reads from x's lower triangle: sum_i 2 (v_i^T E_a v) (v_i^T E_b v) / (w - w_i)."""
+    w, v = np.linalg.eigh(x)
+    basis = [_from_lower(e) for e in np.eye(x.size).reshape(-1, *x.shape)]
+    coupling = np.array([[v[:, i] @ e @ v[:, -1] for i in range(len(w) - 1)] for e in basis])
+    return 2 * (coupling / (w[-1] - w[:-1])) @ coupling.T
+
+
+@pytest.mark.parametrize("point", [S, S_SPLIT, np.diag([1.0, 1.0, 1.0 + 2e-14, 3.0])])
+def test_top_eigenvalue_next_to_a_tie_by_every_route(point):
+    """The Hessian of eigvalsh(X)[-1], a simple maximum next to tied (or LAPACK-split)
+    smaller ones, involves only gaps to the maximum: every route and hvp give the closed
+    form, and finite differences of NumPy's eigvalsh agree."""
+    n = point.shape[0]
+    top = lambda v: L.eigvalsh(v.reshape(n, n))[-1]  # noqa: E731
+    x = point.ravel()
+    exact = _top_hessian(point)
+    scale = np.max(np.abs(exact))
+    routes = {"hessian": dk.hessian(top), "jacfwd(jacfwd)": dk.jacfwd(dk.jacfwd(top)),
+              **{name: route(top) for name, route in ROUTES.items()}}
+    for name, route in routes.items():
+        np.testing.assert_allclose(route(x), exact, rtol=0, atol=1e-13 * scale, err_msg=name)
+    direction = np.random.default_rng(6).normal(size=x.size)
+    np.testing.assert_allclose(dk.hvp(top, (x,), (direction,))[0], exact @ direction, rtol=0,
+                               atol=1e-13 * scale * np.abs(direction).sum())
+    numpy_top = lambda v: np.linalg.eigvalsh(v.reshape(n, n))[-1]  # noqa: E731
+
+    def second(h):   # central second differences at a smooth scale (the maximum is 2 away)
+        return np.array([[(numpy_top(x + h * a + h * b) - numpy_top(x + h * a - h * b) -
+                           numpy_top(x - h * a + h * b) + numpy_top(x - h * a - h * b)) /
+                          (4 * h * h) for b in np.eye(x.size)] for a in np.eye(x.size)])
+
+    richardson = (4 * second(1e-3) - second(2e-3)) / 3      # truncation ~h^4
+    np.testing.assert_allclose(exact, richardson, rtol=0, atol=1e-8 * scale)
+
+
+def test_functions_not_symmetric_in_tied_values_have_nan_second_derivatives():
+    """w_0^2 and w_1 w_2 at a double eigenvalue (w_0 = w_1), s_1^2 at a double singular
+    value: no second derivative exists; every route gives NaN across the tie."""
+    split = Q @ np.diag([2.0, 2.0, 1.0]) @ Q.T
+    cases = [(lambda x: L.eigvalsh(x)[0] ** 2, S_SPLIT),
+             (lambda x: L.eigvalsh(x)[1] * L.eigvalsh(x)[2], S_SPLIT),
+             (lambda x: L.svd(x, compute_uv=False)[1] ** 2, split)]
+    for fun, point in cases:
+        for name, route in {"hessian": dk.hessian, "jacfwd(jacfwd)": lambda f: dk.jacfwd(
+                dk.jacfwd(f)), **ROUTES}.items():
+            got = route(fun)(point)
+            assert np.isnan(np.einsum("ij,ijkl,kl->", D_SPLIT, got, D_SPLIT)), name
+
+
+def test_several_pullbacks_of_one_decomposition_are_nan_at_a_tie_not_wrong():
+    """Two pullbacks of one eigvalsh, summed (the gradients of 1.5 sum(w^2) and sum(log w)):
+    reverse over reverse cannot tell their f'' apart at a tie (the channel holds their sum),
+    so the second derivative across the tie is NaN; elsewhere it is exact."""
+    def gradient(x):
+        w, pull = dk.vjp(L.eigvalsh, x)
+        return pull(3 * w)[0] + pull(1 / w)[0]
+
+    def smooth(x):
+        t = _from_lower_traced(x)
+        return 1.5 * dnp.sum(t ** 2) + L.slogdet(t)[1]
+
+    got = dk.jacrev(gradient)(S_SPLIT)
+    exact = dk.hessian(smooth)(S_SPLIT)
+    assert np.isnan(np.einsum("ij,ijkl,kl->", D_SPLIT, got, D_SPLIT))
+    finite = np.isfinite(got)
+    np.testing.assert_allclose(got[finite], exact[finite], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dk.jacfwd(gradient)(S_SPLIT), exact, rtol=0, atol=1e-12)
+
+
+def _from_lower_traced(x):
+    low = dnp.tril(x, -1)
+    return low + low.T + dnp.diag(dnp.diag(x)) * np.eye(x.shape[0])
 
 
 @pytest.mark.parametrize("point", [np.eye(3), Q])
@@ -184,15 +275,17 @@ def _polar(x):
 
 
 @pytest.mark.parametrize("point", [np.array([[1.0, -2, 0], [2, 1, 0], [0, 0, 1]]),
-                                   np.diag([2.0, 2.0, 1.0]), Q @ np.diag([2.0, 2, 1]) @ Q])
+                                   np.diag([2.0, 2.0, 1.0]), Q @ np.diag([2.0, 2, 1]) @ Q,
+                                   Q @ np.diag([2.0, 2, 1]) @ Q.T @ Q])
 def test_nuclear_norm_hessian_at_repeated_singular_values(point):
     """The nuclear norm is smooth at full rank: its gradient is the polar factor U Vh,
-    whose derivative has only 1 / (s_i + s_j)."""
+    whose derivative has only 1 / (s_i + s_j). Its cotangent c = 1 is a constant, so the
+    tie limit is 0 in every route that sees c (forward over forward: NaN across the tie)."""
     nuc = lambda x: L.matrix_norm(x, ord="nuc")  # noqa: E731
     np.testing.assert_allclose(dk.grad(nuc)(point), _polar(point), rtol=RTOL, atol=1e-12)
     numeric = np.stack([(_polar(point + 1e-6 * e) - _polar(point - 1e-6 * e)) / 2e-6
                         for e in np.eye(9).reshape(9, 3, 3)], -1).reshape(3, 3, 3, 3)
-    for hess in (dk.hessian(nuc)(point), dk.jacfwd(dk.jacrev(nuc))(point)):
+    for hess in (dk.hessian(nuc)(point), *(route(nuc)(point) for route in ROUTES.values())):
         np.testing.assert_allclose(hess, numeric, rtol=FD_RTOL, atol=FD_ATOL)
         np.testing.assert_allclose(hess.reshape(9, 9), hess.reshape(9, 9).T, atol=1e-12)
 

@@ -350,7 +350,9 @@ def test_closure_control_flow_change_raises():
 # --- JAX's odeint (only where JAX is installed) ----------------------------------------------
 
 def test_same_gradients_as_jax_odeint():
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip(
+        "jax", reason="JAX is no dependency of diffkit: this cross-check against "
+        "jax.experimental.ode.odeint runs where it is installed (pip install jax)")
     import jax.numpy as jnp
     from jax.experimental.ode import odeint as jax_odeint
     jax.config.update("jax_enable_x64", True)

@@ -104,7 +104,7 @@ def captured(monkeypatch):
     def fake_minimize(fun, x0, **kwargs):
         calls.update(kwargs, fun=fun, x0=x0)
         return so.OptimizeResult(x=x0)
-    monkeypatch.setattr(dko._so, "minimize", fake_minimize)
+    monkeypatch.setattr(so, "minimize", fake_minimize)
     return calls
 
 
@@ -434,7 +434,7 @@ def test_root_jacobian_matches_the_closed_form(monkeypatch):
     def fake_root(fun, x0, **kwargs):
         captured.update(kwargs)
         return so.OptimizeResult(x=x0)
-    monkeypatch.setattr(dko._so, "root", fake_root)
+    monkeypatch.setattr(so, "root", fake_root)
     dko.root(lambda x: dnp.sin(x) * dnp.sum(x), np.zeros(3))
     x = np.array([0.3, -1.2, 2.0])
     expected = np.diag(np.cos(x)) * np.sum(x) + np.sin(x)[:, None]

@@ -37,7 +37,7 @@ class Recorded:
 
     def __init__(self, monkeypatch, name):
         self.real, self.kwargs = getattr(so, name), None
-        monkeypatch.setattr(dko._so, name, self)
+        monkeypatch.setattr(so, name, self)
 
     def __call__(self, *args, **kwargs):
         self.kwargs = kwargs

@@ -13,6 +13,7 @@ import concurrent.futures
 
 import numpy as np
 import pytest
+import scipy.optimize
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -359,13 +360,13 @@ def test_minimize_trust_constr_hessian_on_a_branching_objective(monkeypatch):
         return base
 
     given = {}
-    real = dko._so.minimize
+    real = scipy.optimize.minimize
 
     def recording(*args, **kwargs):
         given.update(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(dko._so, "minimize", recording)
+    monkeypatch.setattr(scipy.optimize, "minimize", recording)
     result = dko.minimize(objective, np.full(12, 0.3), method="trust-constr", sparse=True,
                           options={"gtol": 1e-10, "xtol": 1e-12})
     assert result.x[0] > 0.5   # the minimiser is on the other branch than x0

@@ -87,9 +87,11 @@ def test_pattern_holds_every_nonzero(record, shapes):
     try:
         dense = _dense(record, args, argnums)
     except Exception as err:   # complex outputs, integer outputs: not for sparse patterns
-        pytest.skip(f"no real Jacobian: {type(err).__name__}")
+        pytest.skip(f"no real Jacobian ({type(err).__name__}): a sparse pattern is of a real "
+                    "Jacobian; tests/test_primitives.py checks this record's derivatives")
     if dense is None:
-        pytest.skip("integer output")
+        pytest.skip("integer output: no Jacobian to find a pattern of (tests/test_primitives.py "
+                    "checks this record)")
     exact = (record.elementwise or record.name in LINEAR_AND_INDEXING) and \
         record.name not in NOT_EXACT
     with warnings.catch_warnings():

@@ -9,9 +9,13 @@ in the initial state, the output times and the parameters (``ode.py``; the solve
 and its sensitivity and adjoint rules in ``ode_rules.py``; the vector fields, closure
 conversion and exact Jacobians in ``ode_field.py``; fields whose Python branches on values
 in ``ode_branches.py``). The solvers keep their own signatures
-(SciPy's), so ``diffkit.scipy`` wraps only the sampled-data functions (``WRAPPED``).
+(SciPy's), so only the sampled-data functions (``WRAPPED``) take SciPy's signatures,
+docstrings and array-like inputs (``diffkit/numpy/_wrap.py``), applied here on import.
 """
 
+import scipy.integrate as _scipy_integrate
+
+from ...numpy._wrap import wrap_namespace as _wrap_namespace
 from .ode import BranchSwitchError, ClosureError, ODESolveError, odeint, solve_ivp
 from .quadrature import quad, quad_vec
 from .sampled import cumulative_trapezoid, simpson, trapezoid
@@ -19,3 +23,5 @@ from .sampled import cumulative_trapezoid, simpson, trapezoid
 WRAPPED = ["trapezoid", "simpson", "cumulative_trapezoid"]
 __all__ = ["trapezoid", "simpson", "cumulative_trapezoid", "quad", "quad_vec", "solve_ivp",
            "odeint", "ODESolveError", "ClosureError", "BranchSwitchError"]
+
+_wrap_namespace(globals(), _scipy_integrate, __name__, WRAPPED)

@@ -34,8 +34,6 @@ parameters). SciPy's strings (``'2-point'``...) and ``HessianUpdateStrategy`` ob
 passed through unchanged.
 """
 
-import scipy.optimize as _so  # noqa: F401  (tests replace SciPy's solvers through it)
-
 from .implicit import (
     NonConvergenceError,
     SingularJacobianError,

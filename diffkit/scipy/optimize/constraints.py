@@ -2,7 +2,7 @@
 the flat vector with exact Jacobians (and, for trust-constr, exact Hessians)."""
 
 import numpy as np
-import scipy.optimize as _so
+import scipy  # scipy.optimize is imported on first use (SciPy's lazy submodules)
 
 from ... import api
 from ... import numpy as dnp
@@ -52,7 +52,8 @@ class _ConstraintFunction:
 def _constraint_list(constraints):
     if constraints is None:
         return []
-    if isinstance(constraints, (dict, _so.NonlinearConstraint, _so.LinearConstraint)):
+    if isinstance(constraints, (dict, scipy.optimize.NonlinearConstraint,
+                                scipy.optimize.LinearConstraint)):
         return [constraints]
     return list(constraints)
 
@@ -75,7 +76,7 @@ def _dict_constraint(con, params, method, sparse=False, stager=None, index=0):
         auto_jac, hess = function.automatic(sparse, stager, index,
                                             (not callable(user_jac), True))
         upper = 0.0 if kind == "eq" else np.inf
-        return _so.NonlinearConstraint(function, 0.0, upper,
+        return scipy.optimize.NonlinearConstraint(function, 0.0, upper,
                                        jac=jac if callable(user_jac) else auto_jac, hess=hess)
     return {"type": kind, "fun": function, "jac": jac}
 
@@ -101,7 +102,7 @@ def _nonlinear_constraint(con, params, method, sparse=False, stager=None, index=
         # SciPy stores a missing hess as BFGS(), so a quasi-Newton strategy cannot be told
         # from no Hessian at all: both get the exact one.
         hess = auto_hess
-    return _so.NonlinearConstraint(function, con.lb, con.ub, jac=jac, hess=hess,
+    return scipy.optimize.NonlinearConstraint(function, con.lb, con.ub, jac=jac, hess=hess,
                                    keep_feasible=con.keep_feasible,
                                    finite_diff_rel_step=con.finite_diff_rel_step,
                                    finite_diff_jac_sparsity=con.finite_diff_jac_sparsity)
@@ -115,9 +116,9 @@ def _flat_constraints(constraints, params, method, sparse=False, stager=None):
     for index, con in enumerate(_constraint_list(constraints)):
         if isinstance(con, dict):
             converted.append(_dict_constraint(con, params, name, sparse, stager, index))
-        elif isinstance(con, _so.NonlinearConstraint):
+        elif isinstance(con, scipy.optimize.NonlinearConstraint):
             converted.append(_nonlinear_constraint(con, params, name, sparse, stager, index))
-        elif isinstance(con, _so.LinearConstraint):
+        elif isinstance(con, scipy.optimize.LinearConstraint):
             converted.append(con)  # its matrix acts on the flat vector already
         else:
             raise TypeError(f"constraints must be dicts, NonlinearConstraint or "
@@ -147,7 +148,8 @@ def _limit(value, shape, default):
 
 def _flat_bounds(bounds, params):
     """``bounds`` as SciPy wants them on the flat vector."""
-    if bounds is None or isinstance(bounds, _so.Bounds) or _is_scipy_pairs(bounds, params.n):
+    if bounds is None or isinstance(bounds, scipy.optimize.Bounds) \
+            or _is_scipy_pairs(bounds, params.n):
         return bounds
     try:
         pairs = params.treedef.flatten_up_to(bounds)
@@ -166,5 +168,5 @@ def _flat_bounds(bounds, params):
         lower.append(_limit(lo, shape, -np.inf))
         upper.append(_limit(hi, shape, np.inf))
     if not lower:
-        return _so.Bounds(np.zeros(0), np.zeros(0))
-    return _so.Bounds(np.concatenate(lower), np.concatenate(upper))
+        return scipy.optimize.Bounds(np.zeros(0), np.zeros(0))
+    return scipy.optimize.Bounds(np.concatenate(lower), np.concatenate(upper))

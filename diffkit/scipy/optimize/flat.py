@@ -5,7 +5,7 @@ given back as pytrees. Shared by ``minimize``, ``least_squares`` and ``root``.""
 import inspect
 
 import numpy as np
-import scipy.optimize as _so
+import scipy  # scipy.optimize is imported on first use (SciPy's lazy submodules)
 
 from ... import tree_util
 from ...api_checks import describe
@@ -131,7 +131,7 @@ def _tree_callback(callback, params):
         return None
     if _wraps_intermediate_result(callback):
         def tree_callback(intermediate_result):
-            shown = _so.OptimizeResult(intermediate_result)
+            shown = scipy.optimize.OptimizeResult(intermediate_result)
             return callback(intermediate_result=_as_trees(shown, params, ("x", "jac")))
         return tree_callback
 

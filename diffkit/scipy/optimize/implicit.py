@@ -33,8 +33,7 @@ import contextlib
 import threading
 
 import numpy as np
-import scipy.optimize as _so
-import scipy.sparse.linalg as _spla
+import scipy  # scipy.optimize, scipy.sparse.linalg: imported on first use
 
 from ... import api
 from ... import numpy as dnp
@@ -167,11 +166,11 @@ class _Condition:
             if not np.isfinite(cond) or cond > _SETTINGS["cond_max"]:
                 raise self._singular(f"its condition number is {cond:.3g}")
             return np.linalg.solve(a, b)
-        operator = _spla.LinearOperator(
+        operator = scipy.sparse.linalg.LinearOperator(
             (n, n), dtype=np.float64,
             matvec=lambda v: np.asarray(self.product(np.asarray(v, np.float64).ravel(), x,
                                                      list(params), transpose), np.float64))
-        method = _spla.cg if self.symmetric else _spla.gmres
+        method = scipy.sparse.linalg.cg if self.symmetric else scipy.sparse.linalg.gmres
         with np.errstate(all="ignore"):   # a singular system is reported below
             y, info = method(operator, b, rtol=_SETTINGS["rtol"], atol=0.0,
                              maxiter=_SETTINGS["maxiter"])
@@ -267,7 +266,7 @@ class _Problem:
     def result(self, x):
         """SciPy's result of the user's (last) solve, with ``success`` over a batch."""
         self.keep = False
-        result = _so.OptimizeResult(self.state[-1])
+        result = scipy.optimize.OptimizeResult(self.state[-1])
         result.success = bool(all(getattr(r, "success", True) for r in self.state))
         result.x = x
         return result
@@ -462,7 +461,7 @@ def least_squares(plain_least_squares, fun, x0, jac=None, bounds=None, args=(), 
 
 
 def _unbounded(bounds):
-    if isinstance(bounds, _so.Bounds):
+    if isinstance(bounds, scipy.optimize.Bounds):
         lb, ub = bounds.lb, bounds.ub
     else:
         lb, ub = bounds
@@ -489,8 +488,9 @@ def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
     def plain(function, start, plain_args):
         try:
             with _plain_solve():
-                return np.asarray(_so.fixed_point(function, start, args=plain_args, xtol=xtol,
-                                                  maxiter=maxiter, method=method))
+                return np.asarray(scipy.optimize.fixed_point(
+                    function, start, args=plain_args, xtol=xtol, maxiter=maxiter,
+                    method=method))
         except RuntimeError as error:
             if isinstance(error, DiffkitError):
                 raise

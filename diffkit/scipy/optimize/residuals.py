@@ -2,7 +2,7 @@
 exact Jacobians."""
 
 import numpy as np
-import scipy.optimize as _so
+import scipy  # scipy.optimize is imported on first use (SciPy's lazy submodules)
 
 from ... import api
 from ...api_checks import check_callable
@@ -104,7 +104,7 @@ def _flat_limit(value, params, default):
 def _least_squares_bounds(bounds, params):
     if bounds is None:
         return (-np.inf, np.inf)
-    if isinstance(bounds, _so.Bounds):
+    if isinstance(bounds, scipy.optimize.Bounds):
         return bounds
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise ValueError("least_squares bounds must be a pair (lb, ub) or "
@@ -178,7 +178,7 @@ def least_squares(fun, x0, jac=None, bounds=None, args=(), kwargs=None, callback
         scipy_jac = jac
     if callback is not None:
         options["callback"] = _tree_callback(callback, params)
-    result = _so.least_squares(residuals, params.x0, jac=scipy_jac,
+    result = scipy.optimize.least_squares(residuals, params.x0, jac=scipy_jac,
                                bounds=_least_squares_bounds(bounds, params), **options)
     return _as_trees(result, params, ("x", "grad"))
 
@@ -225,6 +225,6 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
         scipy_jac = residuals.jac
     else:
         scipy_jac = None
-    result = _so.root(residuals, params.x0, method=method, jac=scipy_jac, tol=tol,
+    result = scipy.optimize.root(residuals, params.x0, method=method, jac=scipy_jac, tol=tol,
                       callback=_tree_callback(callback, params), options=options)
     return _as_trees(result, params, ("x",))

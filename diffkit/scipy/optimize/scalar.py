@@ -1,6 +1,6 @@
 """``minimize``: a scalar objective over a pytree of parameters, with exact derivatives."""
 
-import scipy.optimize as _so
+import scipy  # scipy.optimize is imported on first use (SciPy's lazy submodules)
 
 from ...api_checks import check_callable
 from ...chunking import integer_workers
@@ -103,7 +103,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     stager = objective.stager   # one random draw turns staging off for all of them
     scipy_hess = minimize_hessian(objective, method, hess, hessp, sparse, params.x0,
                                   stager) or scipy_hess
-    result = _so.minimize(
+    result = scipy.optimize.minimize(
         scipy_fun, params.x0, method=method, jac=scipy_jac, hess=scipy_hess,
         hessp=scipy_hessp, bounds=_flat_bounds(bounds, params),
         constraints=_flat_constraints(constraints, params, method, sparse, stager), tol=tol,

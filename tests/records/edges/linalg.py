@@ -69,6 +69,11 @@ E += edge("linalg_svd_compute_uv_false", rect_at(np.diag([2.0, 2.0, 2.0])), labe
           ref=lambda a: np.linalg.svd(0.25 * a + np.diag([9.0, 6.0, 3.0]), compute_uv=False))
 E += edge("linalg_norm_matrix_nuc", rect_at(2.0 * _Q), label="repeated_s", ulps=16,
           ref=lambda a: np.linalg.norm(0.25 * a + np.diag([9.0, 6.0, 3.0]), "nuc"))
+# singular values (4, 1, 1), split by rounding: the nuclear norm is smooth there (its
+# cotangent c = 1 is a constant, so the tie limit is 0 in every direction; it was NaN in
+# directions whose perturbation does not separate the pair)
+E += edge("linalg_norm_matrix_nuc", rect_at(_DOUBLE @ _Q), label="double_s_split", ulps=16,
+          ref=lambda a: np.linalg.norm(0.25 * a + np.diag([9.0, 6.0, 3.0]), "nuc"))
 E += kink("linalg_norm_matrix_2", rect_at(np.diag([2.0, 2.0, 1.0])), label="tied_top",
           jacobian=None, ref=lambda a: np.linalg.norm(0.25 * a + np.diag([9.0, 6.0, 3.0]), 2))
 
