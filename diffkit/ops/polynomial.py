@@ -199,9 +199,12 @@ def _slope_at_roots(p, r, clustered):
 
 
 def _nan_of(p):
-    """NaN (..., 1) for each polynomial of ``p`` (leading coefficient nonzero), made as a
-    product of ``p`` with NaN so that its tangent and cotangent are NaN too."""
-    return red.sum(times(p, np.full(shape_of(p)[-1:], np.nan, dtype_of(p))), axis=-1,
+    """NaN (..., 1) for each polynomial of ``p``, made as a product of ``p`` (shifted off
+    zero) with NaN so that its tangent and cotangent are NaN in every coefficient. The
+    shift matters: the 0 x inf rule makes a zero coefficient's product 0 with derivative 0,
+    which would hide the unknown second derivatives along that coefficient."""
+    nonzero = ew.where_p(p == 0, p + 1.0, p)   # same tangent as p, no zero entry
+    return red.sum(times(nonzero, np.full(shape_of(p)[-1:], np.nan, dtype_of(p))), axis=-1,
                    keepdims=True)
 
 

@@ -37,6 +37,12 @@ def clustered(draw):
     """A polynomial with an m-fold root (m = 2 or 3) at a random place and scale, plus one
     or two simple roots well away from it; returns ``(p, centre, m, simple_roots)``."""
     m = draw(st.sampled_from([2, 3]))
+    if draw(st.booleans()):
+        # small integer roots: exact coefficients, often with zeros among them (a zero
+        # coefficient must not hide the unknown derivatives along it)
+        centre = float(draw(st.sampled_from([-2, -1, 1, 2])))
+        simple = [centre + draw(st.sampled_from([-4.0, -3.0, 3.0, 4.0]))]
+        return np.poly([centre] * m + simple), centre, m, np.array(simple)
     scale = 10.0 ** draw(st.floats(-2, 2))
     centre = scale * draw(st.sampled_from([-1.0, 1.0])) * draw(st.floats(0.5, 2.0))
     simple = [centre + scale * draw(st.sampled_from([-1.0, 1.0])) * draw(st.floats(1.5, 4.0))
