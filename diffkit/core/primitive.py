@@ -10,7 +10,13 @@ A primitive holds, in one place:
   (``None`` for zero; a ``None`` rule, or no entry at the end of the tuple, for an argument
   with no derivative), so the engine computes only the cotangents of the arguments being
   differentiated. A primitive of any number of arguments (``concatenate``) has
-  ``EachArgument(make)``: the rule of argument ``i`` is ``make(i)``.
+  ``EachArgument(make)``: the rule of argument ``i`` is ``make(i)``. A primitive whose
+  cotangents share one expensive computation (an adjoint solve serving the initial state
+  and every parameter) has ``JointVjp(rule)`` instead: one rule
+  ``rule(cotangent, out, *primals, wanted=..., **params)`` returning a tuple with one
+  cotangent per argument, ``wanted[i]`` telling whether argument ``i``'s is needed
+  (``None`` where it is not, or is zero). The reverse engine calls it once per
+  application, so nothing needs to be remembered between rules.
 - ``batch(axis_size, values, batch_axes, **params) -> (value, batch_axis)``: ``vmap``.
   Batched values carry their batch axis at 0; ``batch_axes`` entries are 0 or ``None``
   (not mapped), and the rule answers 0 or ``None`` too.
@@ -21,12 +27,13 @@ A primitive holds, in one place:
   reads the arguments' shapes, and their values only for integer index arrays or, with
   ``local``, to decide a branch. Optional: without it detection takes every output to
   depend on every input entry (a dense block), with a warning.
-- ``may_raise=True``: ``impl`` raises for some values of its arguments (``LinAlgError`` at a
-  singular or indefinite matrix). Code may call such a primitive only for that test
-  (``try: cholesky(a) except LinAlgError: ...``), so a staged program runs it even where
-  nothing reads its result.
-- ``effectful=True``: calling ``impl`` is the point (a debugging callback): a staged program
-  runs it at every replay, in order, and never merges, folds or drops it.
+
+``traits`` (a ``Traits``) says what the engines and passes may assume about the operation
+beyond its rules: whether it is elementwise, how it curves (Hessian sparsity), whether it
+only moves entries, which Python operator it is, whether it may raise or has an effect.
+Every reader (Hessian pattern detection, jit's passes and code generation, the staging
+guards) asks the traits, never the primitive's name, so a primitive made by a builder
+(``ops.families.elementwise``) gets every fast route with no edit elsewhere.
 
 ``vjp_ignores`` names the values the VJP rule reads only for their shape and dtype: argument
 indices (``"args"`` for all of them), and ``"out"`` for the output. The reverse engine then
@@ -44,6 +51,8 @@ again (Hessians, ``vmap`` of a backward pass).
 """
 
 from types import MethodType
+
+import numpy as np
 
 from .trace import bind
 
@@ -77,15 +86,137 @@ class EachArgument(tuple):
         return f"EachArgument({self._make!r})"
 
 
+class JointVjp(tuple):
+    """One VJP rule giving the cotangents of every argument at once:
+    ``rule(cotangent, out, *primals, wanted, **params)`` returns a tuple with one entry per
+    argument (``None`` for an argument not ``wanted`` or with a zero cotangent);
+    ``wanted`` is a tuple of booleans, one per argument. The reverse engine calls it once
+    per application (``joint(...)``). For code that reads per-argument rules, indexing
+    and iteration give them as ``EachArgument`` does: rule ``i`` runs the joint rule for
+    argument ``i`` alone."""
+
+    def __new__(cls, rule):
+        rules = super().__new__(cls)
+        rules.rule = rule
+        return rules
+
+    def __call__(self, cotangent, out, *primals, wanted, **params):
+        return self.rule(cotangent, out, *primals, wanted=wanted, **params)
+
+    def __getitem__(self, i):
+        def rule_i(cotangent, out, *primals, **params):
+            wanted = tuple(j == i for j in range(len(primals)))
+            return self.rule(cotangent, out, *primals, wanted=wanted, **params)[i]
+        return rule_i
+
+    def __iter__(self):
+        i = 0
+        while True:
+            yield self[i]
+            i += 1
+
+    def __repr__(self):
+        return f"JointVjp({self.rule!r})"
+
+
+#: The curvatures a primitive may declare (``Traits.curvature``), for Hessian sparsity:
+#: how the dependence rows of its arguments meet at an output entry in its second
+#: derivative. ``"linear"``: never (linear in all its arguments together); ``"unary"``:
+#: one argument, each entry with itself (``sin``); ``"bilinear"``: two arguments, one with
+#: the other and neither with itself (``x * y``); ``"quotient"``: ``x / y`` (``x`` with
+#: ``y``, ``y`` with itself, never ``x`` with ``x``); ``"elementwise"``: every argument's
+#: entry with every other's and itself (any elementwise function).
+CURVATURES = ("linear", "unary", "bilinear", "quotient", "elementwise")
+
+
+class Traits:
+    """What may be assumed about a primitive, beyond its rules (immutable).
+
+    - ``elementwise``: each output entry is computed from the entries of the (broadcast)
+      arguments at the same position, by the same computation whatever the arrays' length
+      (so a blocked evaluation equals the whole one, bit for bit); ``impl(*arrays,
+      **params)`` returns an array of the broadcast shape.
+    - ``out_argument``: ``impl`` also accepts ``out=`` (writing its result there) and
+      otherwise always returns a new array: a NumPy ufunc with one output. Filled in from
+      ``impl`` when not given.
+    - ``curvature``: one of ``CURVATURES``, a function ``curvature(params)`` returning one
+      (or None), or None when unknown (Hessian sparsity then takes the general route).
+    - ``shape_only``: the output's entries are the input's, rearranged (reshape,
+      transpose, broadcast_to); with ``compose(outer_params, inner_params)``, the
+      parameters of one application equal to two in a row (None: not composable), and
+      ``is_identity(params, shape)``, whether the application to an array of ``shape``
+      returns its input unchanged.
+    - ``nan_propagating``: real elementwise arithmetic whose output entry is NaN wherever
+      an argument's entry is (``+``, ``-``, ``*``, ``/``, negation).
+    - ``operator``: the Python operator that computes ``impl`` on NumPy arrays and scalars
+      (``"+"``, ``"-"``, ``"*"``, ``"/"``, ``"@"``; ``"neg"`` for unary minus), or None.
+    - ``may_raise``: ``impl`` raises for some values of its arguments (``LinAlgError``
+      at a singular or indefinite matrix): code may call it only for that test, so a
+      staged program runs it even where nothing reads its result.
+    - ``effectful``: calling ``impl`` is the point (a debugging callback): a staged program
+      runs it at every replay, in order, and never merges, folds or drops it.
+    - ``draws_randomness``: ``impl`` draws random numbers, so its result differs between
+      calls with the same arguments: never merged, folded or replayed as a constant.
+    """
+
+    __slots__ = ("elementwise", "out_argument", "curvature", "shape_only", "compose",
+                 "is_identity", "nan_propagating", "operator", "may_raise", "effectful",
+                 "draws_randomness")
+
+    def __init__(self, *, elementwise=False, out_argument=None, curvature=None,
+                 shape_only=False, compose=None, is_identity=None, nan_propagating=False,
+                 operator=None, may_raise=False, effectful=False, draws_randomness=False):
+        if isinstance(curvature, str) and curvature not in CURVATURES:
+            raise ValueError(f"curvature {curvature!r} is not one of {CURVATURES}")
+        values = dict(elementwise=elementwise, out_argument=out_argument,
+                      curvature=curvature, shape_only=shape_only, compose=compose,
+                      is_identity=is_identity, nan_propagating=nan_propagating,
+                      operator=operator, may_raise=may_raise, effectful=effectful,
+                      draws_randomness=draws_randomness)
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("a primitive's traits are immutable: make new ones with "
+                             "traits.replace(...)")
+
+    def replace(self, **changes):
+        """These traits with ``changes``."""
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values.update(changes)
+        return Traits(**values)
+
+    def curvature_of(self, params):
+        """The curvature at these parameters (None: unknown)."""
+        curvature = self.curvature
+        return curvature(params) if callable(curvature) else curvature
+
+    def __repr__(self):
+        set_ = [f"{name}={getattr(self, name)!r}" for name in self.__slots__
+                if getattr(self, name) not in (False, None)]
+        return f"Traits({', '.join(set_)})"
+
+
+#: The traits of a primitive that raises for some values of its arguments (a
+#: decomposition of a singular or indefinite matrix) and is otherwise plain.
+RAISES = Traits(may_raise=True)
+
+
+def _ufunc_with_out(impl):
+    """Whether ``impl`` is a NumPy ufunc with one output (not a generalised one such as
+    ``matmul``): it accepts ``out=`` and otherwise returns a new array."""
+    return isinstance(impl, np.ufunc) and impl.signature is None and impl.nout == 1
+
+
 class Primitive:
     """One operation and its rules. Calling it binds it: ``sin_p(x)``."""
 
     __slots__ = ("name", "impl", "jvp", "vjp", "batch", "nondiff", "multiple_results",
-                 "vjp_ignores", "vjp_reads", "sparsity", "may_raise", "effectful")
+                 "vjp_ignores", "vjp_reads", "sparsity", "traits")
 
     def __init__(self, name, impl, jvp=None, vjp=None, batch=None, *, nondiff=False,
                  multiple_results=False, vjp_ignores=(), vjp_reads=None, sparsity=None,
-                 may_raise=False, effectful=False, register=True):
+                 traits=None, register=True):
         if register and name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} is already registered")
         self.name = name
@@ -98,8 +229,10 @@ class Primitive:
         self.vjp_ignores = frozenset(vjp_ignores)
         self.vjp_reads = vjp_reads
         self.sparsity = sparsity
-        self.may_raise = may_raise
-        self.effectful = effectful
+        traits = Traits() if traits is None else traits
+        if traits.out_argument is None:
+            traits = traits.replace(out_argument=_ufunc_with_out(impl))
+        self.traits = traits
         if register:
             PRIMITIVES[name] = self
 

@@ -40,16 +40,6 @@ from .sparsity import (
     union,
 )
 
-# Primitives linear in all their arguments together: no interaction.
-LINEAR = frozenset({"add", "subtract", "negative", "getitem", "reshape", "sum", "scatter_add",
-                    "concatenate", "transpose", "broadcast_to", "cumsum"})
-# Elementwise functions of one argument with a second derivative that is not identically
-# zero: each entry's row interacts with itself.
-UNARY = frozenset({"sin", "cos", "tan", "exp", "log", "tanh", "sinh", "cosh", "sqrt",
-                   "square", "arctan", "arcsin", "arccos", "arcsinh", "arccosh", "arctanh",
-                   "log1p", "expm1", "reciprocal", "exp2", "log2", "log10", "cbrt", "expit",
-                   "erf"})
-
 
 class Unsupported(Exception):
     """A primitive this module does not know: the caller takes the general route."""
@@ -98,11 +88,10 @@ class InteractionTrace(SparsityTrace):
             if prim.multiple_results:
                 return tuple(self.plain(o, varying) for o in out)
             return self.plain(out, varying)
-        name = prim.name
-        kind = _kind(name, params, deps)
+        kind = _kind(prim.traits, params, deps)
         if kind is None or prim.multiple_results or prim.sparsity is None or (
                 varying and getattr(prim.sparsity, "reads_values", False)):
-            self.fail(name)
+            self.fail(prim.name)
         local = self.local or _decided(prim.sparsity, moving)
         if getattr(prim.sparsity, "reads_constants", False):
             params = dict(params, constant=tuple(not m for m in moving))
@@ -125,6 +114,8 @@ class InteractionTrace(SparsityTrace):
             self.interactions.append((node, parts[0], parts[1]))
         elif kind == "quotient":   # x / y: x with y, y with itself, never x with x
             self.interactions.append((node, total, parts[1]))
+        elif kind == "elementwise":   # every argument's row with every other's and itself
+            self.interactions.append((node, total, total))
         return InteractionTracer(self, out, total, node)
 
     def plain(self, value, varying):
@@ -135,27 +126,27 @@ class InteractionTrace(SparsityTrace):
         self.fail(type(call).__name__)
 
 
-def _kind(name, params, deps):
-    """How ``name`` combines its arguments: "linear", "unary", "product", "quotient", or
-    None when this module does not know (then the general route runs)."""
-    traced = sum(d is not None for d in deps)
-    if name in LINEAR:
+def _kind(traits, params, deps):
+    """How a primitive with these traits combines its arguments here: "linear", "unary",
+    "product", "quotient", "elementwise", or None when its curvature is unknown or it is
+    not elementwise (then the general route runs). Arguments without dependence rows
+    (constants) simplify the curvature: a product with a constant is linear."""
+    curvature = traits.curvature_of(params)
+    if curvature == "linear":
         return "linear"
-    if name in UNARY and traced == 1 and len(deps) == 1:
-        return "unary"
-    if name == "scalar_power":
-        exponent = params.get("exponent")
-        if exponent == 1:
-            return "linear"
-        if exponent == 0 or exponent is None:
-            return None
-        return "unary"
-    if name == "multiply" and len(deps) == 2:
+    if curvature is None or not traits.elementwise:
+        return None
+    traced = sum(d is not None for d in deps)
+    if curvature == "unary":
+        return "unary" if traced == 1 and len(deps) == 1 else None
+    if curvature == "bilinear" and len(deps) == 2:
         return "product" if traced == 2 else "linear"
-    if name == "divide" and len(deps) == 2:
+    if curvature == "quotient" and len(deps) == 2:
         if deps[1] is None:
             return "linear"
         return "quotient" if deps[0] is not None else "unary"
+    if curvature == "elementwise":
+        return "unary" if traced == 1 else "elementwise"
     return None
 
 

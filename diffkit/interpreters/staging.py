@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from ..core.primitive import Traits
 from ..core.trace import (
     PrimalTracer,
     Trace,
@@ -230,7 +231,7 @@ class StagingTrace(Trace):
         recording.equations.append(Equation(
             prim, params, tuple(refs), out_vars, tuple(recording.avals[v] for v in out_vars),
             None if errstate == self.errstate else errstate))
-        if getattr(prim, "may_raise", False) or getattr(prim, "effectful", False) \
+        if prim.traits.may_raise or prim.traits.effectful \
                 or "raise" in errstate.values():
             recording.effects.extend(out_vars)
         if warnings.filters is not self.filters and _warnings_raise() \
@@ -261,6 +262,7 @@ class CustomCallPrimitive:
     name = "custom_call"
     multiple_results = True
     nondiff = False
+    traits = Traits()
 
     @staticmethod
     def impl(*args, call):

@@ -17,11 +17,12 @@ its inputs, by the same loop whatever the array's length, so each entry of a blo
 result is the entry of the whole-array result, bit for bit. Reductions are never
 fused (a blocked sum would add in another order).
 
-What is fused: ufuncs with one output and no parameters (``sin``, ``multiply`` ...) and
-``scalar_power`` (``np.power`` with a constant exponent), recorded without a rule's own
-error handling, whose result and array inputs all have the stretch's shape; other inputs
-are values of no dimension. A stretch needs at least two equations and one value that
-does not outlive it.
+What is fused: elementwise primitives whose implementation writes into ``out=`` (the
+``elementwise`` and ``out_argument`` traits: NumPy ufuncs with one output such as ``sin``
+and ``multiply``, and ``scalar_power``), with parameters of no dimension, recorded
+without a rule's own error handling, whose result and array inputs all have the
+stretch's shape; other inputs are values of no dimension. A stretch needs at least two
+equations and one value that does not outlive it.
 
 Guards: a 0 x inf rule's check that a value has no NaN (``holds_nan(v) == False``, or
 ``holds_nonfinite``) holds for the whole array exactly when it holds for every block, so
@@ -36,22 +37,18 @@ import math
 
 import numpy as np
 
+from ..core.primitive import Primitive
 from ..interpreters.staging import Equation
-from ..ops.elementwise import scalar_power_p
 from ..ops.families import holds_nan, holds_nonfinite
+from .buffers import writes_out
 
 MIN_ENTRIES = 1 << 16   # arrays this large stream from memory; smaller ones sit in the cache
 BLOCK = 1 << 14         # entries a block: 128 KiB of float64, a few live in the level-2 cache
 
 
-class _Blocks:
-    """Stands where a primitive does in a fused equation (listing and replay only)."""
-
-    name = "elementwise_blocks"
-    multiple_results = True
-
-    def __init__(self, impl):
-        self.impl = impl
+def _blocks_primitive(impl):
+    """The primitive of one fused equation (listing and replay only: no rules)."""
+    return Primitive("elementwise_blocks", impl, multiple_results=True, register=False)
 
 
 def fuse(program, guards_after, fail):
@@ -110,12 +107,7 @@ def _blockable(eqn, shape, avals):
     if eqn.errstate is not None or len(eqn.outs) != 1 or eqn.avals[0][0] != shape \
             or np.dtype(eqn.avals[0][1]).kind not in "fc":
         return False
-    impl = eqn.prim.impl
-    if eqn.prim is scalar_power_p:
-        if np.ndim(eqn.params["exponent"]) != 0:
-            return False
-    elif not (isinstance(impl, np.ufunc) and impl.signature is None and impl.nout == 1
-              and not eqn.params and len(eqn.inputs) == impl.nin):
+    if not writes_out(eqn) or any(np.ndim(v) != 0 for v in eqn.params.values()):
         return False
     for ref in eqn.inputs:
         dims = avals[ref][0] if type(ref) is int else np.shape(ref.value)
@@ -153,15 +145,14 @@ def _fuse(stretch, end, later_reads, guards_after, fail, avals):
                      if v not in kept_whole and v in guards_after}
     impl, outside = _generate(stretch, whole, inside_guards, fail, avals)
     out_avals = tuple(avals[v] for v in whole)
-    return Equation(_Blocks(impl), {}, tuple(outside), tuple(whole), out_avals, None)
+    return Equation(_blocks_primitive(impl), {}, tuple(outside), tuple(whole), out_avals, None)
 
 
 class _Source:
     """The generated loop's lines and the names it closes over."""
 
     def __init__(self, fail):
-        self.names = {"_empty": np.empty, "_fail": fail, "_power": np.power,
-                      "_min": min, "_BLOCK": BLOCK}
+        self.names = {"_empty": np.empty, "_fail": fail, "_min": min, "_BLOCK": BLOCK}
         self.ids = {}
 
     def constant(self, value):
@@ -258,7 +249,6 @@ def _call(src, eqn, var, shape):
         name = src.constant(ref.value)
         return f"b{name}" if np.shape(ref.value) == shape else name
 
-    args = ", ".join(arg(r) for r in eqn.inputs)
-    if eqn.prim is scalar_power_p:
-        return f"_power({args}, {src.constant(eqn.params['exponent'])}, out=w{var})"
-    return f"{src.constant(eqn.prim.impl)}({args}, out=w{var})"
+    args = "".join(f"{arg(r)}, " for r in eqn.inputs)
+    args += "".join(f"{key}={src.constant(value)}, " for key, value in eqn.params.items())
+    return f"{src.constant(eqn.prim.impl)}({args}out=w{var})"

@@ -7,7 +7,8 @@ last use) and whether it writes into a dying input with ``out=``. Both apply to 
 at least ``BIG`` entries only; on small ones the bookkeeping costs more than it saves.
 
 A buffer is reused only when nothing else can see it: it was made by an elementwise
-operation of this replay (a NumPy ufunc, which returns a new array: never an argument the
+operation of this replay (one that writes into ``out=``, such as a NumPy ufunc, and
+otherwise returns a new array: never an argument the
 caller passed, a constant, or a view of either), every operation that reads it is
 elementwise too (so no view of it outlives it), it is not an output, and it has the shape
 and dtype of the result. Writing into it with ``out=`` runs the same loop as allocating.
@@ -15,24 +16,28 @@ and dtype of the result. Writing into it with ``out=`` runs the same loop as all
 
 import math
 
-import numpy as np
-
-from ..ops.elementwise import scalar_power_p
-
 BIG = 1024
 
 
+def writes_out(eqn):
+    """Whether the equation is elementwise and its implementation writes into ``out=``
+    (otherwise returning a new array): the ``elementwise`` and ``out_argument`` traits,
+    with exactly its inputs as positional arguments (a ufunc would read one more as
+    ``out``)."""
+    traits = eqn.prim.traits
+    return traits.elementwise and traits.out_argument and \
+        len(eqn.inputs) == getattr(eqn.prim.impl, "nin", len(eqn.inputs))
+
+
 def _ufunc(eqn):
-    """Whether the equation is an elementwise NumPy ufunc call (not a generalised one such
-    as ``matmul``) with one result."""
-    impl = eqn.prim.impl
-    return isinstance(impl, np.ufunc) and impl.signature is None and impl.nout == 1 \
-        and not eqn.params and len(eqn.inputs) == impl.nin
+    """Whether the equation writes into ``out=`` and has no parameters (the replay's
+    ``impl(*inputs, out=buffer)`` form)."""
+    return not eqn.params and writes_out(eqn)
 
 
 def _fresh(eqn):
     """Whether the equation's result is always a new array (on array inputs)."""
-    return _ufunc(eqn) or eqn.prim is scalar_power_p   # np.power(x, exponent)
+    return writes_out(eqn)
 
 
 def plan(program):

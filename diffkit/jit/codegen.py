@@ -53,8 +53,9 @@ from ..ops.shape import reshape_p
 from . import blocks, buffers, products, rowblocks, scalars
 from .scalars import basic_index
 
-_BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
-_UNARY = {np.negative: "-"}
+#: The operators a replay line may use for an equation of that ``operator`` trait.
+_BINARY = ("+", "-", "*", "/")
+_UNARY = {"neg": "-"}
 _PY_NUMBERS = (float, int)
 _LISTED = 8   # the most entries of a real array whose NaN check is written out inline
 
@@ -132,14 +133,15 @@ class _Writer:
         if eqn.prim is scalars.stack:
             values = "".join(f"{self.ref(i)}, " for i in inputs)
             return f"_array(({values}), {self.constant(eqn.params['dtype'])})"
-        if not eqn.params and _operator_safe(eqn):
-            if len(inputs) == 2 and impl in _BINARY and _scalar_math_exact(eqn) and (
+        operator = eqn.prim.traits.operator
+        if operator is not None and not eqn.params and _operator_safe(eqn):
+            if len(inputs) == 2 and operator in _BINARY and _scalar_math_exact(eqn) and (
                     self.is_numpy(inputs[0]) and (self.is_numpy(inputs[1])
                                                   or self.is_py_number(inputs[1]))
                     or self.is_numpy(inputs[1]) and self.is_py_number(inputs[0])):
-                return f"{self.ref(inputs[0])} {_BINARY[impl]} {self.ref(inputs[1])}"
-            if len(inputs) == 1 and impl in _UNARY and self.is_numpy(inputs[0]):
-                return f"{_UNARY[impl]}{self.ref(inputs[0])}"
+                return f"{self.ref(inputs[0])} {operator} {self.ref(inputs[1])}"
+            if len(inputs) == 1 and operator in _UNARY and self.is_numpy(inputs[0]):
+                return f"{_UNARY[operator]}{self.ref(inputs[0])}"
         if eqn.prim is reshape_p and self.is_numpy(inputs[0]):
             # np.reshape of a NumPy array or scalar is its method: the same result
             return f"{self.ref(inputs[0])}.reshape({self.constant(tuple(eqn.params['shape']))})"
@@ -200,7 +202,8 @@ def _scatter_chains(rec, guards_after):
             if index is not None:
                 scatters[out] = (i, index, eqn.inputs[0])
                 owned.add(out)
-        elif eqn.prim.impl is np.add and not eqn.params and small and len(eqn.inputs) == 2 \
+        elif eqn.prim.traits.operator == "+" and not eqn.params and small \
+                and len(eqn.inputs) == 2 \
                 and all(type(r) is int and rec.avals[r] == eqn.avals[0] for r in eqn.inputs):
             a, b = eqn.inputs
             if a != b and uses.get(a) == 1 and uses.get(b) == 1:
@@ -289,7 +292,7 @@ def _scalar_math_exact(eqn):
     or NaN part, the scalar product's NaNs and its floating-point errors differ from
     ``np.multiply``'s; the call stays."""
     shape, dtype = eqn.avals[0]
-    return shape != () or eqn.prim.impl is not np.multiply or np.dtype(dtype).kind != "c"
+    return shape != () or eqn.prim.traits.operator != "*" or np.dtype(dtype).kind != "c"
 
 
 def generate_replay(graph, fail):

@@ -38,7 +38,6 @@ import numpy as np
 from ..core.trace import Tracer
 from ..interpreters.staging import Const, Equation, Guard, custom_call_p
 from ..ops.families import holds_nan, holds_nonfinite
-from ..ops.shape import broadcast_to_p, reshape_p, transpose_p
 
 
 class Program:
@@ -163,15 +162,12 @@ def drop_dead_value_guards(program):
                       if g.test not in VALUE_CHECKS or g.var in needed]
 
 
-#: Real arithmetic whose result is NaN wherever an operand of the result's shape is NaN.
-_PROPAGATING = (np.add, np.subtract, np.multiply, np.divide, np.negative)
-
-
 def drop_implied_value_checks(program):
     """Drop a check ``holds_nan(v) == False`` that a later NaN check implies.
 
     From ``v``, follow first readers: while the first equation reading the value is real
-    elementwise arithmetic (``_PROPAGATING``) with a result of the value's shape and dtype,
+    elementwise arithmetic that propagates NaN (the ``nan_propagating`` trait) with a
+    result of the value's shape and dtype,
     a NaN in the value makes one in the result. If that path reaches a value ``w`` with a
     kept check ``holds_nan(w) == False``, and nothing but the path reads ``v`` or the
     values between before ``w`` is computed, then ``w``'s check fails whenever ``v``'s
@@ -237,7 +233,7 @@ class _ImpliedChecks:
         if i is None:
             return None
         eqn, aval = self.equations[i], self.avals[u]
-        if eqn.prim.impl not in _PROPAGATING or eqn.params or eqn.errstate \
+        if not eqn.prim.traits.nan_propagating or eqn.params or eqn.errstate \
                 or eqn.avals[0] != aval or np.dtype(aval[1]).kind != "f":
             return None
         return eqn.outs[0]
@@ -314,36 +310,37 @@ def known_values(program):
 
 
 def drop_noops(program):
-    """Drop reshapes and broadcasts to the input's own shape and identity transposes (of
-    arrays of at least one dimension: a reshape makes a NumPy scalar a 0-d array); read a
-    reshape of a reshape as one reshape and a transpose of a transpose as one transpose."""
+    """Drop operations that only move entries (the ``shape_only`` trait: reshapes,
+    broadcasts, transposes) where they leave the input as it is (``is_identity``: a
+    reshape to the input's own shape, an identity transpose; of arrays of at least one
+    dimension: a reshape makes a NumPy scalar a 0-d array); read two in a row of one
+    primitive as one where its traits say how (``compose``: a reshape of a reshape, a
+    transpose of a transpose). A returned value that is a view (a broadcast, read-only as
+    eagerly) stays as it is."""
     sub = _Substitution()
-    made = {}   # variable -> the reshape or transpose that made it (after substitution)
+    made = {}   # variable -> the composable equation that made it (after substitution)
     returned = {o for o in program.outputs if type(o) is int}
     equations = []
     for eqn in program.equations:
         eqn = sub.equation(eqn)
-        if eqn.prim is broadcast_to_p and eqn.outs[0] in returned:
-            pass   # a returned broadcast is read-only, as eagerly: kept
-        elif eqn.prim in _SHAPE_OPS and not eqn.errstate:
+        traits = eqn.prim.traits
+        if traits.shape_only and not eqn.errstate and not (
+                traits.compose is None and eqn.outs[0] in returned):
             (x,) = eqn.inputs
             inner = made.get(x)
-            if inner is not None and inner.prim is eqn.prim and eqn.prim is not \
-                    broadcast_to_p:
+            if inner is not None and inner.prim is eqn.prim:
                 x = inner.inputs[0]
-                eqn = _composed(eqn, inner)
+                eqn = Equation(eqn.prim, traits.compose(eqn.params, inner.params),
+                               inner.inputs, eqn.outs, eqn.avals, None)
             shape = program.avals[x][0] if type(x) is int else np.shape(x.value)
-            if len(shape) and _is_noop(eqn, shape):
+            if len(shape) and traits.is_identity(eqn.params, shape):
                 sub.to[eqn.outs[0]] = x
                 continue
-        if eqn.prim is reshape_p or eqn.prim is transpose_p:   # what a later one composes
-            made[eqn.outs[0]] = eqn
+            if traits.compose is not None:   # what a later one composes
+                made[eqn.outs[0]] = eqn
         equations.append(eqn)
     program.equations = equations
     sub.finish(program)
-
-
-_SHAPE_OPS = (reshape_p, broadcast_to_p, transpose_p)
 
 
 def drop_unit_products(program):
@@ -355,7 +352,7 @@ def drop_unit_products(program):
     equations = []
     for eqn in program.equations:
         eqn = sub.equation(eqn)
-        if eqn.prim.impl is np.multiply and not eqn.params and not eqn.errstate \
+        if eqn.prim.traits.operator == "*" and not eqn.params and not eqn.errstate \
                 and len(eqn.inputs) == 2:
             a, b = eqn.inputs
             x = a if type(b) is not int and _all_ones(b.value) else \
@@ -381,22 +378,6 @@ def _all_ones(value):
     if type(value) is np.ndarray and value.size and not any(value.strides):
         return bool(value.flat[0] == 1)   # a broadcast scalar: one entry to look at
     return bool(np.all(value == 1))
-
-
-def _composed(outer, inner):
-    """``outer`` applied directly to ``inner``'s input."""
-    if outer.prim is reshape_p:
-        params = outer.params
-    else:
-        first, then = inner.params["axes"], outer.params["axes"]
-        params = {"axes": tuple(first[i] for i in then)}
-    return Equation(outer.prim, params, inner.inputs, outer.outs, outer.avals, None)
-
-
-def _is_noop(eqn, shape):
-    if eqn.prim is transpose_p:
-        return tuple(eqn.params["axes"]) == tuple(range(len(shape)))
-    return tuple(eqn.params["shape"]) == tuple(shape)
 
 
 def _const_key(value):
@@ -431,7 +412,7 @@ def common_subexpressions(program):
     equations = []
     for eqn in program.equations:
         eqn = sub.equation(eqn)
-        if eqn.prim is not custom_call_p and not getattr(eqn.prim, "effectful", False):
+        if eqn.prim is not custom_call_p and not eqn.prim.traits.effectful:
             try:
                 earlier = seen.setdefault(_cse_kind(eqn), {}).setdefault(
                     _cse_inputs(eqn.inputs), eqn)
@@ -475,7 +456,7 @@ def fold_constants(program):
     for eqn in program.equations:
         eqn = sub.equation(eqn)
         outs = None
-        if eqn.prim is not custom_call_p and not getattr(eqn.prim, "effectful", False) \
+        if eqn.prim is not custom_call_p and not eqn.prim.traits.effectful \
                 and _all_constant(eqn.inputs):   # a callback runs at each replay, not here
             outs = _evaluate(eqn)
         if outs is not None and all(g.holds(value) for v, value in zip(eqn.outs, outs)

@@ -34,8 +34,8 @@ import math
 
 import numpy as np
 
+from ..core.primitive import Primitive
 from ..interpreters.staging import Equation
-from ..ops.linalg import matmul_p
 from .passes import Program
 
 MIN_ENTRIES = 3 * 2 ** 20   # 24 MiB of float64
@@ -62,15 +62,9 @@ def shared_matvecs(matrix, *vectors, side):
     return outs
 
 
-class _SharedMatvecs:
-    """Stands where a primitive does in a merged equation (listing and replay only)."""
-
-    name = "shared_matvecs"
-    impl = staticmethod(shared_matvecs)
-    multiple_results = True
-
-
-SHARED_MATVECS = _SharedMatvecs()
+#: The primitive of a merged equation (listing and replay only: no rules).
+SHARED_MATVECS = Primitive("shared_matvecs", shared_matvecs, multiple_results=True,
+                           register=False)
 
 
 def _operand(program, ref):
@@ -85,7 +79,7 @@ def _operand(program, ref):
 def _candidate(program, eqn):
     """``(side, matrix ref key, matrix ref, vector ref)`` for a float matrix-vector product
     with a large matrix, else None."""
-    if eqn.prim is not matmul_p or eqn.params or eqn.errstate or len(eqn.inputs) != 2:
+    if eqn.prim.traits.operator != "@" or eqn.params or eqn.errstate or len(eqn.inputs) != 2:
         return None
     a, b = eqn.inputs
     (sa, da), (sb, db) = _operand(program, a), _operand(program, b)

@@ -27,26 +27,21 @@ call traces again.
 
 import numpy as np
 
+from ..core.primitive import Primitive
 from ..interpreters.staging import Equation
-from ..ops.linalg import matmul_p
+from .buffers import writes_out
 from .passes import Program
 from .products import BLOCK_BYTES, MIN_BLOCK_ROWS, SHARED_MATVECS
 
 
-class _RowBlocks:
-    """Stands where a primitive does in a fused equation (listing and replay only)."""
-
-    name = "row_blocks"
-    multiple_results = True
-
-    def __init__(self, impl):
-        self.impl = impl
+def _row_blocks_primitive(impl):
+    """The primitive of one fused equation (listing and replay only: no rules)."""
+    return Primitive("row_blocks", impl, multiple_results=True, register=False)
 
 
 def _elementwise(eqn):
-    impl = eqn.prim.impl
-    return isinstance(impl, np.ufunc) and impl.signature is None and impl.nout == 1 \
-        and not eqn.params and not eqn.errstate and len(eqn.inputs) == impl.nin
+    """An elementwise equation the loop can run as ``impl(*inputs, out=rows)``."""
+    return not eqn.params and not eqn.errstate and writes_out(eqn)
 
 
 def _same_ref(a, b):
@@ -109,7 +104,7 @@ def _stretch(equations, i, avals):
     if j == len(equations):
         return None
     last = equations[j]
-    if last.prim is matmul_p and not last.params and not last.errstate \
+    if last.prim.traits.operator == "@" and not last.params and not last.errstate \
             and len(last.inputs) == 2:
         vectors, right = last.inputs[:1], last.inputs[1]
     elif last.prim is SHARED_MATVECS and last.params["side"] == "right":
@@ -184,4 +179,4 @@ def _fused(first, region, last, vectors, matrix, dtype):
     impl.source = source
     outs = first.outs + tuple(e.outs[0] for e in region) + last.outs
     avals = first.avals + tuple(e.avals[0] for e in region) + last.avals
-    return Equation(_RowBlocks(impl), {}, (matrix, *outside), outs, avals, None)
+    return Equation(_row_blocks_primitive(impl), {}, (matrix, *outside), outs, avals, None)

@@ -42,27 +42,19 @@ import math
 
 import numpy as np
 
+from ..core.primitive import Primitive
 from ..interpreters.staging import Const, Equation, is_numpy
-from ..ops.elementwise import scalar_power_p
 from ..ops.families import holds_nan, holds_nonfinite
 from ..ops.indexing import ARRAY, getitem_p, scatter_add_p
 from ..ops.shape import concatenate_p, reshape_p
+from .buffers import writes_out
 
-
-class _Pseudo:
-    """Stands where a primitive does in a rewritten equation (listing and replay only)."""
-
-    multiple_results = False
-
-    def __init__(self, name, impl):
-        self.name = name
-        self.impl = impl
-
-
+# Primitives of rewritten programs only (no rules: they are listed and replayed, never
+# differentiated; a replay under a transformation runs the recording before the rewrite).
 #: ``x[index]``: an entry of ``x`` as a NumPy scalar (``params["index"]``: ints)
-element = _Pseudo("element", lambda x, index: x[index])
+element = Primitive("element", lambda x, index: x[index], register=False)
 #: ``np.array(values, dtype)``: a vector of values of no dimension (``params["dtype"]``)
-stack = _Pseudo("stack", lambda *values, dtype: np.array(values, dtype))
+stack = Primitive("stack", lambda *values, dtype: np.array(values, dtype), register=False)
 
 _SCALAR_GUARDS = (None, holds_nan, holds_nonfinite)
 
@@ -213,7 +205,8 @@ class _Rewrite:
         ``before``; ``None`` where it is neither."""
         shape, dtype = self.avals[ref]
         kind = np.dtype(dtype)
-        negate = maker is not None and maker.prim.impl is np.negative and not maker.params \
+        negate = maker is not None and maker.prim.traits.operator == "neg" \
+            and not maker.params \
             and self.private(ref) and type(maker.inputs[0]) is int \
             and self.avals[maker.inputs[0]] == (shape, dtype) \
             and kind.kind in "fc" and kind.itemsize >= 4   # a number's negation: ``-x``
@@ -269,10 +262,9 @@ def _no_dimension(ref, avals):
 def _scalar_safe(eqn):
     """Whether ``eqn`` gives the same result (value, type, errors) on a NumPy scalar as on a
     0-d array holding the same number, in any of its inputs."""
-    impl = eqn.prim.impl
-    if isinstance(impl, np.ufunc):
-        return impl.signature is None and impl.nout == 1 and "out" not in eqn.params
-    if eqn.prim is scalar_power_p or eqn.prim is stack:
+    if writes_out(eqn):   # a ufunc (or like one) returns a NumPy scalar for scalars
+        return "out" not in eqn.params
+    if eqn.prim is stack:
         return True
     if eqn.prim is reshape_p:   # a NumPy scalar reshaped to () stays a scalar
         return len(eqn.params["shape"]) > 0
@@ -378,7 +370,7 @@ def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
         while private(var):
             (r,) = readers[var]
             add = equations[r]
-            if add.prim.impl is not np.add or add.params or len(add.inputs) != 2 \
+            if add.prim.traits.operator != "+" or add.params or len(add.inputs) != 2 \
                     or add.avals[0] != aval or add.inputs[0] == add.inputs[1] \
                     or r in replaced:
                 break

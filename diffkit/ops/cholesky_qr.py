@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.concrete import holds_tracer
-from ..core.primitive import Primitive
+from ..core.primitive import RAISES, Primitive
 from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
@@ -82,7 +82,7 @@ def _cholesky_impl(a, upper):
 
 
 cholesky_p = Primitive("cholesky", _cholesky_impl, _cholesky_jvp, (_cholesky_vjp,),
-                       vjp_ignores=(0,), may_raise=True)
+                       vjp_ignores=(0,), traits=RAISES)
 cholesky_p.batch = _single_batch(cholesky_p)
 
 

@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numpy import complex64, complex128
 
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 from ..core.zeros import Zero, dtype_of, sequence_as_array, shape_of
 from . import elementwise as ew
 from . import sparsity_rules as sr
@@ -53,7 +53,7 @@ real_p = Primitive(
     "real", lambda x: np.real(x),
     lambda primals, tangents: (real_p(primals[0]), real_p(tangents[0])),
     (lambda ct, out, x: ew.astype(real_part(ct), dtype_of(x)),),
-    vjp_ignores=(0, "out"))
+    vjp_ignores=(0, "out"), traits=Traits(elementwise=True, curvature="linear"))
 real_p.batch = _elementwise_batch(real_p)
 real_p.sparsity = sr.elementwise_sparsity()
 
@@ -61,7 +61,7 @@ imag_p = Primitive(
     "imag", lambda x: np.imag(x),
     lambda primals, tangents: (imag_p(primals[0]), imag_p(tangents[0])),
     (lambda ct, out, x: ew.multiply_p(ew.astype(real_part(ct), dtype_of(x)), -1j),),
-    vjp_ignores=(0, "out"))
+    vjp_ignores=(0, "out"), traits=Traits(elementwise=True, curvature="linear"))
 imag_p.batch = _elementwise_batch(imag_p)
 imag_p.sparsity = sr.elementwise_sparsity()
 
@@ -113,7 +113,7 @@ def _angle_vjp(ct, out, z, deg):
 
 
 angle_p = Primitive("angle", lambda z, deg: np.angle(z, deg=deg), _angle_jvp, (_angle_vjp,),
-                    vjp_ignores=("out",))
+                    vjp_ignores=("out",), traits=Traits(elementwise=True, curvature="unary"))
 angle_p.batch = _elementwise_batch(angle_p)
 angle_p.sparsity = sr.elementwise_sparsity()
 

@@ -4,14 +4,14 @@
 transformations themselves and live in ``diffkit.custom``.)
 """
 
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 
 # nondiff: the output never carries a derivative, so under grad and jvp it is a plain value
 # (float() and np.asarray() on it are fine); only vmap needs a rule.
 stop_gradient_p = Primitive(
     "stop_gradient", lambda x: x,
     batch=lambda axis_size, values, batch_axes: (values[0], batch_axes[0]),
-    nondiff=True,
+    nondiff=True, traits=Traits(elementwise=True),
 )
 
 

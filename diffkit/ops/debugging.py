@@ -9,7 +9,7 @@ so a staged program keeps it, runs it on every replay and never folds or merges 
 
 import numpy as np
 
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 
 TOKEN = np.array(False)
 TOKEN.flags.writeable = False
@@ -30,4 +30,4 @@ def _batch(axis_size, values, batch_axes, callback):
 
 
 debug_callback_p = Primitive("debug_callback", _impl, batch=_batch, nondiff=True,
-                             effectful=True)
+                             traits=Traits(effectful=True))

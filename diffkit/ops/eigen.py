@@ -18,7 +18,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.concrete import holds_tracer
-from ..core.primitive import EachArgument, Primitive
+from ..core.primitive import RAISES, EachArgument, Primitive
 from ..core.zeros import Zero, dtype_of, is_complex, shape_of, zero_like
 from . import elementwise as ew
 from . import reductions as rd
@@ -159,7 +159,7 @@ def _eigh_vjp_plain(w_bar, v_bar, w, v, a, UPLO):
 
 
 eigh_p = Primitive("eigh", _eigh_impl, _eigh_jvp, (_eigh_vjp,), multiple_results=True,
-                  may_raise=True)
+                  traits=RAISES)
 eigh_p.batch = _single_batch(eigh_p)
 
 
@@ -240,7 +240,7 @@ def _eigh_spectral_batch(axis_size, values, batch_axes, UPLO, mode):
 
 eigh_spectral_p = Primitive(
     "eigh_spectral", _eigh_spectral_impl, _eigh_spectral_jvp, EachArgument(_eigh_spectral_vjp),
-    _eigh_spectral_batch, vjp_ignores=(0, "out"), may_raise=True)
+    _eigh_spectral_batch, vjp_ignores=(0, "out"), traits=RAISES)
 
 
 # eigh_values_p(a, w, v) -> (w, channel): the eigenvalues as eigh and eigvalsh return them,
@@ -466,7 +466,7 @@ def _eig_vjp(cts, out, a):
 
 
 eig_p = Primitive("eig", _eig_impl, _eig_jvp, (_eig_vjp,), multiple_results=True,
-                  vjp_ignores=(0,), may_raise=True)
+                  vjp_ignores=(0,), traits=RAISES)
 eig_p.batch = _single_batch(eig_p)
 
 

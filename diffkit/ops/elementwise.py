@@ -16,7 +16,7 @@ combined with a complex one gets a real cotangent.
 import numpy as np
 
 from ..core.concrete import concrete_test
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 from ..core.trace import Tracer
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import complex as cx
@@ -53,7 +53,7 @@ _NUMPY = "diffkit.numpy"
 
 def _numpy(name, fn, partials, doc, **options):
     """A differentiable NumPy ufunc: its primitive and its function (``options``: the
-    builder's ``select`` and ``deciding``)."""
+    builder's ``select``, ``deciding`` and ``traits``)."""
     return elementwise(name, fn, partials, doc=doc, module=_NUMPY, **options)
 
 
@@ -106,11 +106,17 @@ def zero_factor_nan(product, *factors):
 
 
 # --- arithmetic ------------------------------------------------------------------------
-add_p, add = _numpy("add", np.add, {"x": 1, "y": 1}, "``x + y``, elementwise.")
+# Real arithmetic: NaN in, NaN out at the same entry; computed by Python's operators too.
+def _arithmetic(operator):
+    return {"operator": operator, "nan_propagating": True}
+
+
+add_p, add = _numpy("add", np.add, {"x": 1, "y": 1}, "``x + y``, elementwise.",
+                    traits=_arithmetic("+"))
 subtract_p, subtract = _numpy("subtract", np.subtract, {"x": 1, "y": -1},
-                              "``x - y``, elementwise.")
+                              "``x - y``, elementwise.", traits=_arithmetic("-"))
 multiply_p, multiply = _numpy("multiply", np.multiply, {"x": "y", "y": "x"},
-                              "``x * y``, elementwise.")
+                              "``x * y``, elementwise.", traits=_arithmetic("*"))
 
 
 def _divide_numerator(x, y):
@@ -135,8 +141,10 @@ def holds_zero(x):
 
 divide_p, divide = _numpy("divide", np.true_divide,
                           {"x": _divide_numerator, "y": lambda y, out: negative_p(out / y)},
-                          "``x / y``, elementwise.")
-negative_p, negative = _numpy("negative", np.negative, {"x": -1}, "``-x``, elementwise.")
+                          "``x / y``, elementwise.",
+                          traits={**_arithmetic("/"), "curvature": "quotient"})
+negative_p, negative = _numpy("negative", np.negative, {"x": -1}, "``-x``, elementwise.",
+                              traits=_arithmetic("neg"))
 
 
 def _power_base(x, y, out):
@@ -180,15 +188,28 @@ def _scalar_power_derivative(t, x, exponent):
     return times(t, exponent * scalar_power_p(x, exponent=exponent - 1))
 
 
+def _scalar_power(x, exponent, out=None):
+    return np.power(x, exponent, out=out)
+
+
+def _power_curvature(params):
+    """``x ** 1`` is linear, ``x ** e`` curves; ``x ** 0`` (a constant) is left unknown."""
+    exponent = params.get("exponent")
+    if exponent is None or np.ndim(exponent) != 0 or exponent == 0:
+        return None
+    return "linear" if exponent == 1 else "unary"
+
+
 scalar_power_p = Primitive(
-    "scalar_power", lambda x, exponent: np.power(x, exponent),
+    "scalar_power", _scalar_power,
     lambda primals, tangents, exponent: (
         scalar_power_p(primals[0], exponent=exponent),
         _scalar_power_derivative(tangents[0], primals[0], exponent)),
     (lambda ct, out, x, exponent: _scalar_power_derivative(ct, x, exponent),),
     lambda axis_size, values, batch_axes, exponent: (
         scalar_power_p(values[0], exponent=exponent), 0),
-    vjp_ignores=("out",))
+    vjp_ignores=("out",),
+    traits=Traits(elementwise=True, out_argument=True, curvature=_power_curvature))
 scalar_power_p.sparsity = sr.elementwise_sparsity()
 
 
@@ -219,7 +240,7 @@ def _sqrt_slope(out):
 sqrt_p, sqrt = _numpy("sqrt", np.sqrt, {"x": _sqrt_slope}, "The non-negative square root.")
 # conj is linear and its own transpose: the conjugate of the tangent, not a product
 conj_p, conj = _numpy("conj", np.conj, {"x": tangent_rule(lambda t: conj_p(t))},
-                      "The complex conjugate.")
+                      "The complex conjugate.", traits={"curvature": "linear"})
 
 # abs and sign of a complex z are not holomorphic. With u = z / |z| (0 at z = 0):
 # d|z| = Re(conj(u) t), whose transpose is w -> Re(w) conj(u); sign(z) = z / |z| is composed
@@ -339,7 +360,7 @@ where_p = Primitive(
          real_cotangent(where_p(c, ct, 0.0), x), shape_of(x)),
      lambda ct, out, c, x, y: reductions.unbroadcast(
          real_cotangent(where_p(c, 0.0, ct), y), shape_of(y))),
-    vjp_ignores=(1, 2, "out"))
+    vjp_ignores=(1, 2, "out"), traits=Traits(elementwise=True, curvature="linear"))
 where_p.batch = broadcasting_batch(where_p)
 
 
@@ -392,7 +413,8 @@ def _clip_impl(x, low, high):
 
 
 clip_p = Primitive("clip", _clip_impl, _clip_jvp, tuple(_clip_vjp(i) for i in range(3)),
-                   vjp_ignores=("out",))
+                   vjp_ignores=("out",),   # piecewise: one of its arguments' entries
+                   traits=Traits(elementwise=True, curvature="linear"))
 clip_p.batch = broadcasting_batch(clip_p)
 
 
@@ -442,7 +464,7 @@ def _astype_vjp(ct, out, x, dtype):
 astype_p = Primitive(
     "astype", _astype_impl, _astype_jvp, (_astype_vjp,),
     lambda axis_size, values, batch_axes, dtype: (astype_p(values[0], dtype=dtype), 0),
-    vjp_ignores=(0, "out"))
+    vjp_ignores=(0, "out"), traits=Traits(elementwise=True, curvature="linear"))
 astype_p.sparsity = sr.elementwise_sparsity()
 
 

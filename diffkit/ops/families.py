@@ -40,7 +40,7 @@ import inspect
 import numpy as np
 
 from ..core.concrete import concrete_test
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 from ..core.trace import PrimalTracer, Tracer, bind
 from ..core.zeros import Zero, dtype_of, shape_of, tangent_dtype
 from ..errors import NoRuleError
@@ -221,7 +221,7 @@ def holds_nonfinite(x):
 
 def nondiff_elementwise(name, impl):
     """A piecewise-constant elementwise primitive (comparisons, sign): no derivative."""
-    prim = Primitive(name, impl, nondiff=True)
+    prim = Primitive(name, impl, nondiff=True, traits=Traits(elementwise=True))
     prim.batch = broadcasting_batch(prim)
     return prim
 
@@ -426,7 +426,7 @@ def _cotangent_of(c, x):
 
 
 def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepare=None,
-                select=None, deciding=None):
+                select=None, deciding=None, traits=None):
     """An elementwise, broadcasting primitive and its public function:
     ``(name_p, name) = elementwise(name, fn, {"x": partial, ...}, doc=..., module=...)``.
 
@@ -453,6 +453,10 @@ def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepar
     **params)``, the mask per argument of where its branch is taken at these values (the
     winner of a ``maximum``), and ``deciding``, the positions of the arguments that mask
     reads when it reads no other (``heaviside``'s ``x``).
+
+    The primitive's traits (``core.primitive.Traits``) are made here too: elementwise, with
+    the curvature read off the partials (``_curvature``); ``traits`` (a dict) adds or
+    overrides some (``operator="+"``, a ``curvature`` the partials cannot show).
     """
     names = list(partials)
     n = len(names)
@@ -467,7 +471,10 @@ def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepar
                     if forward is None and backward is None)   # ZERO partials
     prim = Primitive(name, fn if impl is None else impl, vjp_ignores=ignores,
                      vjp_reads=reads,
-                     sparsity=sr.elementwise_sparsity(select, deciding, dropped))
+                     sparsity=sr.elementwise_sparsity(select, deciding, dropped),
+                     traits=Traits(**{"elementwise": True,
+                                      "curvature": _curvature(partials, select),
+                                      **(traits or {})}))
     forward = [jvp_part for jvp_part, _, _ in made]
     prim.vjp = tuple(None if backward is None else _vjp_rule(i, backward, params, n == 1)
                      for i, (_, backward, _) in enumerate(made))
@@ -480,6 +487,22 @@ def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepar
     else:
         prim.batch = broadcasting_batch(prim)
     return prim, public_function(prim, name, names, doc, module, params, prepare)
+
+
+def _curvature(partials, select):
+    """How an elementwise primitive with these ``partials`` curves (``Traits.curvature``):
+    "linear" when every partial is a constant (or the primitive selects among its
+    arguments' entries, ``select``: piecewise linear), "bilinear" for two arguments each
+    the other's partial (``x * y``), "unary" for one argument, else "elementwise"."""
+    values = list(partials.values())
+    if select is not None or all(
+            v is ZERO or isinstance(v, no_derivative)
+            or isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "linear"
+    names = list(partials)
+    if len(names) == 2 and values == names[::-1]:
+        return "bilinear"
+    return "unary" if len(values) == 1 else "elementwise"
 
 
 def _jvp(prim, parts, params):

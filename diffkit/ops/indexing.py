@@ -46,7 +46,7 @@ import operator
 import numpy as np
 
 from ..core.concrete import concrete_value, holds_tracer, static_value
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 from ..core.trace import Tracer
 from ..core.zeros import Zero, as_array, dtype_of, shape_of, tangent_dtype
 from ..errors import TracerConversionError
@@ -464,9 +464,10 @@ def _scatter_add_batch(axis_size, values, batch_axes, shape, spec):
 
 # Index arrays are integer inputs with no derivative: no vjp entries past the first.
 getitem_p = Primitive("getitem", _getitem_impl, _getitem_jvp, (_getitem_vjp,), _getitem_batch,
-                      vjp_ignores=(0, "out"))
+                      vjp_ignores=(0, "out"), traits=Traits(curvature="linear"))
 scatter_add_p = Primitive("scatter_add", _scatter_add_impl, _scatter_add_jvp,
-                          (_scatter_add_vjp,), _scatter_add_batch, vjp_ignores=(0, "out"))
+                          (_scatter_add_vjp,), _scatter_add_batch, vjp_ignores=(0, "out"),
+                          traits=Traits(curvature="linear"))
 
 
 def _scatter_pairs(args, shape, spec):

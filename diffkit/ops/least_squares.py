@@ -11,7 +11,7 @@ function of the Hermitian matrix that one triangle defines (``triangles.py``).
 import numpy as np
 
 from ..core.concrete import holds_tracer
-from ..core.primitive import Primitive
+from ..core.primitive import RAISES, Primitive
 from ..core.zeros import as_array, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import reductions as rd
@@ -75,7 +75,7 @@ def _pinv_vjp(ct, x, a, rcond, hermitian):
     return hermitian_from_triangle_adjoint(g, lower=True) if hermitian else g
 
 
-pinv_p = Primitive("pinv", _pinv_impl, _pinv_jvp, (_pinv_vjp,), may_raise=True)
+pinv_p = Primitive("pinv", _pinv_impl, _pinv_jvp, (_pinv_vjp,), traits=RAISES)
 pinv_p.batch = _single_batch(pinv_p)
 
 _NO_VALUE = object()

@@ -22,7 +22,7 @@ import string
 
 import numpy as np
 
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import families
@@ -161,7 +161,8 @@ def _matmul_batch(axis_size, values, batch_axes):
 
 
 matmul_p = Primitive("matmul", np.matmul, _matmul_jvp, (_matmul_vjp_a, _matmul_vjp_b),
-                     _matmul_batch, vjp_ignores=("out",), sparsity=sr.matmul_sparsity)
+                     _matmul_batch, vjp_ignores=("out",), sparsity=sr.matmul_sparsity,
+                     traits=Traits(operator="@"))
 
 
 def _matmul_shape(sa, sb):

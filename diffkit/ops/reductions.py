@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ..core.concrete import concrete_test, underlying
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 from ..core.trace import Tracer
 from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
 from . import elementwise as ew
@@ -68,6 +68,7 @@ sum_p = Primitive(
         sum_p(values[0], axis=_shift(axis), keepdims=keepdims), 0),
     vjp_ignores=(0, "out"),
     sparsity=sr.reduction_sparsity(),
+    traits=Traits(curvature="linear"),
 )
 
 # --- cumulative sums: linear, the adjoint runs the other way ---------------------------------
@@ -88,6 +89,7 @@ cumsum_p = Primitive(
     lambda axis_size, values, batch_axes, axis, reverse: (
         cumsum_p(values[0], axis=axis + 1, reverse=reverse), 0),
     vjp_ignores=(0, "out"),
+    traits=Traits(curvature="linear"),
 )
 cumsum_p.sparsity = sr.cumulative_sparsity
 

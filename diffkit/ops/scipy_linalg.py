@@ -31,7 +31,7 @@ batch costs one factorisation per matrix.
 import numpy as np
 import scipy.linalg
 
-from ..core.primitive import Primitive
+from ..core.primitive import RAISES, Primitive
 from ..core.zeros import Zero, dtype_of, shape_of
 from . import elementwise as ew
 from . import shape as sh
@@ -124,7 +124,7 @@ def _solve_triangular_batch(axis_size, values, batch_axes, lower, trans, unit_di
 solve_triangular_p = Primitive(
     "scipy_solve_triangular", _solve_triangular_impl, _solve_triangular_jvp,
     (_solve_triangular_vjp_a, _solve_triangular_vjp_b), _solve_triangular_batch,
-    vjp_ignores=(1,), vjp_reads=(frozenset({0, "out"}), frozenset({0})), may_raise=True)
+    vjp_ignores=(1,), vjp_reads=(frozenset({0, "out"}), frozenset({0})), traits=RAISES)
 
 
 # === solve_sylvester ======================================================================
@@ -163,7 +163,7 @@ def _solve_sylvester_batch(axis_size, values, batch_axes):
 
 solve_sylvester_p = Primitive("scipy_solve_sylvester", scipy.linalg.solve_sylvester,
                               _solve_sylvester_jvp, _solve_sylvester_vjp,
-                              _solve_sylvester_batch, vjp_ignores=(2,), may_raise=True)
+                              _solve_sylvester_batch, vjp_ignores=(2,), traits=RAISES)
 
 
 # === matrix functions: expm, logm (block-triangular Fréchet derivative), sqrtm ============

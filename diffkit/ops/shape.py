@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..core.primitive import EachArgument, Primitive
+from ..core.primitive import EachArgument, Primitive, Traits
 from ..core.zeros import Zero, as_array, dtype_of, shape_of
 from . import indexing, reductions
 from . import sparsity_rules as sr
@@ -24,6 +24,12 @@ def _normalize_axis(axis, ndim, what="axis"):
 
 # --- reshape ---------------------------------------------------------------------------
 
+
+def _same_shape(params, shape):
+    """Whether reshaping or broadcasting to ``params["shape"]`` leaves ``shape`` as it is."""
+    return tuple(params["shape"]) == tuple(shape)
+
+
 reshape_p = Primitive(
     "reshape",
     lambda x, shape: np.reshape(x, shape),
@@ -33,6 +39,9 @@ reshape_p = Primitive(
     lambda axis_size, values, batch_axes, shape: (
         reshape_p(values[0], shape=(axis_size,) + shape), 0),
     vjp_ignores=(0, "out"),
+    # a reshape of a reshape is the outer reshape of the first input
+    traits=Traits(curvature="linear", shape_only=True, compose=lambda outer, inner: outer,
+                  is_identity=_same_shape),
 )
 reshape_p.sparsity = sr.index_map_sparsity(reshape_p.impl)
 
@@ -106,6 +115,7 @@ broadcast_to_p = Primitive(
     (_unbroadcast,),
     _broadcast_batch,
     vjp_ignores=(0, "out"),
+    traits=Traits(curvature="linear", shape_only=True, is_identity=_same_shape),
 )
 broadcast_to_p.sparsity = sr.index_map_sparsity(broadcast_to_p.impl)
 
@@ -130,6 +140,11 @@ transpose_p = Primitive(
     lambda axis_size, values, batch_axes, axes: (
         transpose_p(values[0], axes=(0,) + tuple(a + 1 for a in axes)), 0),
     vjp_ignores=(0, "out"),
+    traits=Traits(curvature="linear", shape_only=True,
+                  compose=lambda outer, inner: {
+                      "axes": tuple(inner["axes"][i] for i in outer["axes"])},
+                  is_identity=lambda params, shape: tuple(params["axes"]) == tuple(
+                      range(len(shape)))),
 )
 transpose_p.sparsity = sr.index_map_sparsity(transpose_p.impl)
 
@@ -196,7 +211,7 @@ def _concatenate_batch(axis_size, values, batch_axes, axis):
 
 concatenate_p = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
                           _concatenate_jvp, EachArgument(_concatenate_vjp), _concatenate_batch,
-                          vjp_ignores=("args", "out"))
+                          vjp_ignores=("args", "out"), traits=Traits(curvature="linear"))
 
 
 def _concatenate_sparsity(args, out, local, axis):

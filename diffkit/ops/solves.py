@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..core.primitive import Primitive
+from ..core.primitive import RAISES, Primitive
 from ..core.zeros import Zero, dtype_of, is_complex, shape_of
 from . import elementwise as ew
 from . import shape as sh
@@ -91,7 +91,7 @@ def _solve_impl(a, b):
 
 solve_p = Primitive("solve", _solve_impl, _solve_jvp, (_solve_vjp_a, _solve_vjp_b),
                     _solve_batch, vjp_ignores=(1,),
-                    vjp_reads=(frozenset({0, "out"}), frozenset({0})), may_raise=True)
+                    vjp_reads=(frozenset({0, "out"}), frozenset({0})), traits=RAISES)
 
 
 def solve(a, b):
@@ -176,7 +176,7 @@ def _inv_vjp(ct, x, a, nan_if_singular=False):
 
 
 inv_p = Primitive("inv", _inv_impl, _inv_jvp, (_inv_vjp,), vjp_ignores=(0,),
-                  may_raise=True)
+                  traits=RAISES)
 inv_p.batch = _single_batch(inv_p)
 
 

@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.concrete import holds_tracer
-from ..core.primitive import EachArgument, Primitive
+from ..core.primitive import RAISES, EachArgument, Primitive
 from ..core.zeros import Zero, dtype_of, is_complex, shape_of, zero_like
 from . import elementwise as ew
 from . import reductions as rd
@@ -187,7 +187,7 @@ def _svd_vjp(cts, out, a, full_matrices, hermitian):
 
 
 svd_p = Primitive("svd", _svd_impl, _svd_jvp, (_svd_vjp,), multiple_results=True,
-                  may_raise=True)
+                  traits=RAISES)
 svd_p.batch = _single_batch(svd_p)
 
 
@@ -319,7 +319,7 @@ def _svd_spectral_batch(axis_size, values, batch_axes, full_matrices, hermitian,
 
 svd_spectral_p = Primitive(
     "svd_spectral", _svd_spectral_impl, _svd_spectral_jvp, EachArgument(_svd_spectral_vjp),
-    _svd_spectral_batch, vjp_ignores=(0, "out"), may_raise=True)
+    _svd_spectral_batch, vjp_ignores=(0, "out"), traits=RAISES)
 
 
 # svd_values_p(a, u, s, vh) -> (s, channel): the singular values as svd and svdvals return

@@ -45,7 +45,7 @@ import operator
 
 import numpy as np
 
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from . import linalg, reductions, shape
@@ -310,7 +310,7 @@ _sinc_p = Primitive(
     (lambda ct, out, x, order: times(ct, _sinc_p(x, order=order + 1)),),
     lambda axis_size, values, batch_axes, order: (_sinc_p(values[0], order=order),
                                                   batch_axes[0]),
-    vjp_ignores=("out",))
+    vjp_ignores=("out",), traits=Traits(elementwise=True, curvature="unary"))
 _sinc_p.sparsity = sr.elementwise_sparsity()
 
 
@@ -429,7 +429,8 @@ _nan_to_num_p = Primitive(
     (lambda ct, out, x, **params: _nan_to_num_rule(ct, x),),
     lambda axis_size, values, batch_axes, **params: (_nan_to_num_p(values[0], **params),
                                                      batch_axes[0]),
-    vjp_ignores=("out",))
+    vjp_ignores=("out",),   # piecewise: the entry, or a constant in its place
+    traits=Traits(elementwise=True, curvature="linear"))
 _nan_to_num_p.sparsity = sr.elementwise_sparsity()
 
 

@@ -304,7 +304,7 @@ def _reference_implied_value_checks(program):
             if not first:
                 return None, path
             eqn = equations[first[0]]
-            if eqn.prim.impl not in passes._PROPAGATING or eqn.params or eqn.errstate \
+            if not eqn.prim.traits.nan_propagating or eqn.params or eqn.errstate \
                     or eqn.avals[0] != avals[u] or np.dtype(avals[u][1]).kind != "f":
                 return None, path
             u = eqn.outs[0]

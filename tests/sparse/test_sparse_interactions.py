@@ -40,6 +40,11 @@ PROGRAMS = {
     "square_by_product": lambda x: dnp.sum(x * x) + x[0] * x[-1],
     "reductions": lambda x: dnp.sum(dnp.log(dnp.sum(x[:4] ** 2) + dnp.cumsum(x ** 2))),
     "transpose": lambda x: dnp.sum(dnp.transpose(dnp.reshape(x, (2, 4)))[:, 0] ** 3),
+    # piecewise linear (a selection among its arguments' entries): no interaction itself
+    "piecewise": lambda x: dnp.sum(dnp.maximum(x, 0.5) ** 2) + dnp.sum(dnp.minimum(x[1:],
+                                                                                   x[:-1])),
+    # a general elementwise function of two arguments: everything meets at each entry
+    "two_arguments": lambda x: dnp.sum(dnp.arctan2(x[:4], x[4:])) + dnp.sum(dnp.hypot(x, 1.0)),
 }
 
 
@@ -70,8 +75,7 @@ def test_forward_route_equals_gradient_route(name):
 
 def test_unknown_primitives_take_the_gradient_route():
     a = np.arange(16.0).reshape(4, 4) % 3
-    for fun in (lambda x: x @ (a @ x), lambda x: dnp.sum(dnp.maximum(x, 0.5) ** 2),
-                lambda x: dnp.sum(x ** 0 * x)):
+    for fun in (lambda x: x @ (a @ x), lambda x: dnp.sum(x ** 0 * x)):
         x = np.random.default_rng(4).uniform(0, 1, 4)
         assert interaction_pattern(fun, x) is None
         np.testing.assert_array_equal(dk.hessian_sparsity(fun)(x).toarray(),
