@@ -186,6 +186,13 @@ class Traits:
         values.update(changes)
         return Traits(**values)
 
+    @property
+    def pure(self):
+        """Whether equal arguments always give an equal result and nothing else happens:
+        the result may be merged with an equal one, folded to a constant, or dropped
+        where nothing reads it."""
+        return not (self.effectful or self.draws_randomness)
+
     def curvature_of(self, params):
         """The curvature at these parameters (None: unknown)."""
         curvature = self.curvature

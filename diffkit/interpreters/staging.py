@@ -231,7 +231,7 @@ class StagingTrace(Trace):
         recording.equations.append(Equation(
             prim, params, tuple(refs), out_vars, tuple(recording.avals[v] for v in out_vars),
             None if errstate == self.errstate else errstate))
-        if prim.traits.may_raise or prim.traits.effectful \
+        if prim.traits.may_raise or not prim.traits.pure \
                 or "raise" in errstate.values():
             recording.effects.extend(out_vars)
         if warnings.filters is not self.filters and _warnings_raise() \

@@ -412,7 +412,7 @@ def common_subexpressions(program):
     equations = []
     for eqn in program.equations:
         eqn = sub.equation(eqn)
-        if eqn.prim is not custom_call_p and not eqn.prim.traits.effectful:
+        if eqn.prim is not custom_call_p and eqn.prim.traits.pure:
             try:
                 earlier = seen.setdefault(_cse_kind(eqn), {}).setdefault(
                     _cse_inputs(eqn.inputs), eqn)
@@ -456,7 +456,7 @@ def fold_constants(program):
     for eqn in program.equations:
         eqn = sub.equation(eqn)
         outs = None
-        if eqn.prim is not custom_call_p and not eqn.prim.traits.effectful \
+        if eqn.prim is not custom_call_p and eqn.prim.traits.pure \
                 and _all_constant(eqn.inputs):   # a callback runs at each replay, not here
             outs = _evaluate(eqn)
         if outs is not None and all(g.holds(value) for v, value in zip(eqn.outs, outs)

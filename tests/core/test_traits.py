@@ -17,6 +17,7 @@ The claims are checked on the values every record's function applies its primiti
   curvature allows.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -28,7 +29,7 @@ from records import RECORDS
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.api import grad
-from diffkit.core.primitive import CURVATURES, PRIMITIVES, Traits
+from diffkit.core.primitive import CURVATURES, PRIMITIVES, Primitive, Traits
 from diffkit.errors import NoRuleError
 from diffkit.interpreters.interactions import interaction_pattern
 from diffkit.interpreters.sparsity import sparsity_flat
@@ -319,3 +320,20 @@ def test_a_builder_primitive_is_fused_by_jit():
     # the new primitive's applications went into the loop over blocks
     assert fused and "test_traits_arcsinh" in staged and "test_traits_arcsinh" not in left
     np.testing.assert_array_equal(replayed, dk.grad(fun)(x))
+
+
+def test_a_primitive_that_draws_is_never_merged_or_replayed_as_a_value():
+    counter = itertools.count()
+    draw_p = Primitive("test_traits_draw", lambda x: x + float(next(counter)), nondiff=True,
+                       batch=lambda size, values, axes: (draw_p(values[0]), axes[0]),
+                       traits=Traits(elementwise=True, draws_randomness=True),
+                       register=False)
+    assert not draw_p.traits.pure and PRIMITIVES["add"].traits.pure
+
+    def two_draws(x):
+        return draw_p(x) + draw_p(x)   # equal applications: two draws, not one used twice
+
+    jitted = dk.jit(two_draws)
+    # call k draws 2k and 2k + 1 (a first call traces, a second compiles, then replays)
+    for k in range(4):
+        np.testing.assert_array_equal(jitted(np.zeros(2)), np.full(2, 4.0 * k + 1))
