@@ -6,8 +6,8 @@ transformations themselves and live in ``diffkit.custom``.)
 
 from ..core.primitive import Primitive, Traits
 
-# nondiff: the output never carries a derivative, so under grad and jvp it is a plain value
-# (float() and np.asarray() on it are fine); only vmap needs a rule.
+# nondiff: the output never carries a derivative (a cotangent or tangent never flows
+# through it); only vmap needs a rule.
 stop_gradient_p = Primitive(
     "stop_gradient", lambda x: x,
     batch=lambda axis_size, values, batch_axes: (values[0], batch_axes[0]),
@@ -16,7 +16,10 @@ stop_gradient_p = Primitive(
 
 
 def stop_gradient(x):
-    """``x`` unchanged, with a zero derivative under every transformation. Under ``grad``,
-    ``jvp`` and their relatives the result is a plain array, so it may be converted with
-    ``float()`` or ``np.asarray``."""
+    """``x`` unchanged, with a zero derivative under every transformation.
+
+    Under a transformation the result is still a traced value (as ``jax.lax.stop_gradient``'s
+    is): use it as an array, in arithmetic and NumPy functions, where it acts as a constant.
+    ``float()`` and ``np.asarray`` raise on it as on any traced value; to see its value while
+    debugging, print it or use ``dk.debug.print``."""
     return stop_gradient_p(x)
