@@ -6,6 +6,14 @@ the calling code raises inside a transformed function, so the traceback shows th
 lines and the message; ``"off"`` shows every frame (for diffkit's developers, or a bug
 report). The environment variable ``DIFFKIT_TRACEBACK_FILTERING`` sets the default
 (``off`` or ``on``). Errors that start inside diffkit itself (a bug) always show everything.
+
+``dk.config.source_info``: which staged operations keep the user's line that made them.
+``"reads"`` (the default): the values Python read while jit or ``make_graph`` recorded
+(an ``if`` on an array, ``float(x)``), whose guards a later call may fail; the errors and
+warnings about a recording that no longer applies name that line. ``"all"``: every staged
+equation too (``str(graph)`` then lists each operation's line), at a cost of a few
+microseconds per operation when jit traces. The environment variable
+``DIFFKIT_SOURCE_INFO`` sets the default.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import os
 __all__ = ["config"]
 
 _CHOICES = ("on", "off")
+_SOURCE_INFO = ("reads", "all")
 
 
 class Config:
@@ -22,6 +31,7 @@ class Config:
 
     def __init__(self) -> None:
         self.traceback_filtering = os.environ.get("DIFFKIT_TRACEBACK_FILTERING", "on").lower()
+        self.source_info = os.environ.get("DIFFKIT_SOURCE_INFO", "reads").lower()
 
     @property
     def traceback_filtering(self) -> str:
@@ -34,8 +44,19 @@ class Config:
                              f"got {value!r}")
         self._traceback_filtering = value
 
+    @property
+    def source_info(self) -> str:
+        return self._source_info
+
+    @source_info.setter
+    def source_info(self, value: str) -> None:
+        if value not in _SOURCE_INFO:
+            raise ValueError(f"dk.config.source_info must be 'reads' or 'all', got {value!r}")
+        self._source_info = value
+
     def __repr__(self) -> str:
-        return f"Config(traceback_filtering={self.traceback_filtering!r})"
+        return (f"Config(traceback_filtering={self.traceback_filtering!r}, "
+                f"source_info={self.source_info!r})")
 
 
 config = Config()

@@ -21,7 +21,9 @@ import warnings
 
 import numpy as np
 
+from ..config import config
 from ..core.primitive import Traits
+from ..core.source_info import user_location
 from ..core.trace import (
     PrimalTracer,
     Trace,
@@ -63,31 +65,36 @@ class Equation:
     of the results (one per result, a tuple even for one); ``avals`` their
     ``(shape, dtype)``. ``errstate`` is NumPy's floating-point error handling the
     primitive ran under when a rule set its own (``np.errstate``), else None: a replay
-    sets it again, so it warns exactly where the function does."""
+    sets it again, so it warns exactly where the function does. ``where`` is the user's
+    line that applied the primitive (a ``core.source_info.Location``; None for an equation
+    a pass made)."""
 
-    __slots__ = ("prim", "params", "inputs", "outs", "avals", "errstate")
+    __slots__ = ("prim", "params", "inputs", "outs", "avals", "errstate", "where")
 
-    def __init__(self, prim, params, inputs, outs, avals, errstate=None):
+    def __init__(self, prim, params, inputs, outs, avals, errstate=None, where=None):
         self.prim = prim
         self.params = params
         self.inputs = inputs
         self.outs = outs
         self.avals = avals
         self.errstate = errstate
+        self.where = where
 
 
 class Guard:
     """A concrete read made while recording: the recording is valid only while
     ``test(value of var)`` (or the whole value when ``test`` is None) equals ``expected``.
-    ``at`` is the number of equations recorded before the read."""
+    ``at`` is the number of equations recorded before the read, ``where`` the user's line
+    that read it (a ``core.source_info.Location``, or None)."""
 
-    __slots__ = ("var", "test", "expected", "at")
+    __slots__ = ("var", "test", "expected", "at", "where")
 
-    def __init__(self, var, test, expected, at):
+    def __init__(self, var, test, expected, at, where=None):
         self.var = var
         self.test = test
         self.expected = expected
         self.at = at
+        self.where = where
 
     def holds(self, value):
         """Whether the read gives the same answer on ``value`` (a plain value)."""
@@ -101,6 +108,11 @@ class Guard:
         shown = np.array2string(self.expected, threshold=6) if self.expected.ndim else \
             repr(self.expected.item())
         return f"v{self.var} == {shown}"
+
+    def read_at(self):
+        """Where the value was read, for a message: ``" at file:line (in f): code"``, or
+        '' where the line is unknown."""
+        return "" if self.where is None else f" at {self.where}"
 
 
 def same_value(value, expected):
@@ -230,7 +242,8 @@ class StagingTrace(Trace):
         errstate = _errstate()
         recording.equations.append(Equation(
             prim, params, tuple(refs), out_vars, tuple(recording.avals[v] for v in out_vars),
-            None if errstate == self.errstate else errstate))
+            None if errstate == self.errstate else errstate,
+            user_location() if config.source_info == "all" else None))
         if prim.traits.may_raise or not prim.traits.pure \
                 or "raise" in errstate.values():
             recording.effects.extend(out_vars)
@@ -251,7 +264,7 @@ class StagingTrace(Trace):
                 f"function returned. {self.escape_hint}")
         expected = value if test is not None else np.array(value, copy=True)
         self.recording.guards.append(
-            Guard(tracer.var, test, expected, len(self.recording.equations)))
+            Guard(tracer.var, test, expected, len(self.recording.equations), user_location()))
 
 
 class CustomCallPrimitive:

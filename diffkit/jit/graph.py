@@ -31,6 +31,7 @@ import copy
 
 import numpy as np
 
+from ..config import config
 from ..core.concrete import concrete_test, concrete_value
 from ..core.trace import Tracer
 from ..errors import DiffkitError
@@ -44,7 +45,7 @@ class GuardFailure(Exception):
     """A value read while tracing reads differently now: the graph does not apply."""
 
     def __init__(self, guard):
-        super().__init__(guard.describe())
+        super().__init__(guard.describe() + guard.read_at())
         self.guard = guard
 
 
@@ -198,8 +199,8 @@ class Graph:
             outs = ", ".join(f"v{v}: {_aval(a)}" for v, a in zip(eqn.outs, eqn.avals))
             args = " ".join(_ref(i) for i in eqn.inputs)
             params = "".join(f" {k}={_param(v)}" for k, v in eqn.params.items())
-            lines.append(f"  {outs} = {_prim_name(eqn)} {args}{params}")
-            lines += [f"  guard {g.describe()}" for v in eqn.outs
+            lines.append(f"  {outs} = {_prim_name(eqn)} {args}{params}{_line_of(eqn)}")
+            lines += [f"  guard {g.describe()}{_line_of(g)}" for v in eqn.outs
                       for g in self._guards_after.get(v, ())]
         outputs = self.program.outputs
         written = {k: i for i, k in self.write_back}
@@ -213,6 +214,14 @@ class Graph:
     def __repr__(self):
         return f"<Graph: {self.recording.num_inputs} inputs, {self.num_ops} ops, " \
                f"{len(self.guards)} guards>"
+
+
+def _line_of(made):
+    """``"  # file:line"`` of an equation or guard when every staged operation keeps its
+    line (``dk.config.source_info = "all"``), else ''."""
+    if config.source_info != "all" or made.where is None:
+        return ""
+    return f"  # {made.where.filename}:{made.where.lineno}"
 
 
 def _bind(eqn, args):

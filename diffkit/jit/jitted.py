@@ -241,15 +241,19 @@ class Jitted(Generic[P, R]):
             if fast is not None:
                 self._fast[fast] = key
         graphs = self._cache.get(key, ())
+        failed = None
         if graphs:
             done, out = self._replay(graphs, leaves, args, kwargs)
             if done:
                 return out
+            failed = out   # the guard that failed last, if one did
         if len(graphs) >= MAX_SPECIALISATIONS:
+            where = f" (the last at {failed.where})" if failed is not None \
+                and failed.where is not None else ""
             warnings.warn(
                 f"jit({signature.name}): {len(graphs)} graphs for these argument shapes all "
-                "have a guard that fails (a value read in Python, such as an if on an "
-                "array, keeps changing); running the function without jit. Move the "
+                "have a guard that fails: a value read in Python, such as an if on an "
+                f"array, keeps changing{where}; running the function without jit. Move the "
                 "value-dependent branch out of the function or use dnp.where.",
                 PerformanceWarning, stacklevel=2)
             return self._eager(args, kwargs)
@@ -263,14 +267,17 @@ class Jitted(Generic[P, R]):
         return tree_unflatten(graph.out_tree, outs)
 
     def _replay(self, graphs, leaves, args, kwargs):
-        """``(True, result)`` from the first graph whose guards hold, else ``(False, None)``
-        (every graph has a failing guard: trace again)."""
+        """``(True, result)`` from the first graph whose guards hold, else ``(False,
+        guard)`` (every graph has a failing guard, the last one that failed or None: trace
+        again)."""
+        failed = None
         for graph in graphs:
             if graph.write_back:
                 _check_aliasing(leaves, graph.recording.writes, self._signature)
             try:
                 outs = graph.run_flat(leaves)
-            except GuardFailure:
+            except GuardFailure as failure:
+                failed = failure.guard
                 self._count(2)
                 continue
             except Unverifiable:
@@ -284,7 +291,7 @@ class Jitted(Generic[P, R]):
             self._count(1)
             out_tree = graph.out_tree
             return True, outs[0] if out_tree.node is None else tree_unflatten(out_tree, outs)
-        return False, None
+        return False, failed
 
     def _eager(self, args, kwargs):
         self._count(3)

@@ -94,7 +94,8 @@ class _Substitution:
         inputs = tuple(map(to.get, eqn.inputs, eqn.inputs))
         if inputs == eqn.inputs:
             return eqn
-        return Equation(eqn.prim, eqn.params, inputs, eqn.outs, eqn.avals, eqn.errstate)
+        return Equation(eqn.prim, eqn.params, inputs, eqn.outs, eqn.avals, eqn.errstate,
+                        eqn.where)
 
     def finish(self, program):
         """Outputs and guards after the substitution (a guard on a constant is checked
@@ -281,7 +282,7 @@ def freeze_constants(program):
         for ref in eqn.inputs:   # most equations read no constant array: kept as they are
             if _writeable(ref):
                 equations[k] = Equation(eqn.prim, eqn.params, tuple(map(frozen, eqn.inputs)),
-                                        eqn.outs, eqn.avals, eqn.errstate)
+                                        eqn.outs, eqn.avals, eqn.errstate, eqn.where)
                 break
     program.outputs = [frozen(o) for o in program.outputs]
 
@@ -331,7 +332,7 @@ def drop_noops(program):
             if inner is not None and inner.prim is eqn.prim:
                 x = inner.inputs[0]
                 eqn = Equation(eqn.prim, traits.compose(eqn.params, inner.params),
-                               inner.inputs, eqn.outs, eqn.avals, None)
+                               inner.inputs, eqn.outs, eqn.avals, None, eqn.where)
             shape = program.avals[x][0] if type(x) is int else np.shape(x.value)
             if len(shape) and traits.is_identity(eqn.params, shape):
                 sub.to[eqn.outs[0]] = x
