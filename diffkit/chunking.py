@@ -57,6 +57,7 @@ can round differently for another batch size).
 """
 
 import concurrent.futures
+import contextvars
 import functools
 import math
 import os
@@ -235,7 +236,12 @@ class _SubmitRunner:
 
     def run(self, task, items, progress, name):
         fn = _Bound(task if self.local else pickled(task, name))
-        futures = {self.executor.submit(fn, item): item[0] for item in items}
+        if self.local:   # a thread runs each task in a copy of the caller's context
+            # (contextvars: settings such as linear_solve_options hold there as here)
+            futures = {self.executor.submit(contextvars.copy_context().run, fn, item): item[0]
+                       for item in items}
+        else:
+            futures = {self.executor.submit(fn, item): item[0] for item in items}
         bar = Progress(len(futures), name) if progress else None
         try:
             for future in concurrent.futures.as_completed(futures):

@@ -8,7 +8,9 @@ integer naming one traced value; constants have slot ``None``.
 ``backward_pass`` seeds the output cotangents and walks the tape from the end. Execution
 order is already topological, so there is no sort and no recursion (a 100,000-op chain is
 fine). Cotangents live in a dict keyed by slot and are dropped as soon as the entry that
-produced the slot has consumed them; entries that received no cotangent are skipped. The
+produced the slot has consumed them; entries that received no cotangent are skipped. An
+entry's per-argument rules run for its traced arguments only; a joint rule (``JointVjp``)
+runs once and gives all of their cotangents, so no rule keeps state for another. The
 sweep never mutates the tape, so a pullback may be called any number of times (unless it
 was made to consume its tape, as ``grad``'s is).
 
@@ -21,7 +23,7 @@ argument checks on top; ``custom`` calls ``vjp_flat`` directly.
 
 import numpy as np
 
-from ..core.primitive import EachArgument, Primitive
+from ..core.primitive import JointVjp, Primitive
 from ..core.trace import (
     PrimalTracer,
     Trace,
@@ -31,7 +33,7 @@ from ..core.trace import (
     new_trace,
 )
 from ..core.zeros import Zero, dtype_of, placeholder, shape_of, tangent_dtype, zero_like
-from ..errors import NoRuleError
+from ..errors import NoRuleError, ShapeMismatchError
 from ..ops.elementwise import astype
 from ..tree_util import tree_leaves, tree_map
 from .forward import jvp_flat, lower_aux
@@ -131,8 +133,7 @@ class ReverseTrace(Trace):
         if not call.pullback_reads_primals:  # keep constants: replay needs them
             primals = [p if s is None else placeholder(p) for p, s in zip(primals, slots)]
         self.tape.append((custom_call_p, slots, primals, tuple(map(placeholder, outs)),
-                          {"call": call, "saved": saved, "pulled": _Pulled(slots)},
-                          out_slots))
+                          {"call": call, "saved": saved}, out_slots))
         return result
 
 
@@ -161,35 +162,14 @@ def _holds_big_array(out, primals):
     return False
 
 
-class _Pulled:
-    """The cotangents of a custom call's arguments from one run of its pullback, handed out
-    to the rules of its traced arguments (each takes its own, the last one clears them)."""
-
-    __slots__ = ("traced", "cotangents", "values", "taken")
-
-    def __init__(self, slots):
-        self.traced = sum(s is not None for s in slots)
-        self.cotangents = self.values = None
-        self.taken = 0
-
-
-def _custom_rule(i):
-    """The rule of a custom call's argument ``i``: the user's pullback, run once per sweep
-    for all the arguments."""
-    def rule(cotangents, outs, *primals, call, saved, pulled):
-        if pulled.cotangents is not cotangents:   # the first rule of this sweep
-            pulled.values = list(call.pullback(saved, primals, cotangents))
-            pulled.cotangents, pulled.taken = cotangents, 0
-        value, pulled.values[i] = pulled.values[i], None
-        pulled.taken += 1
-        if pulled.taken >= pulled.traced:
-            pulled.cotangents = pulled.values = None
-        return value
-    return rule
+def _custom_pullback(cotangents, outs, *primals, wanted, call, saved):
+    """The cotangents of a custom call's arguments: the user's pullback, run once per sweep
+    for all of them (a joint rule: the engine hands every traced argument its own)."""
+    return tuple(call.pullback(saved, primals, cotangents))
 
 
 # The tape entry of a function with user-defined rules: its pullback is the user's.
-custom_call_p = Primitive("custom_call", None, vjp=EachArgument(_custom_rule),
+custom_call_p = Primitive("custom_call", None, vjp=JointVjp(_custom_pullback),
                           multiple_results=True, vjp_ignores=("out",), register=False)
 
 
@@ -254,7 +234,9 @@ def backward_pass(tape, seeds, input_slots, consume=False):
             ct = cotangents.pop(out_slot, None)
         if ct is None:
             continue
-        if consume and prim.vjp_reads is not None and type(ct) is np.ndarray and \
+        if type(prim.vjp) is JointVjp:
+            _pull_joint(prim, in_slots, primals, out, params, ct, cotangents, owned)
+        elif consume and prim.vjp_reads is not None and type(ct) is np.ndarray and \
                 ct.nbytes >= BIG_ARRAY_BYTES:
             _pull_freeing(prim, in_slots, primals, out, params, ct, cotangents, owned)
         else:
@@ -263,6 +245,19 @@ def backward_pass(tape, seeds, input_slots, consume=False):
                     _add_to(cotangents, owned, slot, rule(ct, out, *primals, **params))
         del ct, primals, out  # let the entry's arrays go before the next rule allocates
     return [cotangents.get(slot) for slot in input_slots]
+
+
+def _pull_joint(prim, in_slots, primals, out, params, ct, cotangents, owned):
+    """Run a primitive's joint rule once for all its traced arguments (``JointVjp``)."""
+    wanted = tuple(slot is not None for slot in in_slots)
+    cts = prim.vjp.rule(ct, out, *primals, wanted=wanted, **params)
+    if len(cts) != len(in_slots):
+        raise ShapeMismatchError(f"the joint VJP rule of primitive {prim.name!r} returned "
+                                 f"{len(cts)} cotangents for {len(in_slots)} arguments: it "
+                                 "must return one per argument (None where there is none)")
+    for slot, value in zip(in_slots, cts):
+        if slot is not None:
+            _add_to(cotangents, owned, slot, value)
 
 
 def _pull_freeing(prim, in_slots, primals, out, params, ct, cotangents, owned):

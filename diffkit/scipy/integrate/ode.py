@@ -8,13 +8,14 @@ of the same method and tolerances. See ``docs/guide/ode.md``.
 import numpy as np
 
 from ...core.concrete import underlying
-from ...core.trace import innermost_trace
+from ...core.trace import Tracer, innermost_trace
 from ...core.zeros import shape_of
 from ...errors import OptionError
 from ...numpy import asarray, concatenate, reshape
 from .ode_branches import BranchSwitchError
 from .ode_field import SPARSE_DENSITY, SPARSE_MIN_SIZE, ClosureError, as_field
 from .ode_rules import ODESolveError, Options, odesolve, solve_steps
+from .ode_sweeps import STATS
 
 try:   # SciPy's result type (a dict with attribute access)
     from scipy.integrate._ivp.ivp import OdeResult
@@ -120,9 +121,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         if any(np.shape(q) != shape_of(x) for q, x in zip(plain, [y0, *params])):
             raise OptionError(f"{name}: under vmap the output times must be given (t_eval): "
                               "the solver's own steps differ from one batch member to the next")
-        steps, Y = solve_steps(plain[0], a, b, plain[1:], field, opts)
+        steps, Y, stats = solve_steps(plain[0], a, b, plain[1:], field, opts)
         if innermost_trace() is None:    # nothing to differentiate: the solve is the result
-            return _result(steps, Y, opts)
+            return _result(steps, Y, stats)
         ts = concatenate([steps[:-1], reshape(t1, (1,))])
     else:
         ts = _times(t_eval, name, "t_eval")
@@ -132,17 +133,37 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
             raise ValueError(f"{name}: values in t_eval are not within t_span")
         if len(values) > 1 and (values[1] - values[0]) * (b - a) < 0:
             raise ValueError(f"{name}: t_eval must be sorted in the direction of t_span")
-    return _result(ts, odesolve(y0, t0, ts, params, field, opts), opts)
+    Y, stats, _ = odesolve(y0, t0, ts, params, field, opts)
+    return _result(ts, Y, stats)
 
 
-def _result(ts, Y, opts):
-    stats = opts.stats or dict(nfev=0, njev=0, nlu=0, status=0,
-                               message="The solver successfully reached the end of the "
-                               "integration interval.")
+# SciPy's message for status 0, the only status of a solve that returns (a failed one raises
+# ODESolveError; events, status 1, are not supported).
+SUCCESS = "The solver successfully reached the end of the integration interval."
+
+
+def _result(ts, Y, stats):
+    """SciPy's result from the solution ``Y`` at ``ts`` and the solve's statistics (the
+    solve primitive's output without derivative): Python integers where the statistics
+    have one value (no transformation, or ``grad``, ``jvp``...); under ``vmap`` (one
+    value per batch member) and ``jit`` (a value per call) the traced counts."""
+    counts = _counts(stats)
     return OdeResult(t=ts, y=Y.T, sol=None, t_events=None, y_events=None,
-                     nfev=stats["nfev"], njev=stats["njev"], nlu=stats["nlu"],
-                     status=stats["status"], message=stats["message"],
-                     success=stats["status"] >= 0)
+                     nfev=counts["nfev"], njev=counts["njev"], nlu=counts["nlu"],
+                     status=counts["status"], message=SUCCESS, success=True)
+
+
+def _counts(stats):
+    """``{name: count}`` for the entries of ``STATS`` in ``stats``."""
+    value = stats
+    while isinstance(value, Tracer):
+        if getattr(value._trace, "read_concretely", None) is not None:
+            value = None       # a recording (jit): each replay has its own counts
+            break
+        value = getattr(value, "primal", None)     # None for a batch (vmap)
+    if value is None:
+        return {name: stats[i] for i, name in enumerate(STATS)}
+    return {name: int(v) for name, v in zip(STATS, np.asarray(value))}
 
 
 def _user_jac(jac, args, tfirst):
@@ -187,4 +208,4 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     field, params = as_field(func, t0, y0, args, tfirst=tfirst, name=name)
     user_jac = None if Dfun is None else _user_jac(Dfun, args, tfirst)
     opts = Options("odeint", rtol, atol, items, False, user_jac, name=name)
-    return odesolve(y0, t0, t, params, field, opts)
+    return odesolve(y0, t0, t, params, field, opts)[0]

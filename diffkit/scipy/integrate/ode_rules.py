@@ -1,11 +1,15 @@
 """The ODE solve primitive and its rules.
 
-``odesolve_p(y0, t0, ts, *params, field, method, options)`` is the solution of
+``odesolve_p(y0, t0, ts, *params, field, options)`` is the solution of
 ``y' = field(t, y, *params)``, ``y(t0) = y0``, at the output times ``ts`` (a 1-D array,
-ordered in the direction of integration from ``t0``): an array of shape ``(len(ts), n)``.
-Its implementation calls SciPy (``solve_ivp`` with ``t_eval=ts``, or ``odeint`` for
-``method="odeint"``); the implicit methods get the exact Jacobian of the field (dense, or
-sparse when the pattern is sparse: ``ode_field.Jacobian``).
+ordered in the direction of integration from ``t0``): an array of shape ``(len(ts), n)``,
+with two outputs that have no derivative: the solve's statistics (``ode_sweeps.STATS``:
+SciPy's counts and status, the steps taken, whether LSODA went stiff) and the Gauss panels
+its steps ask for in each output interval (``panels_needed``). The adjoint sweep reads them
+(its route and panels) from there, as ``solve_ivp``'s result reads ``nfev``: the options,
+a parameter, are never changed. Its implementation calls SciPy (``solve_ivp`` with
+``t_eval=ts``, or ``odeint`` for ``method="odeint"``); the implicit methods get the exact
+Jacobian of the field (dense, or sparse when the pattern is sparse: ``ode_field.Jacobian``).
 
 - JVP: the forward sensitivity system ``(y, s)`` (``SensitivityField``) solved by the same
   primitive, so it differentiates again; a tangent of an output time adds ``f(t_k, y_k)``
@@ -17,8 +21,8 @@ sparse when the pattern is sparse: ``ode_field.Jacobian``).
   the state solved backwards with the adjoint, the state's dense output for stiff
   problems). ``a(t0)`` is the cotangent of ``y0``, ``g(t0)`` those of the parameters,
   ``-a(t0) . f(t0, y0)`` that of ``t0`` and ``G_k . f(t_k, y_k)`` that of each output
-  time. One backward sweep serves every argument's rule of one backward pass
-  (``_RuleMemo``); the output times' rule needs none.
+  time. The rule is joint (``JointVjp``): one call gives every wanted argument's
+  cotangent from one backward sweep; the output times' part needs none.
 - Batching: one solve per batch member (a loop), stacked.
 
 The solves of derivative systems and the sweeps are *strict* (``ode_branches``): a field
@@ -30,18 +34,16 @@ sensitivity and adjoint systems are solved with the same ``rtol``/``atol``.
 """
 
 import contextlib
-import itertools
-import threading
-import weakref
+import dataclasses
 
 import numpy as np
 import scipy.integrate as _si
 
 from ... import api
 from ...core.concrete import underlying
-from ...core.primitive import EachArgument, Primitive
+from ...core.primitive import JointVjp, Primitive
 from ...core.trace import Tracer
-from ...core.zeros import instantiate, is_zero, shape_of
+from ...core.zeros import instantiate, is_zero, shape_of, zero_like
 from ...numpy import (
     cumsum,
     dot,
@@ -73,40 +75,41 @@ from .ode_field import (
 )
 from .ode_sweeps import (
     ODESolveError,
+    SolveInfo,
     gauss_layout,
     panel_intervals,
     panels_needed,
+    statistics,
     sweep,
     transition_route,
     transition_sweep,
 )
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
 class Options:
-    """The solver's settings, hashable and shared by the derivative solves: ``method``,
-    ``rtol``, ``atol``, the other SciPy options (``items``), the sparse choice, a user's
-    ``jac`` (for the user's field only) and the statistics of the last solve."""
+    """The solver's settings, shared by the derivative solves: ``method``, ``rtol``,
+    ``atol``, the other SciPy options (``items``, pairs), the sparse choice, a user's ``jac``
+    (for the user's field only) and ``jac_sparsity``, and the name of the solver for
+    messages. A parameter of the solve primitive: frozen (a solve's statistics are outputs
+    of the primitive, never written here), compared and hashed by identity."""
 
-    def __init__(self, method, rtol, atol, items=(), sparse=None, jac=None,
-                 jac_sparsity=None, name="solve_ivp"):
-        self.method, self.rtol, self.atol = method, rtol, atol
-        self.items, self.sparse, self.jac = tuple(items), sparse, jac
-        self.jac_sparsity, self.name = jac_sparsity, name
-        self.stats = None
-        # odeint only: the output times of the last solve and the Gauss panels each of
-        # their intervals needs for the parameters' integral in the adjoint sweep, from
-        # the solve's own steps (a hint: the sweep checks its steps again)
-        self.panels = None
-        # the steps of the last solve (for solve_ivp, half its evaluations: about the steps
-        # LSODA takes over the same problem, two evaluations each)
-        self.steps = None
-        # odeint only: whether a solve with these options switched LSODA to its stiff
-        # method (None: no solve seen yet); the adjoint sweep's choice of solver reads it
-        self.stiff = None
+    method: str
+    rtol: object
+    atol: object
+    items: tuple = ()
+    sparse: object = None
+    jac: object = None
+    jac_sparsity: object = None
+    name: str = "solve_ivp"
 
-    def derived(self):
-        """The options of a derivative solve: no user jac, no first step."""
-        return Options(self.method, self.rtol, self.atol,
+    def __post_init__(self):
+        object.__setattr__(self, "items", tuple(self.items))
+
+    def derived(self, sizes=()):
+        """The options of a derivative solve whose state appends blocks of ``sizes`` to the
+        solution's: no user jac, no first step, ``atol`` extended over the blocks."""
+        return Options(self.method, self.rtol, self.atol_for(sizes),
                        [(k, v) for k, v in self.items if k not in ("first_step", "h0")],
                        self.sparse, name=self.name)
 
@@ -126,7 +129,8 @@ def _impl(y0, t0, ts, *params, field, options):
 
 
 def _solve_at(y0, t0, ts, params, field, options):
-    """The solution at ``ts`` on plain values (``odesolve_p``'s implementation)."""
+    """``(solution, statistics, panels)`` at ``ts`` on plain values (``odesolve_p``'s
+    implementation; ``panels`` all ones where the solve gives no hint)."""
     y0 = np.asarray(y0, float)
     ts = np.asarray(ts, float)
     t0 = float(t0)
@@ -134,8 +138,9 @@ def _solve_at(y0, t0, ts, params, field, options):
     if not np.all(np.isfinite(y0)):    # (a derivative system's start, from a failed solve)
         raise ODESolveError(f"{options.name}: a solve would start from a state that is not "
                             "finite (no solution, so no derivative)")
+    no_hint = np.ones(len(ts), dtype=np.int64)
     if len(ts) and np.all(ts == t0):    # no time to cover (a sweep derivative's last leg)
-        return np.tile(y0, (len(ts), 1))
+        return np.tile(y0, (len(ts), 1)), statistics(), no_hint
     rhs, jac = _rhs_and_jac(y0, t0, params, field, options)
     if options.method == "odeint":
         skip = 1 if len(ts) == 0 or ts[0] != t0 else 0
@@ -146,19 +151,21 @@ def _solve_at(y0, t0, ts, params, field, options):
                              full_output=True, **dict(options.items))
         if info["message"] != "Integration successful.":
             raise ODESolveError(f"{options.name}: odeint failed: {info['message']}")
-        stiff = bool(np.any(np.asarray(info["mused"]) == 2))
-        options.stiff = stiff if options.stiff is None else (options.stiff or stiff)
-        options.stats = dict(nfev=int(info["nfe"][-1]), njev=int(info["nje"][-1]), nlu=0,
-                             status=0, message=info["message"])
-        options.steps = int(info["nst"][-1])
+        stats = statistics(nfev=int(info["nfe"][-1]), njev=int(info["nje"][-1]),
+                           steps=int(info["nst"][-1]),
+                           stiff=int(np.any(np.asarray(info["mused"]) == 2)))
+        panels = no_hint
         if not skip and len(ts) > 1:
+            # the Gauss panels each interval needs for the parameters' integral in the
+            # adjoint sweep, from the solve's own steps (a hint: the sweep checks its steps)
             needed = panels_needed(np.diff(ts), np.diff(info["nst"], prepend=0), info["hu"],
                                    info["nqu"], options.rtol)
-            options.panels = (ts.copy(), np.concatenate([[1], needed]))
-        return Y[skip:].reshape(len(ts), n)
+            panels = np.concatenate([[1], needed]).astype(np.int64)
+        return Y[skip:].reshape(len(ts), n), stats, panels
     if len(ts) == 0:
-        return np.zeros((0, n))
-    return _solve(rhs, params, jac, y0, t0, float(ts[-1]), ts, options).y.T.copy()
+        return np.zeros((0, n)), statistics(), no_hint
+    sol, stats = _solve(rhs, params, jac, y0, t0, float(ts[-1]), ts, options)
+    return sol.y.T.copy(), stats, no_hint
 
 
 def _rhs_and_jac(y0, t0, params, field, options):
@@ -173,7 +180,7 @@ def _rhs_and_jac(y0, t0, params, field, options):
 
 def _solve(rhs, params, jac, y0, t0, t1, ts, options):
     """SciPy's ``solve_ivp`` from ``t0`` to ``t1`` (output at ``ts``, or at its steps for
-    ``ts=None``); a failure raises ``ODESolveError``; the statistics go to ``options``."""
+    ``ts=None``): ``(solution, statistics)``; a failure raises ``ODESolveError``."""
     extra = {} if jac is None or options.method not in IMPLICIT else {
         "jac": _finite(jac, options.name)}
     sol = _si.solve_ivp(rhs, (t0, t1), y0, method=options.method, t_eval=ts,
@@ -183,10 +190,9 @@ def _solve(rhs, params, jac, y0, t0, t1, ts, options):
         raise ODESolveError(f"{options.name}: the {options.method} solver failed before the "
                             f"last output time {t1!r}: {sol.message} (no solution, so "
                             "no derivative)")
-    options.stats = dict(nfev=sol.nfev, njev=sol.njev, nlu=sol.nlu, status=sol.status,
-                         message=sol.message)
-    options.steps = sol.nfev // 2    # about LSODA's steps for the same work
-    return sol
+    # steps: about LSODA's for the same work (two evaluations each)
+    return sol, statistics(nfev=sol.nfev, njev=sol.njev, nlu=sol.nlu, status=sol.status,
+                           steps=sol.nfev // 2)
 
 
 def _finite(jac, name):
@@ -205,16 +211,17 @@ def _finite(jac, name):
 
 
 def solve_steps(y0, t0, t1, params, field, options):
-    """The solution at the solver's own steps, on plain values: ``(t, y)`` (``y`` of shape
-    ``(len(t), n)``)."""
+    """The solution at the solver's own steps, on plain values: ``(t, y, statistics)``
+    (``y`` of shape ``(len(t), n)``)."""
     y0 = np.asarray(y0, float)
     rhs, jac = _rhs_and_jac(y0, t0, params, field, options)
     with solving(field):
-        sol = _solve(rhs, params, jac, y0, float(t0), float(t1), None, options)
-    return sol.t, sol.y.T.copy()
+        sol, stats = _solve(rhs, params, jac, y0, float(t0), float(t1), None, options)
+    return sol.t, sol.y.T.copy(), stats
 
 
 def odesolve(y0, t0, ts, params, field, options):
+    """``(solution, statistics, panels)``: the outputs of ``odesolve_p``."""
     return odesolve_p(y0, t0, ts, *params, field=field, options=options)
 
 
@@ -226,7 +233,7 @@ def _rows(field, ts, Y, params):
 def _jvp(primals, tangents, *, field, options):
     y0, t0, ts, *params = primals
     dy0, dt0, dts, *dps = tangents
-    out = odesolve_p(y0, t0, ts, *params, field=field, options=options)
+    out, stats, panels = odesolve_p(y0, t0, ts, *params, field=field, options=options)
     n = shape_of(y0)[0]
     which = [i for i, d in enumerate(dps) if not is_zero(d) and differentiable(params[i])]
     s0 = None if is_zero(dy0) else dy0
@@ -238,138 +245,87 @@ def _jvp(primals, tangents, *, field, options):
         s0 = zeros(n) if s0 is None else s0
         aug = SensitivityField(field, n, len(params), which)
         Z = odesolve_p(concatenate([y0, s0]), t0, ts, *params, *[dps[i] for i in which],
-                       field=aug, options=_derived(options, [n]))
+                       field=aug, options=_derived(options, [n]))[0]
         tangent = Z[:, n:]
     if not is_zero(dts):
         part = _rows(field, ts, out, params) * reshape(dts, (-1, 1))
         tangent = part if tangent is None else tangent + part
     if tangent is None:
         tangent = zeros(shape_of(out))
-    return out, tangent
+    # the statistics and panels have no derivative
+    return (out, stats, panels), (tangent, zero_like(stats), zero_like(panels))
 
 
 def _derived(options, sizes):
-    derived = options.derived()
-    derived.atol = options.atol_for(sizes)
-    return derived
+    return options.derived(sizes)
 
 
-class _RuleMemo:
-    """What the per-argument VJP rules of one application of a primitive share (the adjoint
-    sweep serves every argument's rule), computed by the first rule asking for it.
-
-    It is reused only by the other rules of the same backward pass over the same
-    application: the memo is kept for the identical cotangent, output, arguments, field and
-    options (held weakly), and a rule that asks a second time starts another backward pass
-    (a pullback called again, perhaps after its cotangent was changed in place), which
-    computes afresh. The value is dropped when the output it was computed for is freed.
-    One memo per thread."""
-
-    def __init__(self):
-        self._local = threading.local()
-        self._made = itertools.count()
-
-    def get(self, rule, key, compute):
-        holder = self._holder()
-        entry = holder[0]
-        if entry is not None:
-            refs, served, value, _ = entry
-            if rule not in served and len(refs) == len(key) and \
-                    all(ref() is k for ref, k in zip(refs, key)):
-                served.add(rule)
-                return value
-        holder[0] = None      # no stale value is kept while computing
-        value = compute()
-        token = next(self._made)
-        holder[0] = (tuple(_held(k) for k in key), {rule}, value, token)
-        try:   # key[1] is the output: the value lives no longer than it
-            weakref.finalize(key[1], _forget, holder, token)
-        except TypeError:
-            pass
-        return value
-
-    def _holder(self):
-        holder = getattr(self._local, "holder", None)
-        if holder is None:
-            holder = self._local.holder = [None]
-        return holder
-
-
-def _forget(holder, token):
-    if holder[0] is not None and holder[0][3] == token:
-        holder[0] = None
-
-
-def _held(x):
-    """A weak reference to ``x`` where it has one, else ``x`` itself in a callable."""
-    try:
-        return weakref.ref(x)
-    except TypeError:
-        return lambda: x
-
-
-_sweeps = _RuleMemo()
-
-
-def _adjoint(i, ct, out, y0, t0, ts, params, field, options):
-    """``(a(t0), g(t0), G)``: the sweep's adjoint, the parameters' flat cotangent and the
-    output's cotangent, for the rule of argument ``i``."""
-    def compute():
-        n = shape_of(y0)[0]
-        G = instantiate(ct)
-        ag = adjoint_sweep_p(y0, t0, ts, out, G, *params, field=field, options=options)
-        return ag[:n], ag[n:], G
-    return _sweeps.get(i, (ct, out, y0, t0, ts, *params, field, options), compute)
-
-
-def _vjp_rule(i):
-    """The cotangent of argument ``i``: ``a(t0)`` for ``y0``, ``-a(t0) . f(t0, y0)`` for
-    ``t0``, ``G[k] . f(t_k, y_k)`` for each output time, ``g``'s block for a parameter.
-    Each rule computes only its own part (the others' arguments may be constants); the
-    output times' needs no sweep."""
-    def rule(ct, out, y0, t0, ts, *params, field, options):
-        if i == 2:
-            if shape_of(ts)[0] == 0:
-                return zeros(0)
-            return api.vmap(dot)(instantiate(ct), _rows(field, ts, out, params))
-        if i >= 3 and not differentiable(params[i - 3]):
-            return None
-        a, g, _ = _adjoint(i, ct, out, y0, t0, ts, params, field, options)
-        if i == 0:
-            return a
-        if i == 1:
-            return -dot(a, field(t0, y0, *params))
-        start = sum(int(np.prod(shape_of(p))) for p in params[:i - 3] if differentiable(p))
-        size = int(np.prod(shape_of(params[i - 3])))
-        return reshape(g[start:start + size], shape_of(params[i - 3]))
-    return rule
+def _solve_vjp(cts, outs, y0, t0, ts, *params, wanted, field, options):
+    """The cotangents of the wanted arguments (``JointVjp``): ``a(t0)`` for ``y0``,
+    ``-a(t0) . f(t0, y0)`` for ``t0``, ``G[k] . f(t_k, y_k)`` for each output time, ``g``'s
+    block for a parameter, from one backward sweep (none for the output times alone).
+    ``cts`` and ``outs`` are the solution's, the statistics' and the panels' (the last two
+    without derivative)."""
+    G, out, stats, panels = cts[0], outs[0], outs[1], outs[2]
+    result = [None] * (3 + len(params))
+    if is_zero(G):      # a cotangent reached only the statistics
+        return tuple(result)
+    G = instantiate(G)
+    if wanted[2]:
+        result[2] = zeros(0) if shape_of(ts)[0] == 0 else \
+            api.vmap(dot)(G, _rows(field, ts, out, params))
+    floats = [k for k, p in enumerate(params) if differentiable(p)]
+    if not (wanted[0] or wanted[1] or any(wanted[3 + k] for k in floats)):
+        return tuple(result)
+    n = shape_of(y0)[0]
+    ag = adjoint_sweep_p(y0, t0, ts, out, G, stats, panels, *params, field=field,
+                         options=options)
+    a = ag[:n]
+    if wanted[0]:
+        result[0] = a
+    if wanted[1]:
+        result[1] = -dot(a, field(t0, y0, *params))
+    start = n
+    for k in floats:
+        shape = shape_of(params[k])
+        size = int(np.prod(shape))
+        if wanted[3 + k]:
+            result[3 + k] = reshape(ag[start:start + size], shape)
+        start += size
+    return tuple(result)
 
 
 def _looped(name):
     """The batching rule of the solve primitive ``name``: SciPy solves one problem at a
-    time, so a batch is a loop over its examples, stacked on axis 0."""
+    time, so a batch is a loop over its examples, each output stacked on axis 0."""
     def batch(axis_size, values, batch_axes, *, field, options):
         primitive = {"odesolve": odesolve_p, "odesolve_adjoint": adjoint_sweep_p}[name]
         outs = []
         for b in range(axis_size):
             args = [v[b] if ax is not None else v for v, ax in zip(values, batch_axes)]
             outs.append(primitive(*args, field=field, options=options))
+        if primitive.multiple_results:
+            return tuple(stack(list(parts)) for parts in zip(*outs)), (0,) * len(outs[0])
         return stack(outs), 0
     return batch
 
 
-def _sparsity(args, out, local, **params):
-    """Output ``(k, j)`` depends on every entry of ``y0``, ``t0`` and the parameters, and
-    on the output time ``ts[k]`` alone."""
+def _sparsity(args, outs, local, **params):
+    """Output ``(k, j)`` of the solution depends on every entry of ``y0``, ``t0`` and the
+    parameters, and on the output time ``ts[k]`` alone; the statistics and panels have no
+    derivative."""
     y0, t0, ts, *rest = args
+    out = outs[0]
     size = int(np.prod(shape_of(out)))
     m, n = shape_of(out)
     rows = [sr.dense(size, int(np.prod(shape_of(x)))) if sr.differentiable(x) else None
             for x in (y0, t0)]
     times = np.repeat(np.arange(m, dtype=np.intp), n) if sr.differentiable(ts) else None
-    return tuple(rows) + (times,) + tuple(
+    solution = tuple(rows) + (times,) + tuple(
         sr.dense(size, int(np.prod(shape_of(x)))) if sr.differentiable(x) else None
         for x in rest)
+    none = (None,) * len(args)
+    return solution, none, none
 
 
 def _dense_sparsity(args, out, local, **params):
@@ -379,35 +335,42 @@ def _dense_sparsity(args, out, local, **params):
                  for x in args)
 
 
-odesolve_p = Primitive("odesolve", _impl, _jvp, EachArgument(_vjp_rule), _looped("odesolve"),
-                       sparsity=_sparsity)
+odesolve_p = Primitive("odesolve", _impl, _jvp, JointVjp(_solve_vjp), _looped("odesolve"),
+                       multiple_results=True, sparsity=_sparsity)
 
 
 # --- the adjoint sweep ------------------------------------------------------------------
 #
-# ``adjoint_sweep_p(y0, t0, ts, out, G, *params)`` is ``(a(t0), g(t0))``: the adjoint and
-# the parameters' cotangent after the backward sweep over every output interval. Its
-# implementation is ``ode_sweeps.sweep`` (SciPy's solvers on plain values, by one of three
-# routes: the transition matrix for small non-stiff odeint problems, the state solved
-# backwards with the adjoint for explicit methods, the state's dense output for stiff
-# ones). The sweep's own derivatives (second order) are those of the same map written with
-# the solve primitive: the state re-solved backwards with the adjoint from each checkpoint
-# (``_resolve``).
+# ``adjoint_sweep_p(y0, t0, ts, out, G, stats, panels, *params)`` is ``(a(t0), g(t0))``: the
+# adjoint and the parameters' cotangent after the backward sweep over every output interval
+# (``stats`` and ``panels``: the forward solve's outputs without derivative, which make its
+# ``SolveInfo``). Its implementation is ``ode_sweeps.sweep`` (SciPy's solvers on plain
+# values, by one of three routes: the transition matrix for small non-stiff odeint
+# problems, the state solved backwards with the adjoint for explicit methods, the state's
+# dense output for stiff ones). The sweep's own derivatives (second order) are those of the
+# same map written with the solve primitive: the state re-solved backwards with the adjoint
+# from each checkpoint (``_resolve``).
 
 
-def _sweep_impl(y0, t0, ts, out, G, *params, field, options):
+def _sweep_impl(y0, t0, ts, out, G, stats, panels, *params, field, options):
     with solving(field, strict=True):    # a derivative: a switch of branch is refused
-        return sweep(y0, t0, ts, out, G, params, field, options)
+        return sweep(y0, t0, ts, out, G, params, field, options, SolveInfo.of(stats, panels))
 
 
-def _resolve(y0, t0, ts, out, G, *params, field, options):
+def _info(stats, panels):
+    """The ``SolveInfo`` of traced statistics and panels."""
+    return SolveInfo.of(underlying(stats), underlying(panels))
+
+
+def _resolve(y0, t0, ts, out, G, stats, panels, *params, field, options):
     """The sweep written with the solve primitive, following the route the plain sweep
     takes: the transition route's segments (``_resolve_transition``), else the state
     re-solved backwards with the adjoint from each checkpoint (``_resolve_intervals``)."""
     n, m = shape_of(y0)[0], shape_of(ts)[0]
     plain_ts = np.asarray(underlying(ts), float)
     plain_t0 = float(underlying(t0))
-    if transition_route(n, plain_t0, plain_ts, options):
+    info = _info(stats, panels)
+    if transition_route(n, plain_t0, plain_ts, options, info):
         # the plain sweep again, for its plan (a primitive's value cannot carry it); only
         # derivatives of the sweep pay for it
         plan = []
@@ -415,7 +378,7 @@ def _resolve(y0, t0, ts, out, G, *params, field, options):
         with solving(field, strict=True):
             transition_sweep(plain_t0, plain_ts, np.asarray(underlying(out), float),
                              np.asarray(underlying(G), float),
-                             [underlying(p) for p in params], field, options, which,
+                             [underlying(p) for p in params], field, options, info, which,
                              sum(int(np.prod(shape_of(params[i]))) for i in which), plan)
         return _resolve_transition(t0, ts, out, G, params, field, options, plan)
     return _resolve_intervals(t0, ts, out, G, params, field, options, m - 1,
@@ -438,7 +401,7 @@ def _resolve_intervals(t0, ts, out, G, params, field, options, start, a, g):
         # the first output time: solve_ivp's own steps start there)
         if t_target != times[k] or isinstance(target, Tracer) or isinstance(ts, Tracer):
             Z = odesolve_p(concatenate([out[k], a, g]), ts[k], reshape(target, (1,)),
-                           *params, field=aug, options=derived)
+                           *params, field=aug, options=derived)[0]
             a, g = Z[0, n:2 * n], Z[0, 2 * n:]
         if k > 0:
             a = a + G[k - 1]
@@ -469,7 +432,7 @@ def _resolve_transition(t0, ts, out, G, params, field, options, plan):
         edges = points[at:stop + 1]
         times, nodes, weights, ends = _traced_gauss_times(edges, panels)
         Z = odesolve_p(concatenate([out[m - 1 - at], ravel(eye(n))]), times[0], times,
-                       *params, field=transition, options=derived)
+                       *params, field=transition, options=derived)[0]
         W = reshape(Z[ends, n:], (-1, n, n))
         rest = solve(swapaxes(W[1:good + 1], 1, 2), cotangents[at + 1:at + good + 1, :, None])
         c = cumsum(concatenate([reshape(a_in + cotangents[at], (1, n)), rest[:, :, 0]]),
@@ -510,7 +473,7 @@ def _sweep_jvp(primals, tangents, *, field, options):
              if differentiable(x) and not is_zero(d)]
     if not which:
         return out, zeros(shape_of(out))
-    with _stiff_advice(options):
+    with _stiff_advice(options, primals[5]):
         _, tangent = api.jvp(_resolved_in(primals, which, field, options),
                              tuple(primals[k] for k in which),
                              tuple(instantiate(tangents[k]) for k in which))
@@ -518,13 +481,15 @@ def _sweep_jvp(primals, tangents, *, field, options):
 
 
 @contextlib.contextmanager
-def _stiff_advice(options):
-    """A failed solve in a derivative of the sweep of a stiff problem: the state solved
-    backwards from each output time, which a stiff system does not survive."""
+def _stiff_advice(options, stats):
+    """A failed solve in a derivative of the sweep of a stiff problem (``stats``: the
+    forward solve's statistics): the state solved backwards from each output time, which
+    a stiff system does not survive."""
     try:
         yield
     except ODESolveError as failure:
-        if options.method not in ("BDF", "Radau", "LSODA") and not options.stiff:
+        if options.method not in ("BDF", "Radau", "LSODA") and \
+                not SolveInfo.of(underlying(stats), np.ones(0)).stiff:
             raise
         raise ODESolveError(
             f"{failure} It was a solve of a second derivative through the adjoint method "
@@ -541,26 +506,21 @@ def _resolved_in(primals, which, field, options):
     return resolved
 
 
-_resolutions = _RuleMemo()
-
-
-def _sweep_vjp(i):
-    """The cotangent of the sweep's argument ``i``: one reverse pass over ``_resolve``
-    gives every float argument's, shared by the rules of one backward pass."""
-    def rule(ct, out, *primals, field, options):
-        if not differentiable(primals[i]):
-            return None
-
-        def compute():
-            which = [k for k, x in enumerate(primals) if differentiable(x)]
-            with _stiff_advice(options):
-                _, pull = api.vjp(_resolved_in(primals, which, field, options),
-                                  *[primals[k] for k in which])
-                return dict(zip(which, pull(instantiate(ct))))
-        return _resolutions.get(i, (ct, out, *primals, field, options), compute)[i]
-    return rule
+def _sweep_vjp(ct, out, *primals, wanted, field, options):
+    """The cotangents of the sweep's wanted float arguments (``JointVjp``): one reverse
+    pass over ``_resolve``."""
+    which = [k for k, x in enumerate(primals) if wanted[k] and differentiable(x)]
+    result = [None] * len(primals)
+    if not which:
+        return tuple(result)
+    with _stiff_advice(options, primals[5]):
+        _, pull = api.vjp(_resolved_in(primals, which, field, options),
+                          *[primals[k] for k in which])
+        for k, cotangent in zip(which, pull(instantiate(ct))):
+            result[k] = cotangent
+    return tuple(result)
 
 
 adjoint_sweep_p = Primitive("odesolve_adjoint", _sweep_impl, _sweep_jvp,
-                            EachArgument(_sweep_vjp), _looped("odesolve_adjoint"),
+                            JointVjp(_sweep_vjp), _looped("odesolve_adjoint"),
                             sparsity=_dense_sparsity)

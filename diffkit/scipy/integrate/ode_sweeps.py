@@ -1,13 +1,16 @@
 """The adjoint sweep of an ODE solution, on plain values.
 
-``sweep(y0, t0, ts, out, G, params, field, options)`` is ``concatenate([a(t0), g(t0)])``
+``sweep(y0, t0, ts, out, G, params, field, options, info)`` is
+``concatenate([a(t0), g(t0)])``
 for the solution ``out`` (shape ``(m, n)``) at the output times ``ts`` and its cotangent
 ``G``: the adjoint ``a`` of ``a' = -a J_y``, started at zero after the last output time and
 raised by ``G[k]`` at each output time ``ts[k]`` on the way back to ``t0``, and the
 parameters' cotangent ``g`` (``g' = -a J_p``, from zero), for the parameters of ``params``
 with a float dtype (flattened, in order). ``J_y`` and ``J_p`` are the field's Jacobians
 along the solution. The output times are the checkpoints: wherever the state is needed
-between them it is solved again from the stored output.
+between them it is solved again from the stored output. ``info`` (a ``SolveInfo``) is what
+the forward solve reported about itself (its steps, whether LSODA went stiff, the Gauss
+panels its steps ask for): it chooses the route and the panels, never the result.
 
 Three routes, each with SciPy's solvers and the forward solve's tolerances:
 
@@ -30,6 +33,7 @@ Three routes, each with SciPy's solvers and the forward solve's tolerances:
   its fast modes grow), then ``a`` (and ``g``) backwards along it, interval by interval.
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -56,7 +60,45 @@ class ODESolveError(DiffkitError, RuntimeError):
     derivative, to give."""
 
 
-def sweep(y0, t0, ts, out, G, params, field, options):
+# The statistics of one solve, the solve primitive's second output (an int64 vector):
+# SciPy's counts and status, then the steps taken (for solve_ivp, half its evaluations:
+# about the steps LSODA takes over the same problem, two evaluations each) and, for odeint,
+# whether LSODA switched to its stiff method (-1: unknown, no odeint solve ran).
+STATS = ("nfev", "njev", "nlu", "status", "steps", "stiff")
+STEPS, STIFF = STATS.index("steps"), STATS.index("stiff")
+
+
+def statistics(nfev=0, njev=0, nlu=0, status=0, steps=0, stiff=-1):
+    """The statistics vector (``STATS``) of one solve."""
+    return np.array([nfev, njev, nlu, status, steps, stiff], dtype=np.int64)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SolveInfo:
+    """What the forward solve tells the sweep: ``steps`` (0 when unknown), ``stiff`` (None
+    when unknown) and ``panels``, the Gauss panels of each output interval's parameter
+    integral that the solve's steps ask for (entry ``k`` for the interval ending at output
+    ``k``; ones where the solve gave no hint)."""
+
+    steps: int
+    stiff: object
+    panels: np.ndarray
+
+    @classmethod
+    def of(cls, stats, panels):
+        """From the solve's statistics and panels as plain arrays; a batch of solves (a
+        leading axis, under ``vmap``) gives one hint for all: the most steps and panels,
+        stiff where any member was."""
+        stats = np.asarray(stats).reshape(-1, len(STATS))
+        panels = np.asarray(panels)
+        panels = panels.reshape(-1, panels.shape[-1]).max(axis=0) if panels.size else \
+            np.ones(panels.shape[-1:], dtype=np.int64)
+        codes = stats[:, STIFF]
+        stiff = None if np.all(codes < 0) else bool(np.any(codes == 1))
+        return cls(int(stats[:, STEPS].max(initial=0)), stiff, panels)
+
+
+def sweep(y0, t0, ts, out, G, params, field, options, info):
     """``concatenate([a(t0), g(t0)])`` (see the module docstring); plain arrays in and out."""
     y0, ts, G = np.asarray(y0, float), np.asarray(ts, float), np.asarray(G, float)
     out = np.asarray(out, float)
@@ -66,20 +108,20 @@ def sweep(y0, t0, ts, out, G, params, field, options):
     P = sum(int(np.size(params[i])) for i in which)
     if m == 0:
         return np.zeros(n + P)
-    if transition_route(n, t0, ts, options):
-        return transition_sweep(t0, ts, out, G, params, field, options, which, P)
+    if transition_route(n, t0, ts, options, info):
+        return transition_sweep(t0, ts, out, G, params, field, options, info, which, P)
     if ts[-1] != t0 and (options.method in _EXPLICIT and options.method != "odeint"
-                         or options.method == "odeint" and options.stiff is False):
+                         or options.method == "odeint" and info.stiff is False):
         return explicit_sweep(t0, ts, out, G, params, field, options, which, P)
     return dense_sweep(y0, t0, ts, G, params, field, options, which, P)
 
 
-def transition_route(n, t0, ts, options):
+def transition_route(n, t0, ts, options, info):
     """Whether the sweep of ``n`` states over the output times ``ts`` takes the transition
-    route."""
+    route (``info``: the forward solve's ``SolveInfo``)."""
     m = len(ts)
-    dense = options.steps is None or m - 1 >= OUTPUTS_PER_STEP * options.steps
-    non_stiff = options.stiff is False or options.method in _EXPLICIT
+    dense = info.steps == 0 or m - 1 >= OUTPUTS_PER_STEP * info.steps
+    non_stiff = info.stiff is False or options.method in _EXPLICIT
     return bool(m and non_stiff and n <= TRANSITION_MAX and dense and ts[-1] != t0)
 
 
@@ -100,7 +142,7 @@ def _scalar_atol(options):
 # --- transition ---------------------------------------------------------------------------
 
 
-def transition_sweep(t0, ts, out, G, params, field, options, which, P, plan=None):
+def transition_sweep(t0, ts, out, G, params, field, options, info, which, P, plan=None):
     """The transition route. The sweep's points, backwards, are the output times and then
     ``t0`` when it is not one, each with its cotangent (zero at ``t0``). A segment starts
     at point ``at`` with ``M = I`` and the adjoint ``a_in`` arriving there (before the
@@ -114,7 +156,7 @@ def transition_sweep(t0, ts, out, G, params, field, options, which, P, plan=None
     plan = [] if plan is None else plan
     n, m = out.shape[1], ts.shape[0]
     points, cotangents = ts[::-1], G[::-1]
-    panels = _panel_hint(options, ts)
+    panels = _panel_hint(info, ts)
     if ts[0] != t0:
         points, cotangents = np.append(points, t0), np.vstack([cotangents, np.zeros(n)])
         panels = np.append(panels, 1)
@@ -152,12 +194,12 @@ def transition_sweep(t0, ts, out, G, params, field, options, which, P, plan=None
         at, span = at + good, 2 * good
 
 
-def _panel_hint(options, ts):
+def _panel_hint(info, ts):
     """Gauss panels for each interval, backwards from the last output time: those the
-    forward solve's steps asked for (``Options.panels``), else one."""
-    hint = options.panels
-    if hint is not None and np.array_equal(hint[0], ts):
-        return hint[1][1:][::-1].copy()
+    forward solve's steps asked for (``SolveInfo.panels``), else one."""
+    hint = info.panels
+    if hint.shape == (len(ts),):
+        return hint[1:][::-1].astype(int)
     return np.ones(len(ts) - 1, dtype=int)
 
 

@@ -67,6 +67,12 @@ def linear_solve_options(dense_max: Any = ..., rtol: Any = ..., maxiter: Any = .
     ``dense_max`` (default 200), the largest size solved densely; ``rtol`` (1e-10) and
     ``maxiter`` (SciPy's default) of CG/GMRES above it; ``cond_max`` (1e12), the largest
     condition number of a dense system accepted before ``SingularJacobianError``.
+
+    The settings are context-local (``contextvars``): they hold for the solves run in this
+    thread inside the block, nested blocks override the arguments they give, and other
+    threads keep their own settings. Tasks that an executor runs in other threads or
+    processes (``jacrev(..., executor=...)``) start from the defaults; enter the block
+    inside the function they run to give them other settings.
     """
 def minimize(fun: Any, x0: Any, args: Any = ..., method: Any = ..., jac: Any = ...,
              hess: Any = ..., hessp: Any = ..., bounds: Any = ..., constraints: Any = ...,

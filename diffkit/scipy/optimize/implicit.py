@@ -30,7 +30,9 @@ iterative linear solve, ``linear_solve_options(rtol=...)``.
 """
 
 import contextlib
+import contextvars
 import threading
+import types
 
 import numpy as np
 import scipy  # scipy.optimize, scipy.sparse.linalg: imported on first use
@@ -63,7 +65,12 @@ class SingularJacobianError(DiffkitError, np.linalg.LinAlgError):
 
 # --- settings of the linear solves ------------------------------------------------------------
 
-_SETTINGS = {"dense_max": 200, "rtol": 1e-10, "maxiter": None, "cond_max": 1e12}
+# The settings in force, context-local: each thread (and asyncio task) sees its own, so a
+# block in one thread never changes the solves of another. A read-only mapping, replaced
+# (never changed) by ``linear_solve_options``.
+_DEFAULTS = types.MappingProxyType({"dense_max": 200, "rtol": 1e-10, "maxiter": None,
+                                    "cond_max": 1e12})
+_SETTINGS = contextvars.ContextVar("linear_solve_options", default=_DEFAULTS)
 
 
 @contextlib.contextmanager
@@ -71,17 +78,24 @@ def linear_solve_options(dense_max=None, rtol=None, maxiter=None, cond_max=None)
     """Within the block, the linear systems of implicit derivatives use these settings:
     ``dense_max`` (default 200), the largest size solved densely; ``rtol`` (1e-10) and
     ``maxiter`` (SciPy's default) of CG/GMRES above it; ``cond_max`` (1e12), the largest
-    condition number of a dense system accepted before ``SingularJacobianError``."""
-    saved = dict(_SETTINGS)
+    condition number of a dense system accepted before ``SingularJacobianError``.
+
+    The settings are context-local (``contextvars``): they hold for the solves run in this
+    thread inside the block, nested blocks override the arguments they give, and other
+    threads keep their own settings. Tasks that ``jacrev(..., executor=pool)`` runs in a
+    thread pool see the settings of the block around the ``jacrev`` call (each runs in a
+    copy of the caller's context); tasks run in other processes (Dask, a process pool)
+    start from the defaults: enter the block inside the function they run."""
+    settings = dict(_SETTINGS.get())
     for key, value in (("dense_max", dense_max), ("rtol", rtol), ("maxiter", maxiter),
                        ("cond_max", cond_max)):
         if value is not None:
-            _SETTINGS[key] = value
+            settings[key] = value
+    token = _SETTINGS.set(types.MappingProxyType(settings))
     try:
         yield
     finally:
-        _SETTINGS.clear()
-        _SETTINGS.update(saved)
+        _SETTINGS.reset(token)
 
 
 class _Solving(threading.local):
@@ -156,14 +170,15 @@ class _Condition:
 
     def _plain_solve(self, b, ok, x, params, transpose):
         self.check(ok)
+        settings = _SETTINGS.get()     # once: the whole solve uses one set of settings
         n = x.size
         b = np.asarray(b, np.float64)
-        if n <= _SETTINGS["dense_max"]:
+        if n <= settings["dense_max"]:
             a = np.asarray(api.jacfwd(lambda y: self.residual(y, list(params)))(x),
                            np.float64).reshape(n, n)
             a = a.T if transpose else a
             cond = np.linalg.cond(a) if n else 1.0
-            if not np.isfinite(cond) or cond > _SETTINGS["cond_max"]:
+            if not np.isfinite(cond) or cond > settings["cond_max"]:
                 raise self._singular(f"its condition number is {cond:.3g}")
             return np.linalg.solve(a, b)
         operator = scipy.sparse.linalg.LinearOperator(
@@ -172,11 +187,11 @@ class _Condition:
                                                      list(params), transpose), np.float64))
         method = scipy.sparse.linalg.cg if self.symmetric else scipy.sparse.linalg.gmres
         with np.errstate(all="ignore"):   # a singular system is reported below
-            y, info = method(operator, b, rtol=_SETTINGS["rtol"], atol=0.0,
-                             maxiter=_SETTINGS["maxiter"])
+            y, info = method(operator, b, rtol=settings["rtol"], atol=0.0,
+                             maxiter=settings["maxiter"])
             residual = np.linalg.norm(operator.matvec(y) - b)
         if info != 0 or not np.isfinite(residual) \
-                or residual > 10 * _SETTINGS["rtol"] * max(np.linalg.norm(b), 1e-300):
+                or residual > 10 * settings["rtol"] * max(np.linalg.norm(b), 1e-300):
             raise self._singular(f"{method.__name__.upper()} stopped with info {info} and a "
                                  f"relative residual {residual / np.linalg.norm(b):.3g}",
                                  iterative=True)
