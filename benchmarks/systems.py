@@ -3,7 +3,8 @@
 Each system offers the same small interface so that one workload definition serves all:
 
 - ``ns``: a namespace of the array functions the workloads use (``sin``, ``exp``, ``tanh``,
-  ``log1p``, ``sum``, ``mean``, ``logsumexp``), bound to the system's own functions;
+  ``log1p``, ``sum``, ``mean``, ``logsumexp``, ``eigvalsh``, ``svdvals``), bound to the
+  system's own functions;
 - ``convert(tree)``: the workload's NumPy inputs as the system's arrays (done once, untimed);
 - the transformations ``grad``, ``jacrev``, ``jacfwd``, ``hessian``, ``hvp`` and
   ``per_example_grad`` (each raises ``NotAvailable`` where the system has none);
@@ -115,7 +116,8 @@ class NumPySystem(System):
         super().__init__()
         self.ns = _Namespace(sin=np.sin, cos=np.cos, exp=np.exp, tanh=np.tanh,
                              log1p=np.log1p, sum=np.sum, mean=np.mean,
-                             logsumexp=numpy_logsumexp)
+                             logsumexp=numpy_logsumexp, eigvalsh=np.linalg.eigvalsh,
+                             svdvals=lambda a: np.linalg.svd(a, compute_uv=False))
 
     def version(self):
         return np.__version__
@@ -131,7 +133,8 @@ class DiffkitSystem(System):
         self.dk = diffkit
         self.ns = _Namespace(sin=dnp.sin, cos=dnp.cos, exp=dnp.exp, tanh=dnp.tanh,
                              log1p=dnp.log1p, sum=dnp.sum, mean=dnp.mean,
-                             logsumexp=dnp.logsumexp)
+                             logsumexp=dnp.logsumexp, eigvalsh=dnp.linalg.eigvalsh,
+                             svdvals=lambda a: dnp.linalg.svd(a, compute_uv=False))
 
     def version(self):
         return getattr(self.dk, "__version__", "?")
@@ -180,7 +183,9 @@ class AutogradSystem(System):
         self.ag = autograd
         self.ns = _Namespace(sin=anp.sin, cos=anp.cos, exp=anp.exp, tanh=anp.tanh,
                              log1p=anp.log1p, sum=anp.sum, mean=anp.mean,
-                             logsumexp=lambda z, axis: asp.logsumexp(z, axis=axis))
+                             logsumexp=lambda z, axis: asp.logsumexp(z, axis=axis),
+                             eigvalsh=lambda a: anp.linalg.eigh(a)[0],
+                             svdvals=lambda a: anp.linalg.svd(a, compute_uv=False))
 
     def version(self):
         return _version("autograd")
@@ -225,7 +230,9 @@ class JaxSystem(System):
         self.jax, self.jnp = jax, jnp
         self.ns = _Namespace(sin=jnp.sin, cos=jnp.cos, exp=jnp.exp, tanh=jnp.tanh,
                              log1p=jnp.log1p, sum=jnp.sum, mean=jnp.mean,
-                             logsumexp=lambda z, axis: jax.nn.logsumexp(z, axis=axis))
+                             logsumexp=lambda z, axis: jax.nn.logsumexp(z, axis=axis),
+                             eigvalsh=jnp.linalg.eigvalsh,
+                             svdvals=lambda a: jnp.linalg.svd(a, compute_uv=False))
 
     def version(self):
         return f"jax {_version('jax')}, jaxlib {_version('jaxlib')}"
@@ -290,7 +297,8 @@ class TorchFuncSystem(System):
 
         self.ns = _Namespace(sin=torch.sin, cos=torch.cos, exp=torch.exp, tanh=torch.tanh,
                              log1p=torch.log1p, sum=reduce(torch.sum), mean=reduce(torch.mean),
-                             logsumexp=lambda z, axis: torch.logsumexp(z, dim=axis))
+                             logsumexp=lambda z, axis: torch.logsumexp(z, dim=axis),
+                             eigvalsh=torch.linalg.eigvalsh, svdvals=torch.linalg.svdvals)
 
     def version(self):
         return self.torch.__version__

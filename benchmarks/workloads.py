@@ -316,5 +316,55 @@ class LargeElementwise(Workload):
         return _rel_err(self._directional_fd(args, v), float(np.dot(leaves[0], v)))
 
 
+class EigenvalueHessian(Workload):
+    key, kind = "eigh", "hessian"
+    title = "hessian: sum(eigvalsh(sym(A))**3), 16x16"
+    n = 16
+
+    def setup(self, rng):
+        return (rng.standard_normal((self.n, self.n)),)
+
+    def function(self, ns):
+        eigvalsh, sum = ns.eigvalsh, ns.sum
+
+        def cubes(a):
+            return sum(eigvalsh((a + a.T) * 0.5) ** 3)
+        return cubes
+
+    @staticmethod
+    def numpy_gradient(a):
+        w, v = np.linalg.eigh((a + a.T) * 0.5)
+        g = (v * 3 * w ** 2) @ v.T   # d sum(w^3) / dS, symmetric
+        return g   # dS / dA = (E + E^T) / 2 maps a symmetric g to itself
+
+    def probe(self, args, leaves):
+        (a,), H = args, leaves[0]
+        v = np.random.default_rng(1).standard_normal(a.shape)
+        fd = (self.numpy_gradient(a + FD_STEP * v) - self.numpy_gradient(a - FD_STEP * v)) \
+            / (2 * FD_STEP)
+        return _rel_err(H.reshape(a.size, a.size) @ v.ravel(), fd.ravel())
+
+
+class NuclearNormGrad(Workload):
+    key, kind = "svd", "grad"
+    title = "grad: sum(svdvals(A)), 100x60"
+    shape = (100, 60)
+
+    def setup(self, rng):
+        return (rng.standard_normal(self.shape),)
+
+    def function(self, ns):
+        svdvals, sum = ns.svdvals, ns.sum
+
+        def nuclear(a):
+            return sum(svdvals(a))
+        return nuclear
+
+    def probe(self, args, leaves):
+        u, _, vt = np.linalg.svd(args[0], full_matrices=False)
+        return _rel_err(leaves[0], u @ vt)   # the gradient of the nuclear norm: U V^T
+
+
 WORKLOADS = (ScalarChain(), MLPLoss(), RosenbrockHessian(), JacobianRev(), JacobianFwd(),
-             HessianVectorProduct(), PerExampleGrad(), PerExampleLoop(), LargeElementwise())
+             HessianVectorProduct(), PerExampleGrad(), PerExampleLoop(), LargeElementwise(),
+             EigenvalueHessian(), NuclearNormGrad())
