@@ -33,8 +33,8 @@ from ..core.trace import (
     new_trace,
     slot_names,
 )
-from ..core.zeros import dtype_of, shape_of
 from ..errors import EscapedTracerError
+from .ir import Equation, Guard, Recording
 
 
 class StagingTracer(PrimalTracer):
@@ -46,147 +46,6 @@ class StagingTracer(PrimalTracer):
         self._trace = trace
         self.primal = primal
         self.var = var
-
-
-class Const:
-    """A value that is not a staged variable (an array built without the inputs, a closed-
-    over array, a Python number), used as an equation's input or as an output."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-
-class Equation:
-    """One recorded primitive application: ``outs = prim(*inputs, **params)``.
-
-    ``inputs`` holds variable numbers (ints) and ``Const``s; ``outs`` the variable numbers
-    of the results (one per result, a tuple even for one); ``avals`` their
-    ``(shape, dtype)``. ``errstate`` is NumPy's floating-point error handling the
-    primitive ran under when a rule set its own (``np.errstate``), else None: a replay
-    sets it again, so it warns exactly where the function does. ``where`` is the user's
-    line that applied the primitive (a ``core.source_info.Location``; None for an equation
-    a pass made)."""
-
-    __slots__ = ("prim", "params", "inputs", "outs", "avals", "errstate", "where")
-
-    def __init__(self, prim, params, inputs, outs, avals, errstate=None, where=None):
-        self.prim = prim
-        self.params = params
-        self.inputs = inputs
-        self.outs = outs
-        self.avals = avals
-        self.errstate = errstate
-        self.where = where
-
-
-class Guard:
-    """A concrete read made while recording: the recording is valid only while
-    ``test(value of var)`` (or the whole value when ``test`` is None) equals ``expected``.
-    ``at`` is the number of equations recorded before the read, ``where`` the user's line
-    that read it (a ``core.source_info.Location``, or None)."""
-
-    __slots__ = ("var", "test", "expected", "at", "where")
-
-    def __init__(self, var, test, expected, at, where=None):
-        self.var = var
-        self.test = test
-        self.expected = expected
-        self.at = at
-        self.where = where
-
-    def holds(self, value):
-        """Whether the read gives the same answer on ``value`` (a plain value)."""
-        if self.test is not None:
-            return self.test(value) == self.expected
-        return same_value(value, self.expected)
-
-    def describe(self):
-        if self.test is not None:
-            return f"{getattr(self.test, '__name__', 'test')}(v{self.var}) == {self.expected!r}"
-        shown = np.array2string(self.expected, threshold=6) if self.expected.ndim else \
-            repr(self.expected.item())
-        return f"v{self.var} == {shown}"
-
-    def read_at(self):
-        """Where the value was read, for a message: ``" at file:line (in f): code"``, or
-        '' where the line is unknown."""
-        return "" if self.where is None else f" at {self.where}"
-
-
-def same_value(value, expected):
-    """Whether ``value`` has ``expected``'s shape, dtype and entries (NaN equal to NaN, 0.0
-    and -0.0 different: Python may read the sign)."""
-    value = np.asarray(value)
-    if value.shape != expected.shape or value.dtype != expected.dtype:
-        return False
-    if value.dtype.kind not in "fc":
-        return bool(np.array_equal(value, expected))
-    if not np.array_equal(value, expected, equal_nan=True):
-        return False
-    return bool(np.array_equal(np.signbit(value.real), np.signbit(expected.real))
-                and np.array_equal(np.signbit(value.imag), np.signbit(expected.imag)))
-
-
-def is_numpy(x):
-    """Whether ``x`` is a NumPy array (not a subclass) or a NumPy scalar."""
-    return type(x) is np.ndarray or isinstance(x, np.generic)
-
-
-class Recording:
-    """What one staging run recorded: ``num_inputs`` input variables (0 .. n-1), the
-    ``equations`` in execution order, the ``outputs`` (variable numbers or ``Const``s),
-    the ``guards`` and the ``avals`` (shape, dtype) of every variable. ``numpy[v]`` says
-    whether variable ``v`` held a NumPy array or scalar (not a Python number or a tracer)
-    when it was recorded: a replay may then use NumPy's operators on it.
-
-    ``holds_tracers`` is set when a constant is a traced value of an enclosing
-    transformation: such a recording is valid for this one call only.
-
-    What a replay cannot see in the equations alone:
-
-    - ``raised``: the exceptions (``"LinAlgError from cholesky"``) that primitives raised
-      while recording and the function itself caught (a ``try``/``except`` around
-      ``np.linalg.cholesky``, a ``FloatingPointError`` under ``np.errstate``), or that
-      operations would have raised for warnings the function made errors itself
-      (``warnings.catch_warnings`` with an ``"error"`` filter). The path the function took
-      depends on them, and no guard can check that an operation which did not run would
-      not raise now: such a recording must not be replayed.
-    - ``writes``: ``(input variable, variable)`` for each argument the function wrote into
-      in place (``x /= norm``): the argument's final value. NumPy's semantics are that
-      the caller's array holds it afterwards.
-    - ``effects``: variables whose equation must run even where nothing reads its result,
-      because running it may raise (a primitive marked ``may_raise``, such as a Cholesky
-      factorisation used as a positive-definiteness test, or any operation recorded under
-      an ``np.errstate`` that raises)."""
-
-    def __init__(self, inputs):
-        self.num_inputs = len(inputs)
-        self.avals = [(shape_of(x), dtype_of(x)) for x in inputs]
-        self.numpy = [is_numpy(x) for x in inputs]
-        self.equations = []
-        self.outputs = []
-        self.guards = []
-        self.holds_tracers = False
-        self.raised = []
-        self.writes = []
-        self.written = []
-        self.effects = []
-
-    def input_ref(self, x, trace):
-        """The reference to argument ``x`` of a primitive: its variable, or a ``Const``."""
-        if type(x) is StagingTracer and x._trace is trace:
-            return x.var
-        if isinstance(x, Tracer):
-            self.holds_tracers = True
-        return Const(x)
-
-    def new_vars(self, values):
-        first = len(self.avals)
-        self.avals.extend((shape_of(v), dtype_of(v)) for v in values)
-        self.numpy.extend(is_numpy(v) for v in values)
-        return tuple(range(first, len(self.avals)))
 
 
 class StagingTrace(Trace):

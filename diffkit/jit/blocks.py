@@ -38,7 +38,7 @@ import math
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..interpreters.staging import Equation
+from ..interpreters.ir import Equation
 from ..ops.families import holds_nan, holds_nonfinite
 from .buffers import writes_out
 

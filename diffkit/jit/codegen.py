@@ -46,7 +46,8 @@ import math
 
 import numpy as np
 
-from ..interpreters.staging import is_numpy, write_back
+from ..interpreters.ir import is_numpy
+from ..interpreters.staging import write_back
 from ..ops.families import holds_nan, holds_nonfinite
 from ..ops.indexing import getitem_p, scatter_add_p
 from ..ops.shape import reshape_p

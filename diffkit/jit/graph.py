@@ -35,7 +35,8 @@ from ..config import config
 from ..core.concrete import concrete_test, concrete_value
 from ..core.trace import Tracer
 from ..errors import DiffkitError
-from ..interpreters.staging import custom_call_p, is_numpy, write_back
+from ..interpreters.ir import Program, is_numpy
+from ..interpreters.staging import custom_call_p, write_back
 from ..tree_util import tree_flatten, tree_unflatten
 from . import passes
 from .codegen import generate_replay
@@ -232,7 +233,7 @@ def _bind(eqn, args):
 
 
 def _unoptimised(recording):
-    program = passes.Program(recording)
+    program = Program(recording)
     passes.eliminate_dead_code(program)
     return program
 

@@ -21,7 +21,8 @@ from ..api import jvp
 from ..core.trace import Tracer
 from ..core.zeros import dtype_of, instantiate, shape_of, tangent_dtype
 from ..interpreters.forward import jvp_flat
-from ..interpreters.staging import is_numpy, stage_flat
+from ..interpreters.ir import is_numpy
+from ..interpreters.staging import stage_flat
 from ..tree_util import tree_flatten, tree_unflatten
 from .graph import Graph, GuardFailure, Unverifiable
 

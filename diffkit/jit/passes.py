@@ -36,22 +36,9 @@ function is (``benchmarks/jit_first_call.py``).
 import numpy as np
 
 from ..core.trace import Tracer
-from ..interpreters.staging import Const, Equation, Guard, custom_call_p
+from ..interpreters.ir import Const, Equation, Guard, Program
+from ..interpreters.staging import custom_call_p
 from ..ops.families import holds_nan, holds_nonfinite
-
-
-class Program:
-    """What a replay runs: ``equations`` over variables (ints; 0 .. num_inputs-1 are the
-    arguments), ``outputs`` (variables or ``Const``s), ``guards``, and the recording's
-    ``avals`` and ``numpy`` (see ``Recording``)."""
-
-    def __init__(self, recording):
-        self.num_inputs = recording.num_inputs
-        self.equations = list(recording.equations)
-        self.outputs = list(recording.outputs)
-        self.guards = list(recording.guards)
-        self.avals = recording.avals
-        self.numpy = recording.numpy
 
 
 def optimise(recording):
@@ -111,7 +98,8 @@ class _Substitution:
                 if key in seen:
                     continue
                 seen.add(key)
-            guards.append(g if target == g.var else Guard(target, g.test, g.expected, g.at))
+            guards.append(g if target == g.var else
+                          Guard(target, g.test, g.expected, g.at, g.where))
         program.guards = guards
 
 
@@ -202,20 +190,22 @@ class _ImpliedChecks:
 
     def __init__(self, program, checked):
         self.equations, self.avals, self.checked = program.equations, program.avals, checked
-        self.first, self.second = {}, {}   # variable -> its first / second reader (index)
-        first, second = self.first, self.second
-        for i, eqn in enumerate(self.equations):
-            for ref in eqn.inputs:
-                if type(ref) is int:
-                    seen = first.get(ref)
-                    if seen is None:
-                        first[ref] = i
-                    elif seen != i and ref not in second:
-                        second[ref] = i
+        self.uses = program.def_use()
         # the summaries, as two dicts of ints (no tuple kept per value: fewer garbage
         # collections); a value whose path ends without a kept check has no ``last``
         self.last, self.earliest = {}, {}
         self.kept = set()   # checks decided and kept
+
+    def _first(self, u):
+        """The first equation reading ``u`` (None if none)."""
+        readers = self.uses.readers(u)
+        return readers[0] if readers else None
+
+    def _second(self, u):
+        """The first equation after the first reading ``u`` (``_NEVER`` if none)."""
+        readers = self.uses.readers(u)
+        second = self.uses.next_reader(u, readers[0]) if readers else None
+        return _NEVER if second is None else second
 
     def implied(self):
         implied = set()
@@ -230,7 +220,7 @@ class _ImpliedChecks:
 
     def _step(self, u):
         """The value the path from ``u`` goes on to, or None (the path ends at ``u``)."""
-        i = self.first.get(u)
+        i = self._first(u)
         if i is None:
             return None
         eqn, aval = self.equations[i], self.avals[u]
@@ -248,13 +238,13 @@ class _ImpliedChecks:
                 earliest[u] = _NEVER
                 break
             if nxt in self.kept:   # u's first reader computes a value with a kept check
-                last[u], earliest[u] = self.first[u], self.second.get(u, _NEVER)
+                last[u], earliest[u] = self._first(u), self._second(u)
                 break
             path.append(u)
             u = nxt
         end, soonest = last.get(u), earliest[u]
         for u in reversed(path):
-            soonest = min(soonest, self.second.get(u, _NEVER))
+            soonest = min(soonest, self._second(u))
             if end is not None:
                 last[u] = end
             earliest[u] = soonest

@@ -35,8 +35,7 @@ import math
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..interpreters.staging import Equation
-from .passes import Program
+from ..interpreters.ir import Equation, Program
 
 MIN_ENTRIES = 3 * 2 ** 20   # 24 MiB of float64
 BLOCK_BYTES = 2 ** 19       # the rows of one block: 512 KiB, half of a 1 MiB level-2 cache
@@ -108,14 +107,7 @@ def merge(program):
     if len(candidates) < 2:   # no pair (most programs: no large matrix at all)
         return program
     equations = list(program.equations)
-    defined = {}   # variable -> index of the equation computing it
-    readers = {}   # variable -> indices of the equations reading it
-    for i, eqn in enumerate(equations):
-        for v in eqn.outs:
-            defined[v] = i
-        for ref in eqn.inputs:
-            if type(ref) is int:
-                readers.setdefault(ref, []).append(i)
+    index = program.def_use()
     open_products = {}   # key -> index of an unpaired product
     dropped = set()
     for j, (key, matrix, vector) in candidates:
@@ -128,10 +120,11 @@ def merge(program):
         first_vector = _candidate(program, first)[2]
         merged = Equation(SHARED_MATVECS, {"side": key[0]}, (matrix, first_vector, vector),
                           first.outs + eqn.outs, first.avals + eqn.avals, None)
-        if type(vector) is not int or defined.get(vector, -1) < i:
+        made_at = index.maker(vector) if type(vector) is int else None
+        if made_at is None or made_at < i:
             equations[i] = merged            # the later product moves up
             dropped.add(j)
-        elif all(not i < r <= j for r in readers.get(first.outs[0], ())):
+        elif all(not i < r <= j for r in index.readers(first.outs[0])):
             equations[j] = merged            # the earlier product moves down
             dropped.add(i)
         else:

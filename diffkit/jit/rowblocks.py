@@ -28,9 +28,8 @@ call traces again.
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..interpreters.staging import Equation
+from ..interpreters.ir import Equation, Program
 from .buffers import writes_out
-from .passes import Program
 from .products import BLOCK_BYTES, MIN_BLOCK_ROWS, SHARED_MATVECS
 
 

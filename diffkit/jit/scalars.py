@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..interpreters.staging import Const, Equation, is_numpy
+from ..interpreters.ir import Const, DefUse, Equation, is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
 from ..ops.indexing import ARRAY, getitem_p, scatter_add_p
 from ..ops.shape import concatenate_p, reshape_p
@@ -80,11 +80,11 @@ def narrow(program, guards_after):
     for i, eqn in enumerate(r.equations):
         if eqn.prim is concatenate_p:
             r.stack(i, eqn)
-    readers = _readers(r.equations)
+    index = DefUse(r.equations)   # after the stacks, which replace equations in place
     for i, eqn in enumerate(r.equations):
         if _to_no_dimension(eqn):
-            new = _element(eqn, r.equations, r.made, readers, r.outputs, guards_after,
-                           r.avals, r.numpy)
+            new = _element(eqn, r.equations, index, r.outputs, guards_after, r.avals,
+                           r.numpy)
             if new is not None:
                 r.equations[i] = new
                 r.changed = True
@@ -124,23 +124,18 @@ class _Rewrite:
         self.equations = list(program.equations)
         self.avals, self.numpy = list(program.avals), list(program.numpy)
         self.outputs = {o for o in program.outputs if type(o) is int}
-        self.made = {v: i for i, eqn in enumerate(self.equations) for v in eqn.outs}
-        self.reads = {}
-        for eqn in self.equations:
-            for ref in eqn.inputs:
-                if type(ref) is int:
-                    self.reads[ref] = self.reads.get(ref, 0) + 1
+        self.index = program.def_use()
         self.guards_after = guards_after
         self.removed, self.inserted = set(), {}
         self.changed = False
 
     def private(self, var):
         """Whether ``var`` is read by one equation once, and not returned or guarded."""
-        return self.reads.get(var) == 1 and var not in self.outputs \
+        return self.index.reads(var) == 1 and var not in self.outputs \
             and not self.guards_after.get(var)
 
     def maker(self, ref):
-        i = self.made.get(ref) if type(ref) is int else None
+        i = self.index.maker(ref) if type(ref) is int else None
         return (None, None) if i is None or i in self.removed else (i, self.equations[i])
 
     def new_var(self, dtype):
@@ -237,15 +232,6 @@ class _Rewrite:
         return out
 
 
-def _readers(equations):
-    readers = {}
-    for i, eqn in enumerate(equations):
-        for ref in eqn.inputs:
-            if type(ref) is int:
-                readers.setdefault(ref, []).append(i)
-    return readers
-
-
 def _dtype(ref, avals):
     return np.dtype(avals[ref][1]) if type(ref) is int else np.asarray(ref.value).dtype
 
@@ -273,7 +259,7 @@ def _scalar_safe(eqn):
     return False
 
 
-def _element(eqn, equations, made, readers, outputs, guards_after, avals, numpy):
+def _element(eqn, equations, index, outputs, guards_after, avals, numpy):
     """The ``element`` equation for a reshape to no dimension of a one-entry NumPy value
     whose readers are all ``_scalar_safe`` (``None`` where the 0-d array must stay)."""
     (x,) = eqn.inputs
@@ -285,13 +271,13 @@ def _element(eqn, equations, made, readers, outputs, guards_after, avals, numpy)
         return None
     if any(g.test not in _SCALAR_GUARDS for g in guards_after.get(out, ())):
         return None
-    if not all(_scalar_safe(equations[r]) for r in readers.get(out, ())):
+    if not all(_scalar_safe(equations[r]) for r in index.readers(out)):
         return None
 
     steps = []   # the basic indexing and reshapes from the first array to x, last first
     root = x
-    while root in made:
-        maker = equations[made[root]]
+    while index.maker(root) is not None:
+        maker = equations[index.maker(root)]
         (source,) = maker.inputs if len(maker.inputs) == 1 else (None,)
         if type(source) is not int or not numpy[source] or not (
                 maker.prim is reshape_p or maker.prim is getitem_p
@@ -335,16 +321,15 @@ def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
     """Sums of scatters of numbers into a small vector whose entries only are read (as
     ``element``s), computed entry by entry as numbers (see ``narrow``). New variables are
     appended to ``avals`` and ``numpy``; the equations are returned."""
-    readers = _readers(equations)
-    made = {v: i for i, eqn in enumerate(equations) for v in eqn.outs}
+    uses = DefUse(equations)
 
     def private(v):
-        return v not in outputs and not guards_after.get(v) and len(readers.get(v, ())) == 1
+        return v not in outputs and not guards_after.get(v) and uses.reads(v) == 1
 
     def scatter(v, aval):
         """``(i, value, k)``: ``v`` made at ``i`` by a scatter of the number ``value`` to
         entry ``k`` of a vector of ``aval``; ``None`` for any other."""
-        i = made.get(v)
+        i = uses.maker(v)
         eqn = equations[i] if i is not None else None
         if eqn is None or eqn.prim is not scatter_add_p or len(eqn.inputs) != 1 \
                 or eqn.avals[0] != aval or v in outputs or guards_after.get(v):
@@ -368,7 +353,7 @@ def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
             continue
         steps, var = [], eqn.outs[0]   # the additions: (i, owner first, scatter)
         while private(var):
-            (r,) = readers[var]
+            (r,) = uses.readers(var)
             add = equations[r]
             if add.prim.traits.operator != "+" or add.params or len(add.inputs) != 2 \
                     or add.avals[0] != aval or add.inputs[0] == add.inputs[1] \
@@ -380,7 +365,7 @@ def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
                 break
             steps.append((r, add.inputs[0] == var, step))
             var = add.outs[0]
-        reads = [equations[r] for r in readers.get(var, ())]
+        reads = [equations[r] for r in uses.readers(var)]
         if var in outputs or guards_after.get(var) or not reads or not all(
                 e.prim is element and e.outs[0] not in outputs and not guards_after.get(e.outs[0])
                 for e in reads):
@@ -392,7 +377,7 @@ def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
         for e in reads:
             (k,) = e.params["index"]
             sub[e.outs[0]] = entries[k]
-            removed.add(made[e.outs[0]])
+            removed.add(uses.maker(e.outs[0]))
     if not sub:
         return equations
     out = []

@@ -35,7 +35,8 @@ from .. import numpy as dnp
 from ..core.trace import Tracer, bind_custom
 from ..core.zeros import dtype_of, instantiate, is_zero, shape_of, tangent_dtype
 from ..errors import EscapedTracerError
-from ..interpreters.staging import Const, custom_call_p, stage_flat
+from ..interpreters.ir import Const
+from ..interpreters.staging import custom_call_p, stage_flat
 from ..tree_util import tree_flatten, tree_leaves
 
 

@@ -33,7 +33,7 @@ import threading
 import numpy as np
 
 from ..core.trace import PrimalTracer, Tracer, current_level
-from ..interpreters.staging import same_value
+from ..interpreters.ir import same_value
 from ..tree_util import tree_leaves
 from .flat import array_like
 

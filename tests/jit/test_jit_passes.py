@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.interpreters.staging import Const, Equation, Guard
+from diffkit.interpreters.ir import Const, Equation, Guard, Program
 from diffkit.jit import Graph, passes
 from diffkit.ops.elementwise import add_p, divide_p, multiply_p, negative_p, sin_p, subtract_p
 from diffkit.ops.families import holds_nan
@@ -34,7 +34,7 @@ def graphs(fun, *args):
 
 def ops_after(graph, *steps):
     """The number of operations after only ``steps`` (and dead-code elimination)."""
-    program = passes.Program(graph.recording)
+    program = Program(graph.recording)
     for step in steps:
         step(program)
     passes.eliminate_dead_code(program)
@@ -243,7 +243,7 @@ def test_a_nan_check_implied_by_the_next_operations_check_is_dropped():
     rng = np.random.default_rng(4)
     x, v, A = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal((5, 5))
     graph = dk.make_graph(hvp)(x, v, A)
-    program = passes.Program(graph.recording)
+    program = Program(graph.recording)
     for step in (passes.eliminate_dead_code, passes.drop_dead_value_guards,
                  passes.eliminate_dead_code):
         step(program)
@@ -331,7 +331,7 @@ _AVALS = [((3,), _F64), ((3,), _F64), ((), _F64), ((3,), _F32), ((3,), np.dtype(
 def checked_programs(draw):
     """A random straight-line program of arithmetic (the propagating kinds and others, some
     with parameters or error handling), values read once or several times, and NaN checks
-    (and other guards) on random values: a ``passes.Program``."""
+    (and other guards) on random values: a ``Program``."""
     avals = [draw(st.sampled_from(_AVALS)) for _ in range(draw(st.integers(1, 3)))]
     num_inputs = len(avals)
     equations = []
@@ -362,13 +362,13 @@ def checked_programs(draw):
     recording = SimpleNamespace(num_inputs=num_inputs, equations=equations,
                                 outputs=[len(avals) - 1], guards=guards, avals=avals,
                                 numpy=[True] * len(avals))
-    return passes.Program(recording)
+    return Program(recording)
 
 
 @settings(max_examples=150, deadline=None)
 @given(checked_programs())
 def test_implied_checks_are_the_ones_the_definition_drops(program):
-    expected = passes.Program(program)
+    expected = Program(program)
     _reference_implied_value_checks(expected)
     passes.drop_implied_value_checks(program)
     assert [id(g) for g in program.guards] == [id(g) for g in expected.guards]
@@ -389,7 +389,7 @@ def test_implied_checks_are_found_in_one_sweep(monkeypatch):
     step = passes._ImpliedChecks._step
     monkeypatch.setattr(passes._ImpliedChecks, "_step",
                         lambda self, u: steps.append(u) or step(self, u))
-    program = passes.Program(recording)
+    program = Program(recording)
     passes.drop_implied_value_checks(program)
     assert [g.var for g in program.guards] == [n]
     assert sorted(steps) == list(range(n + 1))   # each value once
