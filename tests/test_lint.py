@@ -17,7 +17,10 @@ def _ruff():
     try:
         import ruff  # noqa: F401  (the wheel ships the binary; python -m ruff runs it)
     except ImportError:
-        pytest.skip("ruff is not installed (it comes with the test extra)")
+        # a failure, not a skip: the test extra (which the suite needs anyway: pytest,
+        # Hypothesis) brings ruff, so a run without it is not the run the README describes
+        pytest.fail("ruff is not installed: it comes with the test extra "
+                    "(pip install '.[test]'), which the test suite is run with")
     return [sys.executable, "-m", "ruff"]
 
 
