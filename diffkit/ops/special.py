@@ -2,8 +2,9 @@
 
 This module gathers the families' public names (``diffkit.scipy.special`` re-exports them):
 
-- :mod:`.special_helpers`: the building blocks (``_ufunc``, ``_public``), dtypes, arguments
-  without a derivative, and the conventions shared by every family;
+- :mod:`.special_helpers`: the building blocks (``special_function``, ``public``,
+  ``multiple_outputs``), SciPy's dtype rules, arguments without a derivative, SciPy
+  resolved on first call, and the conventions shared by every family;
 - :mod:`.special_error`: the error function, the normal distribution, Owen's T, Fresnel;
 - :mod:`.special_gamma`: gamma, log-gamma, digamma/polygamma, beta, poch, binom,
   multigammaln;
