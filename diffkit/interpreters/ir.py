@@ -16,8 +16,34 @@ line that read its value.
 
 import numpy as np
 
-from ..core.trace import Tracer
+from ..core.primitive import JointVjp, Primitive
+from ..core.trace import Tracer, bind_custom
 from ..core.zeros import dtype_of, shape_of
+
+
+def _custom_call_impl(*args, call, **_):
+    return tuple(call.fun(*args))
+
+
+def _custom_pullback(cotangents, outs, *primals, wanted, call, saved):
+    """The cotangents of a custom call's arguments: the user's pullback, run once per sweep
+    for all of them (a joint rule: the engine hands every traced argument its own)."""
+    return tuple(call.pullback(saved, primals, cotangents))
+
+
+#: A function with user-defined rules (``custom_jvp``, ``custom_vjp``, ``checkpoint``) as one
+#: operation. A staged program records it as an equation (``params``: the ``call``): a plain
+#: replay calls the function, a replay under a transformation binds the call again
+#: (``bind_custom_call``) so that the transformation uses its rules. The reverse tape
+#: records it as an entry (``params``: the ``call`` and what its forward pass ``saved``)
+#: whose pullback is the user's.
+custom_call_p = Primitive("custom_call", _custom_call_impl, vjp=JointVjp(_custom_pullback),
+                          multiple_results=True, vjp_ignores=("out",), register=False)
+
+
+def bind_custom_call(args, params):
+    """A staged custom call's outputs on ``args``, through the transformations in force."""
+    return tuple(bind_custom(params["call"], list(args)))
 
 
 class Const:

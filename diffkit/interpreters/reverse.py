@@ -23,7 +23,7 @@ argument checks on top; ``custom`` calls ``vjp_flat`` directly.
 
 import numpy as np
 
-from ..core.primitive import JointVjp, Primitive
+from ..core.primitive import JointVjp
 from ..core.trace import (
     PrimalTracer,
     Trace,
@@ -37,6 +37,7 @@ from ..errors import NoRuleError, ShapeMismatchError
 from ..ops.elementwise import astype
 from ..tree_util import tree_leaves, tree_map
 from .forward import jvp_flat, lower_aux
+from .ir import custom_call_p
 
 
 class ReverseTracer(PrimalTracer):
@@ -160,17 +161,6 @@ def _holds_big_array(out, primals):
         if type(value) is np.ndarray and value.nbytes >= BIG_ARRAY_BYTES:
             return True
     return False
-
-
-def _custom_pullback(cotangents, outs, *primals, wanted, call, saved):
-    """The cotangents of a custom call's arguments: the user's pullback, run once per sweep
-    for all of them (a joint rule: the engine hands every traced argument its own)."""
-    return tuple(call.pullback(saved, primals, cotangents))
-
-
-# The tape entry of a function with user-defined rules: its pullback is the user's.
-custom_call_p = Primitive("custom_call", None, vjp=JointVjp(_custom_pullback),
-                          multiple_results=True, vjp_ignores=("out",), register=False)
 
 
 # Trimming the tape is bookkeeping per operation; it pays only for arrays this large.

@@ -22,7 +22,6 @@ import warnings
 import numpy as np
 
 from ..config import config
-from ..core.primitive import Traits
 from ..core.source_info import user_location
 from ..core.trace import (
     PrimalTracer,
@@ -34,7 +33,7 @@ from ..core.trace import (
     slot_names,
 )
 from ..errors import EscapedTracerError
-from .ir import Equation, Guard, Recording
+from .ir import Equation, Guard, Recording, custom_call_p
 
 
 class StagingTracer(PrimalTracer):
@@ -124,28 +123,6 @@ class StagingTrace(Trace):
         expected = value if test is not None else np.array(value, copy=True)
         self.recording.guards.append(
             Guard(tracer.var, test, expected, len(self.recording.equations), user_location()))
-
-
-class CustomCallPrimitive:
-    """The equation of a function with user-defined rules (``custom_jvp``, ``custom_vjp``,
-    ``checkpoint``): plain replay calls the function, a replay under a transformation
-    binds the call so that the transformation uses its rules."""
-
-    name = "custom_call"
-    multiple_results = True
-    nondiff = False
-    traits = Traits()
-
-    @staticmethod
-    def impl(*args, call):
-        return tuple(call.fun(*args))
-
-    @staticmethod
-    def bind(args, params):
-        return tuple(bind_custom(params["call"], list(args)))
-
-
-custom_call_p = CustomCallPrimitive()
 
 
 # --- the entry point ---------------------------------------------------------------------

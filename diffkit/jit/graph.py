@@ -35,8 +35,8 @@ from ..config import config
 from ..core.concrete import concrete_test, concrete_value
 from ..core.trace import Tracer
 from ..errors import DiffkitError
-from ..interpreters.ir import Program, is_numpy
-from ..interpreters.staging import custom_call_p, write_back
+from ..interpreters.ir import Program, bind_custom_call, custom_call_p, is_numpy
+from ..interpreters.staging import write_back
 from ..tree_util import tree_flatten, tree_unflatten
 from . import passes
 from .codegen import generate_replay
@@ -227,7 +227,7 @@ def _line_of(made):
 
 def _bind(eqn, args):
     if eqn.prim is custom_call_p:
-        return custom_call_p.bind(args, eqn.params)
+        return bind_custom_call(args, eqn.params)
     out = eqn.prim(*args, **eqn.params)
     return out if eqn.prim.multiple_results else (out,)
 

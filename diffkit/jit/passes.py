@@ -36,8 +36,7 @@ function is (``benchmarks/jit_first_call.py``).
 import numpy as np
 
 from ..core.trace import Tracer
-from ..interpreters.ir import Const, Equation, Guard, Program
-from ..interpreters.staging import custom_call_p
+from ..interpreters.ir import Const, Equation, Guard, Program, custom_call_p
 from ..ops.families import holds_nan, holds_nonfinite
 
 

@@ -35,8 +35,8 @@ from .. import numpy as dnp
 from ..core.trace import Tracer, bind_custom
 from ..core.zeros import dtype_of, instantiate, is_zero, shape_of, tangent_dtype
 from ..errors import EscapedTracerError
-from ..interpreters.ir import Const
-from ..interpreters.staging import custom_call_p, stage_flat
+from ..interpreters.ir import Const, bind_custom_call, custom_call_p
+from ..interpreters.staging import stage_flat
 from ..tree_util import tree_flatten, tree_leaves
 
 
@@ -226,7 +226,7 @@ def replay(recording, inputs, old, new):
     for eqn in recording.equations:
         args = [value(r) for r in eqn.inputs]
         if eqn.prim is custom_call_p:
-            outs = custom_call_p.bind(args, eqn.params)
+            outs = bind_custom_call(args, eqn.params)
         else:
             with np.errstate(**(eqn.errstate or np.geterr())):
                 out = eqn.prim(*args, **eqn.params)

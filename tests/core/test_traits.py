@@ -32,8 +32,9 @@ from diffkit.api import grad
 from diffkit.core.primitive import CURVATURES, PRIMITIVES, Primitive, Traits
 from diffkit.errors import NoRuleError
 from diffkit.interpreters.interactions import interaction_pattern
+from diffkit.interpreters.ir import custom_call_p
 from diffkit.interpreters.sparsity import sparsity_flat
-from diffkit.interpreters.staging import custom_call_p, stage_flat
+from diffkit.interpreters.staging import stage_flat
 from diffkit.ops.families import elementwise
 from diffkit.tree_util import tree_leaves
 
