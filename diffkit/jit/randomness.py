@@ -15,11 +15,12 @@ Three ways of seeing a draw, together covering every place a generator can live:
   reads the operating system's entropy through ``random``'s ``urandom``; while a thread
   traces, those reads are counted for it. A generator made inside with a seed draws the
   same numbers on every call, so its recording is right, and it is not refused.
+  ``random.Random()`` made without a seed is counted too: CPython seeds it from the
+  entropy in C, so ``Random.seed`` is wrapped to count a call without a seed.
 - The argument leaves themselves: a generator passed to a jitted function is refused at
   once (``_leaf_key``).
 
-Not seen: ``random.Random()`` made inside without a seed (CPython seeds it in C) and
-``os.urandom`` called directly; the jit guide says so."""
+Not seen: ``os.urandom`` called directly; the jit guide says so."""
 
 import collections
 import functools
@@ -224,6 +225,25 @@ def _watch_entropy():
 
         urandom._diffkit_counts = True
         random._urandom = urandom
+        _watch_unseeded_random()
+
+
+def _watch_unseeded_random():
+    """Count ``random.Random`` (and subclasses) seeded without a seed as an entropy read:
+    CPython seeds them from the operating system's entropy in C, not through ``urandom``
+    above. ``Random.seed`` is wrapped once; it is called exactly as before."""
+    seed = random.Random.seed
+    if getattr(seed, "_diffkit_counts", False):
+        return
+
+    @functools.wraps(seed)
+    def counting_seed(self, a=None, *args, **kwargs):
+        if a is None:
+            _reads.count = getattr(_reads, "count", 0) + 1
+        return seed(self, a, *args, **kwargs)
+
+    counting_seed._diffkit_counts = True
+    random.Random.seed = counting_seed
 
 
 def _same(a, b):

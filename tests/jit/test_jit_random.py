@@ -3,9 +3,12 @@ function calls, a nested lambda, a bound method's instance, a partial or a conta
 objective of diffkit.scipy.optimize falls back to eager evaluation."""
 
 import functools
+import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -86,3 +89,38 @@ def test_the_generator_search_does_not_enter_diffkits_own_rules():
 
     with pytest.raises(RandomDrawError, match="pass them in"):
         dk.jit(drawing)(x)
+
+
+class MyRandom(random.Random):
+    """A user's subclass: seeded by ``random.Random``'s own ``seed``."""
+
+
+UNSEEDED = {
+    "random.Random()": lambda: random.Random(),
+    "random.Random(None)": lambda: random.Random(None),
+    "subclass of random.Random": lambda: MyRandom(),
+    "np.random.default_rng()": lambda: np.random.default_rng(),
+    "RandomState()": lambda: np.random.RandomState(),
+}
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(sorted(UNSEEDED)), st.integers(0, 2**31 - 1))
+def test_a_generator_made_inside_from_fresh_entropy_is_refused_and_a_seeded_one_staged(
+        name, seed):
+    make = UNSEEDED[name]
+
+    def unseeded(x):
+        return x * make().random()
+
+    with pytest.raises(RandomDrawError, match="fresh entropy"):
+        dk.jit(unseeded)(np.ones(2))
+
+    def seeded(x):   # the same numbers every call: the recording is right
+        generator = random.Random(seed) if "Random" in name and "State" not in name \
+            else np.random.default_rng(seed)
+        return x * generator.random()
+
+    jitted = dk.jit(seeded)
+    for _ in range(3):
+        np.testing.assert_array_equal(jitted(np.ones(2)), seeded(np.ones(2)))
