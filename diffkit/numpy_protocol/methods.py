@@ -35,12 +35,6 @@ def _plain(fn):
     return getattr(fn, "diffkit_function", fn)
 
 
-def _iter(self):
-    if not self.shape:
-        raise TypeError("iteration over a 0-d traced array")
-    return (self[i] for i in range(self.shape[0]))
-
-
 def _reading_other(fn, swap=False):
     """``fn(self, other)`` (``fn(other, self)`` with ``swap``) with a foreign array-like
     ``other`` (a pandas ``DataFrame``, a ``range``) read as NumPy reads it: ``y @ df`` is a
@@ -266,10 +260,13 @@ def _install_in_place_methods(dnp):
 
 
 def install(dnp):
-    """Attach NumPy's operators, array methods, dispatch protocols and conversion guards to
-    ``Tracer``, routed to the namespace ``dnp``."""
-    _install_operators(dnp)
+    """Attach NumPy's array methods, dispatch protocols and conversion guards to ``Tracer``,
+    routed to the namespace ``dnp`` (the operators are the ops floor's:
+    ``diffkit/ops/operators.py``)."""
     _install_methods(dnp)
+    transpose, swapaxes = _plain(dnp.transpose), _plain(dnp.swapaxes)
+    Tracer.T = property(lambda self: transpose(self))
+    Tracer.mT = property(lambda self: swapaxes(self, -1, -2))
     # x.at[idx].set(v) / .add / .multiply / .min / .max: functional updates, as in JAX.
     Tracer.at = property(At)
     Tracer.__array_ufunc__ = array_ufunc
@@ -283,45 +280,6 @@ def install(dnp):
     Tracer.item = conversions.scalar(".item")
     Tracer.tolist = conversions.scalar(".tolist")
     Tracer.__bool__ = conversions.truth
-
-
-def _install_operators(dnp):
-    # Operators are the functions themselves (a primitive called as Tracer.__mul__(a, b)
-    # binds directly): no extra Python frame on the hottest path.
-    binary = {"add": dnp.add, "sub": dnp.subtract, "mul": dnp.multiply,
-              "truediv": dnp.divide, "pow": dnp.power, "matmul": dnp.matmul,
-              "floordiv": dnp.floor_divide, "mod": dnp.remainder, "divmod": dnp.divmod}
-    for name, fn in binary.items():
-        fn = _plain(fn)
-        setattr(Tracer, f"__{name}__", fn)
-        setattr(Tracer, f"__r{name}__", lambda self, other, fn=fn: fn(other, self))
-    bitwise = {"and": dnp.bitwise_and, "or": dnp.bitwise_or, "xor": dnp.bitwise_xor,
-               "lshift": dnp.left_shift, "rshift": dnp.right_shift}   # boolean masks: m & k
-    for name, fn in bitwise.items():
-        fn = _plain(fn)
-        setattr(Tracer, f"__{name}__", fn)
-        setattr(Tracer, f"__r{name}__", lambda self, other, fn=fn: fn(other, self))
-    matmul = _plain(dnp.matmul)
-    Tracer.__matmul__ = _reading_other(matmul)
-    Tracer.__rmatmul__ = _reading_other(matmul, swap=True)
-    invert = _plain(dnp.invert)
-    Tracer.__invert__ = lambda self: invert(self)
-    Tracer.__radd__ = _plain(dnp.add)  # commutative: no need to swap
-    Tracer.__rmul__ = _plain(dnp.multiply)
-    comparisons = {"lt": dnp.less, "le": dnp.less_equal, "gt": dnp.greater,
-                   "ge": dnp.greater_equal, "eq": dnp.equal, "ne": dnp.not_equal}
-    for name, fn in comparisons.items():
-        setattr(Tracer, f"__{name}__", _plain(fn))
-    negative, absolute, getitem, transpose, swapaxes = map(_plain, (
-        dnp.negative, dnp.abs, dnp.getitem, dnp.transpose, dnp.swapaxes))
-    Tracer.__hash__ = object.__hash__
-    Tracer.__neg__ = lambda self: negative(self)
-    Tracer.__pos__ = lambda self: self
-    Tracer.__abs__ = lambda self: absolute(self)
-    Tracer.__getitem__ = lambda self, index: getitem(self, index)
-    Tracer.__iter__ = _iter
-    Tracer.T = property(lambda self: transpose(self))
-    Tracer.mT = property(lambda self: swapaxes(self, -1, -2))
 
 
 def _install_methods(dnp):

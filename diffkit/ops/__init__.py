@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     fft,
     indexing,
     linalg,
+    operators,
     reductions,
     shape,
     special,
