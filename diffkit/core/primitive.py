@@ -59,7 +59,18 @@ from .trace import bind
 PRIMITIVES = {}
 
 
-class EachArgument(tuple):
+class _RulePerIndex(tuple):
+    """VJP rules given by index, however many arguments there are: iteration yields rule
+    0, 1, 2 ... without end (iterate it alongside the arguments)."""
+
+    def __iter__(self):
+        i = 0
+        while True:
+            yield self[i]
+            i += 1
+
+
+class EachArgument(_RulePerIndex):
     """The VJP rules of a primitive taking any number of arguments: the rule of argument
     ``i`` is ``make(i)``, made when first asked for. Indexing and iteration give one rule
     per argument, however many there are (iterate it alongside the arguments)."""
@@ -76,17 +87,11 @@ class EachArgument(tuple):
             rule = self._made.setdefault(i, self._make(i))
         return rule
 
-    def __iter__(self):
-        i = 0
-        while True:
-            yield self[i]
-            i += 1
-
     def __repr__(self):
         return f"EachArgument({self._make!r})"
 
 
-class JointVjp(tuple):
+class JointVjp(_RulePerIndex):
     """One VJP rule giving the cotangents of every argument at once:
     ``rule(cotangent, out, *primals, wanted, **params)`` returns a tuple with one entry per
     argument (``None`` for an argument not ``wanted`` or with a zero cotangent);
@@ -108,12 +113,6 @@ class JointVjp(tuple):
             wanted = tuple(j == i for j in range(len(primals)))
             return self.rule(cotangent, out, *primals, wanted=wanted, **params)[i]
         return rule_i
-
-    def __iter__(self):
-        i = 0
-        while True:
-            yield self[i]
-            i += 1
 
     def __repr__(self):
         return f"JointVjp({self.rule!r})"
