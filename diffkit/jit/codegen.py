@@ -181,14 +181,12 @@ def _scatter_chains(rec, guards_after):
     v), or adds 0.0 to them first (``before``); after the chain's last step the elements
     still pending get 0.0 added (``after``). Adding 0.0 changes nothing else, and raises
     no floating-point error."""
-    uses = {}
-    for eqn in rec.equations:
-        for ref in eqn.inputs:
-            if type(ref) is int:
-                uses[ref] = uses.get(ref, 0) + 1
-    for ref in rec.outputs:
-        if type(ref) is int:
-            uses[ref] = uses.get(ref, 0) + 2
+    uses = rec.def_use()
+    returned = {ref for ref in rec.outputs if type(ref) is int}
+
+    def read_once(v):   # by one equation, once, and not returned
+        return uses.reads(v) == 1 and v not in returned
+
     scatters, owned, deferred, fused = {}, set(), set(), {}
     state = {}   # owner -> (dirty, pending): masks of the elements as above
     for i, eqn in enumerate(rec.equations):
@@ -207,7 +205,7 @@ def _scatter_chains(rec, guards_after):
                 and len(eqn.inputs) == 2 \
                 and all(type(r) is int and rec.avals[r] == eqn.avals[0] for r in eqn.inputs):
             a, b = eqn.inputs
-            if a != b and uses.get(a) == 1 and uses.get(b) == 1:
+            if a != b and read_once(a) and read_once(b):
                 if b not in scatters or a not in owned:
                     a, b = b, a
                 if b in scatters and a in owned and scatters[b][0] not in deferred:

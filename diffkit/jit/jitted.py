@@ -274,6 +274,9 @@ class Jitted(Generic[P, R]):
         for graph in graphs:
             if graph.write_back:
                 _check_aliasing(leaves, graph.recording.writes, self._signature)
+            # generated outside the try below: a failure to generate the replay is a bug
+            # of diffkit's, to be seen, not an exception of the function to trace again for
+            graph.replay_program  # noqa: B018
             try:
                 outs = graph.run_flat(leaves)
             except GuardFailure as failure:
