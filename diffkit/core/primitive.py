@@ -156,11 +156,16 @@ class Traits:
       runs it at every replay, in order, and never merges, folds or drops it.
     - ``draws_randomness``: ``impl`` draws random numbers, so its result differs between
       calls with the same arguments: never merged, folded or replayed as a constant.
+
+    Derived: ``pure`` (neither effectful nor drawing: equal arguments give an equal result
+    and nothing else happens, so a pass may merge, fold or drop it) and ``must_run`` (a
+    staged program runs it even where nothing reads its result: it may raise, has an
+    effect or draws).
     """
 
     __slots__ = ("elementwise", "out_argument", "curvature", "shape_only", "compose",
                  "is_identity", "nan_propagating", "operator", "may_raise", "effectful",
-                 "draws_randomness")
+                 "draws_randomness", "pure", "must_run")
 
     def __init__(self, *, elementwise=False, out_argument=None, curvature=None,
                  shape_only=False, compose=None, is_identity=None, nan_propagating=False,
@@ -174,6 +179,9 @@ class Traits:
                       draws_randomness=draws_randomness)
         for name, value in values.items():
             object.__setattr__(self, name, value)
+        # derived, kept as attributes: staging reads them for every equation
+        object.__setattr__(self, "pure", not (effectful or draws_randomness))
+        object.__setattr__(self, "must_run", may_raise or effectful or draws_randomness)
 
     def __setattr__(self, name, value):
         raise AttributeError("a primitive's traits are immutable: make new ones with "
@@ -181,16 +189,10 @@ class Traits:
 
     def replace(self, **changes):
         """These traits with ``changes``."""
-        values = {name: getattr(self, name) for name in self.__slots__}
+        values = {name: getattr(self, name) for name in self.__slots__
+                  if name not in ("pure", "must_run")}
         values.update(changes)
         return Traits(**values)
-
-    @property
-    def pure(self):
-        """Whether equal arguments always give an equal result and nothing else happens:
-        the result may be merged with an equal one, folded to a constant, or dropped
-        where nothing reads it."""
-        return not (self.effectful or self.draws_randomness)
 
     def curvature_of(self, params):
         """The curvature at these parameters (None: unknown)."""
@@ -199,7 +201,8 @@ class Traits:
 
     def __repr__(self):
         set_ = [f"{name}={getattr(self, name)!r}" for name in self.__slots__
-                if getattr(self, name) not in (False, None)]
+                if getattr(self, name) not in (False, None)
+                and name not in ("pure", "must_run")]
         return f"Traits({', '.join(set_)})"
 
 

@@ -102,8 +102,7 @@ class StagingTrace(Trace):
             prim, params, tuple(refs), out_vars, tuple(recording.avals[v] for v in out_vars),
             None if errstate == self.errstate else errstate,
             user_location() if config.source_info == "all" else None))
-        if prim.traits.may_raise or not prim.traits.pure \
-                or "raise" in errstate.values():
+        if prim.traits.must_run or _raises(errstate):
             recording.effects.extend(out_vars)
         if warnings.filters is not self.filters and _warnings_raise() \
                 and not recording.raised:
@@ -177,6 +176,19 @@ def _errstate():
     if token is not last[0]:
         last = _last_errstate = (token, np.geterr())
     return last[1]
+
+
+_last_raises = (None, False)   # (an errstate dict, whether it raises): one look per dict
+
+
+def _raises(errstate):
+    """Whether NumPy's error handling ``errstate`` (``_errstate()``'s dict) raises."""
+    global _last_raises
+    seen, raises = _last_raises
+    if seen is not errstate:
+        raises = "raise" in errstate.values()
+        _last_raises = (errstate, raises)
+    return raises
 
 
 def _warnings_raise():
