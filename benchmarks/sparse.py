@@ -1,16 +1,29 @@
-"""Sparse derivatives: timings against dense AD and SciPy's grouped finite differences.
+"""Sparse derivatives: timings against dense AD and SciPy's grouped finite differences,
+and colouring at scale.
 
     python benchmarks/sparse.py                      # print the table
     python benchmarks/sparse.py --markdown benchmarks/RESULTS.md
+    python benchmarks/sparse.py --only scale         # only the rows at scale
 
 With ``--markdown`` the section between the ``sparse`` markers of the file is replaced (or
 appended). Each figure is the median over interleaved rounds of one sample, a sample being
 the mean over enough back-to-back calls to take at least 20 ms. Every sparse result is
-checked against the dense one before timing.
+checked against the dense one before timing (at scale, where no dense one fits, against
+Jacobian-vector products and closed forms).
+
+The rows at scale (``scale_rows``) run each problem in a fresh process (``--scale-case``),
+so that its peak resident memory is its own: an arrow pattern of 10**5 unknowns (a dense
+row, a dense column and the diagonal), the 2-D Brusselator on a 512 x 512 grid (524,288
+unknowns) and the chained Rosenbrock Hessian at n = 10**6. The first call of a fresh
+``sparse_jacobian`` (``sparse_hessian``) detects the pattern, colours it and evaluates;
+the second reuses both.
 """
 
 import argparse
+import json
 import os
+import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -184,8 +197,158 @@ def break_even_rows(sizes=(50, 100, 200, 400, 800), bands=(1, 4, 16)):
     return rows
 
 
-def report(rounds):
+# --- at scale ----------------------------------------------------------------------------
+
+
+def arrow_pattern(n, column=True):
+    """A dense first row, the diagonal, and (``column``) a dense first column."""
+    inner = np.arange(1, n)
+    rows = [np.zeros(n, int), inner] + ([inner] if column else [])
+    cols = [np.arange(n), inner] + ([np.zeros(n - 1, int)] if column else [])
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    return sp.csr_array((np.ones(rows.size, bool), (rows, cols)), shape=(n, n))
+
+
+def _timed(thunk):
+    start = time.perf_counter()
+    out = thunk()
+    return out, time.perf_counter() - start
+
+
+def _peak_gib():
+    """This process's peak resident memory: ``VmHWM`` (Linux; a new program image starts
+    it afresh, where ``ru_maxrss`` keeps the parent's peak across ``execve``)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 2 ** 20   # KiB
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+
+
+def arrow_case(n=10 ** 5):
+    from diffkit.sparse.coloring import gather_bidirectional, seed_matrix
+    from diffkit.sparse.derivatives import jacobian_coloring
+    out = {}
+    for name, column in (("full", True), ("half", False)):
+        pattern = sp.csr_array(arrow_pattern(n, column))
+        info, seconds = _timed(lambda p=pattern: jacobian_coloring(p, "auto",
+                                                                    bidirectional=True))
+        values = np.random.default_rng(0).standard_normal(pattern.nnz)
+        jac = sp.csr_array((values, pattern.indices, pattern.indptr), shape=pattern.shape)
+        if info.mode == "bidirectional":   # every entry read back alone
+            flat = np.concatenate([(jac @ seed_matrix(info.colors)).T.ravel(),
+                                   (jac.T @ seed_matrix(info.row_colors)).ravel()])
+            assert np.array_equal(
+                flat[gather_bidirectional(pattern, info.colors, info.row_colors)], values)
+        out[name] = {"seconds": seconds, "mode": info.mode, "colors": info.num_colors,
+                     "nnz": int(pattern.nnz)}
+    out["peak_gib"] = _peak_gib()
+    return out
+
+
+def _second_call_ratio(primal, derivative, rounds):
+    times = measure({"primal": primal, "derivative": derivative}, rounds)
+    return times["derivative"] / times["primal"], times
+
+
+def brusselator_case(n=512, rounds=5):
+    f_np, f_dk = brusselator(np, n), brusselator(dnp, n)
+    y = np.random.default_rng(0).uniform(0.5, 2.0, 2 * n * n)
+    pattern, detect = _timed(lambda: dk.jacobian_sparsity(f_dk)(y))
+    from diffkit.sparse.derivatives import jacobian_coloring
+    info, colour = _timed(lambda: jacobian_coloring(pattern, "auto", bidirectional=True))
+    jac_fn = dk.sparse_jacobian(f_dk)
+    jac, first = _timed(lambda: jac_fn(y))
+    peak = _peak_gib()
+    v = np.random.default_rng(1).standard_normal(y.size)
+    np.testing.assert_allclose(jac @ v, dk.jvp(f_dk, (y,), (v,))[1], rtol=1e-12, atol=1e-9)
+    ratio, times = _second_call_ratio(lambda: f_np(y), lambda: jac_fn(y), rounds)
+    used = jac_fn.coloring(y)
+    return {"unknowns": y.size, "nnz": int(pattern.nnz), "detect": detect, "colour": colour,
+            "first": first, "peak_gib": peak, "mode": used.mode, "colors": used.num_colors,
+            "ratio": ratio, "primal": times["primal"], "second": times["derivative"],
+            "same_colors": info.num_colors == used.num_colors}
+
+
+def rosenbrock_case(n=10 ** 6, rounds=5):
+    f_np, f_dk = chained_rosenbrock(np), chained_rosenbrock(dnp)
+    x = np.random.default_rng(1).uniform(-1, 1, n)
+    pattern, detect = _timed(lambda: dk.hessian_sparsity(f_dk)(x))
+    from diffkit.sparse.derivatives import hessian_coloring
+    info, colour = _timed(lambda: hessian_coloring(pattern))
+    hess_fn = dk.sparse_hessian(f_dk)
+    hess, first = _timed(lambda: hess_fn(x))
+    peak = _peak_gib()
+    diag = 1200 * x ** 2 - 400 * np.roll(x, -1) + 2
+    diag[-1] = 0
+    diag[1:] += 200
+    np.testing.assert_allclose(hess.diagonal(), diag, rtol=1e-12, atol=1e-10)   # cancellation
+    v = np.random.default_rng(2).standard_normal(n)
+    hvp = dk.jvp(dk.grad(f_dk), (x,), (v,))[1]
+    np.testing.assert_allclose(hess @ v, hvp, rtol=1e-10, atol=1e-8)
+    ratio, times = _second_call_ratio(lambda: f_np(x), lambda: hess_fn(x), rounds)
+    return {"unknowns": n, "nnz": int(pattern.nnz), "detect": detect, "colour": colour,
+            "first": first, "peak_gib": peak, "mode": "star", "colors": info.num_colors,
+            "ratio": ratio, "primal": times["primal"], "second": times["derivative"]}
+
+
+SCALE_CASES = {"arrow": arrow_case, "brusselator": brusselator_case,
+               "rosenbrock": rosenbrock_case}
+
+
+def run_scale_case(name):
+    """One problem at scale in a fresh process: its figures, as JSON on stdout."""
+    done = subprocess.run([sys.executable, __file__, "--scale-case", name],
+                          capture_output=True, text=True, timeout=1800)
+    if done.returncode:
+        raise RuntimeError(f"{name} at scale failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _met(ok):
+    return "met" if ok else "**not met**"
+
+
+def scale_rows():
+    lines = ["### Colouring at scale", "",
+             "Each problem runs in a fresh process (peak memory: its resident set at its "
+             "largest, Python and the imports included). *First call*: a fresh "
+             "`sparse_jacobian` (`sparse_hessian`) detects the pattern, colours it and "
+             "evaluates; *second call*: pattern and colouring cached, as a ratio to the "
+             "NumPy primal (medians of interleaved rounds). Goals (issue 30): the arrow "
+             "coloured in at most 1 s with at most 3 products; detection, colouring and "
+             "one derivative within 30 s and 4 GiB; a second call within 60x the primal.",
+             ""]
+    arrow = run_scale_case("arrow")
+    lines += ["| arrow pattern, n = 10^5 | nonzeros | colouring | scheme | products | goal |",
+              "|---|---|---|---|---|---|"]
+    for name, label in (("full", "dense row, dense column, diagonal"),
+                        ("half", "dense row, diagonal")):
+        row = arrow[name]
+        ok = row["seconds"] <= 1 and row["colors"] <= 3
+        lines.append(f"| {label} | {row['nnz']} | {fmt(row['seconds'])} | {row['mode']} | "
+                     f"{row['colors']} | {_met(ok)} |")
+    lines += ["", "| problem | unknowns | nonzeros | detection | colouring | scheme, "
+              "products | first call | peak memory | second call / primal | goals |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, label in (("brusselator", "Brusselator Jacobian, 512 x 512 grid"),
+                        ("rosenbrock", "chained Rosenbrock Hessian, n = 10^6")):
+        r = run_scale_case(name)
+        ok = r["first"] <= 30 and r["peak_gib"] <= 4 and r["ratio"] <= 60
+        lines.append(f"| {label} | {r['unknowns']} | {r['nnz']} | {fmt(r['detect'])} | "
+                     f"{fmt(r['colour'])} | {r['mode']}, {r['colors']} | {fmt(r['first'])} | "
+                     f"{r['peak_gib']:.2f} GiB | {r['ratio']:.3g}x ({fmt(r['second'])} / "
+                     f"{fmt(r['primal'])}) | {_met(ok)} |")
+    lines.append("")
+    return lines
+
+
+def report(rounds, only=None):
     lines = []
+    if only == "scale":
+        return scale_rows()
     n = 32
     times, info, groups, fd_error = brusselator_rows(n, rounds)
     lines += [
@@ -251,6 +414,8 @@ def report(rounds):
                      f"(**{tc[False] / tc[True]:.2g}x**) | {jd:.3f}, {jc} | "
                      f"{fmt(ls[False])} / {fmt(ls[True])} (**{ls[False] / ls[True]:.2g}x**) |")
     lines.append("")
+    if only is None:
+        lines += scale_rows()
     return lines
 
 
@@ -258,10 +423,16 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--markdown", metavar="FILE")
+    p.add_argument("--only", choices=("small", "scale"),
+                   help="only the rows on small problems, or only those at scale")
+    p.add_argument("--scale-case", choices=tuple(SCALE_CASES), help=argparse.SUPPRESS)
     opts = p.parse_args()
+    if opts.scale_case:   # one problem at scale, in this (fresh) process
+        print(json.dumps(SCALE_CASES[opts.scale_case]()))
+        return
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     start_load = os.getloadavg()[0]
-    body = report(opts.rounds)
+    body = report(opts.rounds, opts.only)
     section = [START, "## Sparse derivatives", "",
                f"Run on **{started}** with `python benchmarks/sparse.py --markdown "
                f"benchmarks/RESULTS.md` ({opts.rounds} interleaved rounds, medians; "

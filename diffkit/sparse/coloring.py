@@ -1,38 +1,45 @@
 """Colourings of sparsity patterns: which columns (or rows) of a sparse Jacobian, and which
-columns of a sparse symmetric Hessian, can share one derivative pass.
+columns of a sparse symmetric Hessian, can share one derivative pass; and how to read the
+derivative back from the compressed products.
 
 A *column colouring* of an ``(m, n)`` pattern gives every column a colour such that two
-columns with a nonzero in the same row never share one (a distance-2 colouring of the
-bipartite row/column graph, i.e. a proper colouring of the column intersection graph).
-Seeding one JVP with the sum of the unit vectors of one colour then gives, in every row,
-at most one unknown of that colour, read off directly: ``J[i, j] = B[i, colour[j]]`` with
+columns with a nonzero in the same row never share one: a partial distance-2 colouring of
+the bipartite row/column graph (Gebremedhin, Manne & Pothen, "What color is your
+Jacobian? Graph coloring for computing derivatives", SIAM Review 47(4), 2005). Seeding one
+JVP with the sum of the unit vectors of one colour then gives, in every row, at most one
+unknown of that colour, read off directly: ``J[i, j] = B[i, colour[j]]`` with
 ``B = J @ S``. A *row colouring* is a column colouring of the transpose, for VJPs.
 
 A *star colouring* of a symmetric pattern is a proper colouring of its adjacency graph in
-which every path on four vertices uses at least three colours. Then every off-diagonal
-nonzero ``H[i, j]`` is alone in its colour in row ``i`` or in row ``j``, so it is read from
-one compressed column, and the diagonal always is (direct decompression).
+which every path on four vertices uses at least three colours (Gebremedhin, Tarafdar,
+Manne & Pothen, SIAM J. Sci. Comput. 2007). Then every off-diagonal nonzero ``H[i, j]`` is
+alone in its colour in row ``i`` or in row ``j``, so it is read from one compressed
+column, and the diagonal always is (direct decompression).
 
-Every colouring here is greedy: vertices are taken in an order and get the smallest colour
-their constraints allow. Orders: ``"natural"``, ``"largest_first"`` (highest degree first)
-and ``"smallest_last"`` (repeatedly set aside a vertex of smallest remaining degree; colour
-in the reverse order of removal). Column and row colourings also take ``"dsatur"`` (Brélaz:
-next, the vertex whose neighbours already use the most colours). ``"best"`` tries each and
-keeps the fewest colours.
+A *bicolouring* colours columns and rows together (``bicoloring.py``): the entries of
+dense rows are read from reverse products, the others from forward ones (or the same with
+dense columns), for patterns where both one-sided colourings need many colours.
+
+The algorithms (``distance2.py``, ``star.py``, ``bicoloring.py``) work on the pattern's
+index arrays (``graphs.py``) in time near-linear in its nonzeros: no conflict graph is
+built beyond small patterns. Orders: ``"natural"``, ``"largest_first"``,
+``"smallest_last"`` and, for column and row colourings, ``"dsatur"``; ``"best"`` tries
+each that fits the pattern's size, improves each by iterated greedy, and keeps the fewest
+colours (stopping at a lower bound).
 """
-
-import heapq
 
 import numpy as np
 
 from ..errors import OptionError, ShapeMismatchError
 from ..ops.sparsity_rules import scipy_sparse
+from . import bicoloring as bi
+from . import distance2, star
+from .graphs import ORDERS, Adjacency, Nets, check_order
 
-__all__ = ["column_coloring", "row_coloring", "star_coloring", "ORDERS",
+__all__ = ["column_coloring", "row_coloring", "star_coloring", "bicoloring", "ORDERS",
            "seed_matrix", "decompress_columns", "decompress_rows", "decompress_star",
-           "as_pattern", "gather_columns", "gather_rows", "gather_star"]
-
-ORDERS = ("natural", "largest_first", "smallest_last")
+           "decompress_bidirectional", "as_pattern", "gather_columns", "gather_rows",
+           "gather_star", "gather_bidirectional", "jacobian_scheme"]
 
 
 def as_pattern(pattern, name="pattern", square=False):
@@ -41,6 +48,7 @@ def as_pattern(pattern, name="pattern", square=False):
     sp = scipy_sparse()
     if sp.issparse(pattern):
         csr = sp.csr_array(pattern, copy=True)
+        csr.data = csr.data != 0
     elif isinstance(pattern, np.ndarray) and pattern.ndim == 2:
         csr = sp.csr_array(pattern != 0)
     else:
@@ -51,196 +59,125 @@ def as_pattern(pattern, name="pattern", square=False):
     if square and csr.shape[0] != csr.shape[1]:
         raise ShapeMismatchError(f"{name} must be square, not of shape {csr.shape}")
     csr.eliminate_zeros()
-    csr.sort_indices()
-    out = sp.csr_array((np.ones(csr.nnz, dtype=bool), csr.indices.copy(), csr.indptr.copy()),
-                       shape=csr.shape)
-    return out
+    csr.sum_duplicates()   # repeated entries merged (a logical or), indices sorted
+    return sp.csr_array((np.ones(csr.nnz, dtype=bool), csr.indices.copy(), csr.indptr.copy()),
+                        shape=csr.shape)
 
 
-def _adjacency(graph):
-    """``(indptr, indices)`` of a symmetric boolean CSR graph without its diagonal."""
-    sp = scipy_sparse()
-    graph = sp.csr_array(graph, dtype=bool)
-    graph.setdiag(False)
-    graph.eliminate_zeros()
-    graph.sort_indices()
-    return graph.indptr, graph.indices
-
-
-def _order(indptr, indices, order):
-    n = len(indptr) - 1
-    degree = np.diff(indptr)
-    if order == "natural":
-        return np.arange(n)
-    if order == "largest_first":
-        return np.argsort(-degree, kind="stable")
-    if order == "smallest_last":
-        return _smallest_last(indptr, indices, degree)
-    raise OptionError(f"unknown vertex order {order!r}; use one of {', '.join(ORDERS)}, "
-                      "'dsatur' (column and row colourings) or 'best'")
-
-
-def _smallest_last(indptr, indices, degree):
-    """The smallest-last order (Matula and Beck) with bucket lists: O(vertices + edges)."""
-    n = len(degree)
-    degree = degree.tolist()
-    buckets = [set() for _ in range(max(degree, default=0) + 1)]
-    for v, d in enumerate(degree):
-        buckets[d].add(v)
-    removed = [False] * n
-    removal = []
-    low = 0
-    ip, ix = indptr.tolist(), indices.tolist()
-    for _ in range(n):
-        low = max(low - 1, 0)
-        while not buckets[low]:
-            low += 1
-        v = buckets[low].pop()
-        removed[v] = True
-        removal.append(v)
-        for w in ix[ip[v]:ip[v + 1]]:
-            if not removed[w]:
-                d = degree[w]
-                buckets[d].discard(w)
-                degree[w] = d - 1
-                buckets[d - 1].add(w)
-    return np.array(removal[::-1], dtype=np.intp)
-
-
-def _greedy_distance1(indptr, indices, order):
-    n = len(indptr) - 1
-    colors = np.full(n, -1, dtype=np.intp)
-    mark = np.full(n + 1, -1, dtype=np.intp)
-    for v in order:
-        used = colors[indices[indptr[v]:indptr[v + 1]]]
-        used = used[used >= 0]
-        mark[used] = v
-        c = 0
-        while mark[c] == v:
-            c += 1
-        colors[v] = c
-    return colors
-
-
-def _dsatur(indptr, indices):
-    """Brélaz's greedy colouring: always colour next the uncoloured vertex whose
-    neighbours use the most distinct colours (ties: the higher degree, then the lower
-    number). A heap with lazy deletion keeps it O((vertices + edges) log vertices)."""
-    n = len(indptr) - 1
-    ip, ix = indptr.tolist(), indices.tolist()
-    degree = [ip[v + 1] - ip[v] for v in range(n)]
-    colors = [-1] * n
-    seen = [set() for _ in range(n)]
-    heap = [(0, -degree[v], v) for v in range(n)]
-    heapq.heapify(heap)
-    while heap:
-        negsat, _, v = heapq.heappop(heap)
-        if colors[v] >= 0 or -negsat != len(seen[v]):
-            continue   # coloured already, or a stale entry
-        c = 0
-        while c in seen[v]:
-            c += 1
-        colors[v] = c
-        for w in ix[ip[v]:ip[v + 1]]:
-            if colors[w] < 0 and c not in seen[w]:
-                seen[w].add(c)
-                heapq.heappush(heap, (-len(seen[w]), -degree[w], w))
-    return np.array(colors, dtype=np.intp)
-
-
-def _best(color_one, order, extra=()):
-    orders = ORDERS + extra if order == "best" else (order,)
-    best = None
-    for name in orders:
-        colors = color_one(name)
-        if best is None or colors.max(initial=-1) < best.max(initial=-1):
-            best = colors
-    return best
+# --- the colourings -----------------------------------------------------------------------
 
 
 def column_coloring(pattern, order="best"):
     """A colour (an int from 0) for every column of the ``(m, n)`` pattern, such that no two
     columns of one colour have a nonzero in the same row. The number of colours is
-    ``colors.max() + 1`` (0 for a pattern without columns)."""
-    sp = scipy_sparse()
-    pattern = as_pattern(pattern)
-    csc = sp.csc_array(pattern).astype(np.int32)
-    intersection = (csc.T @ csc).tocsr()
-    indptr, indices = _adjacency(intersection)
-
-    def color_one(name):
-        if name == "dsatur":
-            return _dsatur(indptr, indices)
-        return _greedy_distance1(indptr, indices, _order(indptr, indices, name))
-
-    return _best(color_one, order, ("dsatur",))
+    ``colors.max() + 1`` (0 for a pattern without columns). ``order``: one of ``ORDERS``,
+    ``"dsatur"`` or ``"best"``."""
+    check_order(order, ("dsatur",))
+    return distance2.color(Nets.of(as_pattern(pattern)), order)
 
 
 def row_coloring(pattern, order="best"):
     """A colour for every row of the pattern such that no two rows of one colour have a
     nonzero in the same column: the column colouring of the transpose."""
-    return column_coloring(as_pattern(pattern).T, order)
-
-
-def _greedy_star(indptr, indices, order):
-    """Greedy star colouring: each vertex gets the smallest colour that is proper and
-    creates no path on four vertices coloured with two colours alone."""
-    n = len(indptr) - 1
-    ip, ix = indptr.tolist(), indices.tolist()
-    colors = [-1] * n
-    for v in order.tolist():
-        forbidden = set()
-        nbrs = ix[ip[v]:ip[v + 1]]
-        for w in nbrs:
-            cw = colors[w]
-            if cw < 0:
-                continue
-            forbidden.add(cw)
-            # v - w - x - y with colour(x) = colour(v) and colour(y) = colour(w)
-            for x in ix[ip[w]:ip[w + 1]]:
-                cx = colors[x]
-                if x == v or cx < 0 or cx in forbidden:
-                    continue
-                for y in ix[ip[x]:ip[x + 1]]:
-                    if y != w and colors[y] == cw:
-                        forbidden.add(cx)
-                        break
-        # w - v - x - y with colour(w) = colour(x) and colour(y) = colour(v)
-        by_color = {}
-        for w in nbrs:
-            if colors[w] >= 0:
-                by_color.setdefault(colors[w], []).append(w)
-        for same in by_color.values():
-            if len(same) < 2:
-                continue
-            for x in same:
-                for y in ix[ip[x]:ip[x + 1]]:
-                    if y != v and colors[y] >= 0 and colors[y] != colors[x]:
-                        forbidden.add(colors[y])
-        c = 0
-        while c in forbidden:
-            c += 1
-        colors[v] = c
-    return np.array(colors, dtype=np.intp)
+    check_order(order, ("dsatur",))
+    return distance2.color(Nets.of(as_pattern(pattern)).transpose(), order)
 
 
 def star_coloring(pattern, order="best"):
     """A star colouring of the symmetric ``(n, n)`` pattern: proper (no two adjacent
     vertices share a colour), and every path on four vertices uses at least three colours.
-    The diagonal is ignored; an unsymmetric pattern is symmetrised first."""
+    The diagonal is ignored; an unsymmetric pattern is symmetrised first. ``order``: one of
+    ``ORDERS`` or ``"best"``."""
+    check_order(order)
     pattern = as_pattern(pattern, square=True)
-    symmetric = pattern + pattern.T
-    indptr, indices = _adjacency(symmetric)
-    return _best(lambda name: _greedy_star(indptr, indices, _order(indptr, indices, name)),
-                 order)
+    symmetric = as_pattern(pattern + pattern.T)
+
+    def with_diagonal():
+        eye = scipy_sparse().eye_array(pattern.shape[0], dtype=bool)
+        return Nets.of(as_pattern(symmetric + eye))
+
+    return star.color(Adjacency.of(symmetric), with_diagonal, order)
+
+
+def bicoloring(pattern, order="best"):
+    """A bidirectional colouring of the ``(m, n)`` pattern: ``(column_colors,
+    row_colors)``, one colour per column and per row, -1 for a line in no seed. Entries are
+    read from the forward products ``J @ S_c`` (the column colours) or the reverse ones
+    ``S_r.T @ J`` (the row colours), ``gather_bidirectional`` says which; the number of
+    products is the column colours plus the row colours. The split (or one-sided
+    colouring) with the fewest products."""
+    check_order(order, ("dsatur",))
+    _, colors, rows = jacobian_scheme(pattern, ("bidirectional",), order)
+    return colors, rows
+
+
+def _one_sided(graph, order, side, memo):
+    """A column (``"forward"``) or row colouring; a symmetric pattern's row colouring is
+    its column colouring (``memo`` keeps the first one made)."""
+    if graph.is_symmetric() and memo:
+        return memo[0], None
+    colors = distance2.color(graph if side == "forward" else graph.transpose(), order)
+    memo.append(colors)
+    return colors, None
+
+
+def jacobian_scheme(pattern, sides=("forward", "reverse"), order="best"):
+    """``(mode, colors, row_colors)``: the colouring of the Jacobian pattern with the
+    fewest products among ``sides`` (``"forward"``, ``"reverse"``, ``"bidirectional"``).
+    A bidirectional one must beat the one-sided ones clearly (``bicoloring.penalized``)
+    when they are allowed too; on a tie forward comes first, then reverse. ``row_colors``
+    is None but for ``"bidirectional"``; with ``"reverse"`` ``colors`` colour the rows.
+
+    Candidates are taken in order of a lower bound of their products (the longest row for
+    forward, the longest column for reverse, ``bicoloring.Split.bound``), and skipped when
+    it cannot beat the best so far: a one-sided colouring that cannot win is never
+    computed (a dense row asks a column colouring for a colour per column)."""
+    csr = as_pattern(pattern)
+    graph, memo = Nets.of(csr), []
+    only_bidirectional = tuple(sides) == ("bidirectional",)
+    worth = (lambda k: k) if only_bidirectional else bi.penalized
+    candidates = []   # (bound, rank, mode, make)
+    if "forward" in sides or only_bidirectional:
+        candidates.append((distance2.lower_bound(graph), 0, "forward",
+                           lambda: _one_sided(graph, order, "forward", memo)))
+    if "reverse" in sides or only_bidirectional:
+        candidates.append((distance2.lower_bound(graph.transpose()), 1, "reverse",
+                           lambda: _one_sided(graph, order, "reverse", memo)))
+    if "bidirectional" in sides:
+        for split in bi.splits(csr):
+            candidates.append((worth(split.bound), 2, "bidirectional",
+                               lambda s=split: bi.evaluate(csr, s, order)))
+    candidates.sort(key=lambda c: c[:2])
+    best = None   # (worth, rank, mode, colors, row_colors)
+    for bound, rank, mode, make in candidates:
+        if best is not None and (bound, rank) >= best[:2]:
+            break
+        colors, rows = make()
+        if mode == "bidirectional":
+            worth_now = worth(bi.products(colors) + bi.products(rows))
+        else:
+            worth_now = int(colors.max(initial=-1)) + 1
+        if best is None or (worth_now, rank) < best[:2]:
+            best = (worth_now, rank, mode, colors, rows)
+    _, _, mode, colors, rows = best
+    if only_bidirectional and mode != "bidirectional":   # one-sided, as a bicolouring
+        none = np.full(csr.shape[0 if mode == "forward" else 1], -1, np.intp)
+        colors, rows = (colors, none) if mode == "forward" else (none, colors)
+        mode = "bidirectional"
+    return mode, colors, rows
+
+
+# --- seeds and decompression --------------------------------------------------------------
 
 
 def seed_matrix(colors, dtype=np.float64):
     """The dense ``(n, k)`` seed matrix: ``S[j, colors[j]] = 1``, ``k`` the number of
-    colours."""
+    colours; a negative colour puts its line in no seed."""
+    colors = np.asarray(colors)
     n = len(colors)
     seeds = np.zeros((n, int(colors.max(initial=-1)) + 1), dtype=dtype)
-    seeds[np.arange(n), colors] = 1
+    coloured = np.flatnonzero(colors >= 0)
+    seeds[coloured, colors[coloured]] = 1
     return seeds
 
 
@@ -266,7 +203,15 @@ def decompress_star(compressed, pattern, colors):
     in row ``i`` when ``j`` is the only neighbour of ``i`` with its colour, else in row
     ``j`` (the star property guarantees one of the two)."""
     take = gather_star(pattern, colors)
-    return _csr(compressed.T.ravel()[take], pattern)
+    return _csr(np.asarray(compressed).T.ravel()[take], pattern)
+
+
+def decompress_bidirectional(forward, reverse, pattern, column_colors, row_colors):
+    """The CSR Jacobian with ``pattern``'s structure from ``forward = J @ S_c``
+    (``(m, kc)``) and ``reverse = S_r.T @ J`` (``(kr, n)``) for a bicolouring."""
+    take = gather_bidirectional(pattern, column_colors, row_colors)
+    flat = np.concatenate([np.asarray(forward).T.ravel(), np.asarray(reverse).ravel()])
+    return _csr(flat[take], pattern)
 
 
 # Decompression as one gather: for compressed results laid out colour first (``(k, m)``
@@ -286,17 +231,54 @@ def gather_rows(pattern, colors):
     return colors[rows] * pattern.shape[1] + cols
 
 
+def _alone(rows, keys, rows_count):
+    """Per entry, whether its key (a colour, -1 for none) is held by no other entry of its
+    row: counted by ``bincount`` over (row, key) when that table is small, else sorted."""
+    k = int(keys.max(initial=-1)) + 1
+    if k == 0:
+        return np.zeros(len(keys), bool)
+    coded = rows * k + keys
+    valid = keys >= 0
+    if rows_count * k <= 4 * len(rows) + 4096:
+        counts = np.bincount(coded[valid], minlength=rows_count * k)
+        return valid & (counts[np.where(valid, coded, 0)] == 1)
+    by_key = np.argsort(coded, kind="stable")
+    ordered = coded[by_key]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    sizes = np.diff(np.r_[starts, len(ordered)])
+    alone = np.empty(len(coded), bool)
+    alone[by_key] = np.repeat(sizes == 1, sizes)
+    return valid & alone
+
+
 def gather_star(pattern, colors):
     """For ``B.T`` (``(k, n)``), ``B = H @ S``, a star colouring (see ``decompress_star``)."""
-    sp = scipy_sparse()
     rows, cols = _coordinates(pattern)
     if not len(rows):
         return np.zeros(0, np.intp)
     n = pattern.shape[0]
-    counts = (sp.csr_array(pattern, dtype=np.int32)
-              @ sp.csr_array(seed_matrix(colors, np.int32))).toarray()
-    direct = (counts[rows, colors[cols]] == 1) | (rows == cols)
+    direct = _alone(rows, colors[cols], n) | (rows == cols)
     return np.where(direct, colors[cols] * n + rows, colors[rows] * n + cols)
+
+
+def gather_bidirectional(pattern, column_colors, row_colors):
+    """For ``concatenate([(J @ S_c).T.ravel(), (S_r.T @ J).ravel()])``: entry ``(i, j)`` is
+    read from the forward products when column ``j`` is alone in its colour among the
+    coloured columns of row ``i``, else from the reverse ones (where row ``i`` must then be
+    alone in its colour among the coloured rows of column ``j``)."""
+    rows, cols = _coordinates(pattern)
+    m, n = pattern.shape
+    forward = _alone(rows, column_colors[cols], m)
+    backward = _alone(cols, row_colors[rows], n)
+    if not np.all(forward | backward):
+        i = int(np.flatnonzero(~(forward | backward))[0])
+        raise OptionError(
+            f"the bicolouring does not determine entry ({rows[i]}, {cols[i]}): column "
+            f"{cols[i]} shares its colour {column_colors[cols[i]]} in row {rows[i]}, and "
+            f"row {rows[i]} its colour {row_colors[rows[i]]} in column {cols[i]}")
+    offset = (int(column_colors.max(initial=-1)) + 1) * m
+    return np.where(forward, column_colors[cols] * m + rows,
+                    offset + row_colors[rows] * n + cols)
 
 
 def from_gather(compressed, take, pattern):
@@ -306,7 +288,7 @@ def from_gather(compressed, take, pattern):
 
 def _coordinates(pattern):
     rows = np.repeat(np.arange(pattern.shape[0]), np.diff(pattern.indptr))
-    return rows, pattern.indices
+    return rows, pattern.indices.astype(np.intp, copy=False)
 
 
 def _csr(values, pattern):

@@ -13,7 +13,12 @@ the structure does not change from one point to the next).
   matrix ``S`` (``n`` by the number of colours) gives ``J @ S``.
 - Reverse (``mode="reverse"``): colour the rows; one ``vmap`` of the pullback over the
   row seeds gives ``S.T @ J``.
-- ``mode="auto"`` takes the side with fewer colours (forward on a tie).
+- Bidirectional (``mode="bidirectional"``): colour columns and rows together
+  (``coloring.bicoloring``: the dense rows read from reverse products, the rest from
+  forward ones, or the same with dense columns); one batched JVP and one batched VJP.
+- ``mode="auto"`` takes the side with fewer colours (forward on a tie), or the
+  bidirectional colouring when it needs clearly fewer products
+  (``coloring.jacobian_scheme``).
 - Hessian: star-colour the symmetric pattern; one ``vmap`` of forward-over-reverse
   Hessian-vector products gives ``H @ S``, each entry read directly.
 
@@ -39,6 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import numpy as dnp
 from ..api import grad, hessian, jacfwd, jvp, vjp, vmap
 from ..api_checks import (
     argnum_positions,
@@ -61,18 +67,20 @@ from .traced import empty_result, sparse_result
 
 __all__ = ["sparse_jacobian", "sparse_hessian", "Coloring"]
 
-MODES = ("auto", "forward", "reverse")
+MODES = ("auto", "forward", "reverse", "bidirectional")
 _SIGNATURES_KEPT = 32   # per function: more signatures start the cache afresh
 _PATHS_KEPT = 8         # per signature: the least recently used path is dropped
 
 
 class Coloring(NamedTuple):
     """How a sparse derivative is computed for one input signature: the ``pattern``
-    (boolean CSR), the ``mode`` (``"forward"``, ``"reverse"`` or ``"star"``), one colour
-    per column (forward, star) or row (reverse) in ``colors``, and ``num_colors``, the
-    number of derivative passes batched into one. ``seeds`` (one row per colour) and
-    ``take`` (where each stored entry is read in the compressed result) are what the
-    evaluation uses."""
+    (boolean CSR), the ``mode`` (``"forward"``, ``"reverse"``, ``"bidirectional"`` or
+    ``"star"``), one colour per column (forward, bidirectional, star) or row (reverse) in
+    ``colors``, and ``num_colors``, the number of derivative passes batched (for
+    ``"bidirectional"``: the forward ones plus the reverse ones). ``seeds`` (one row per
+    colour) and ``take`` (where each stored entry is read in the compressed result) are
+    what the evaluation uses. A bidirectional colouring also has ``row_colors`` and
+    ``row_seeds`` (its reverse side); a colour of -1 puts a line in no seed."""
 
     pattern: object
     mode: str
@@ -80,11 +88,19 @@ class Coloring(NamedTuple):
     num_colors: int
     seeds: np.ndarray
     take: np.ndarray
+    row_colors: np.ndarray | None = None
+    row_seeds: np.ndarray | None = None
 
 
 def _coloring(pattern, mode, colors, gather):
     return Coloring(pattern, mode, colors, int(colors.max(initial=-1)) + 1,
                     col.seed_matrix(colors).T.copy(), gather(pattern, colors))
+
+
+def _bidirectional(pattern, colors, rows):
+    seeds, row_seeds = col.seed_matrix(colors).T.copy(), col.seed_matrix(rows).T.copy()
+    return Coloring(pattern, "bidirectional", colors, len(seeds) + len(row_seeds), seeds,
+                    col.gather_bidirectional(pattern, colors, rows), rows, row_seeds)
 
 
 def _check_pattern(sparsity, shape, name, square=False):
@@ -111,17 +127,18 @@ def _check_sparsity_type(sparsity, name):
 # --- the colourings -----------------------------------------------------------------------
 
 
-def jacobian_coloring(pattern, mode):
-    """The ``Coloring`` of a Jacobian pattern for ``mode`` (``"auto"``: fewer colours)."""
-    forward = reverse = None
-    if mode in ("auto", "forward"):
-        forward = col.column_coloring(pattern)
-    if mode in ("auto", "reverse"):
-        reverse = col.row_coloring(pattern)
-    if forward is not None and (reverse is None
-                                or forward.max(initial=-1) <= reverse.max(initial=-1)):
-        return _coloring(pattern, "forward", forward, col.gather_columns)
-    return _coloring(pattern, "reverse", reverse, col.gather_rows)
+def jacobian_coloring(pattern, mode, bidirectional=False):
+    """The ``Coloring`` of a Jacobian pattern for ``mode`` (``"auto"``: fewer colours, a
+    bidirectional colouring among the candidates only with ``bidirectional=True``)."""
+    sides = {"forward": ("forward",), "reverse": ("reverse",),
+             "bidirectional": ("bidirectional",)}.get(mode, ("forward", "reverse"))
+    if mode == "auto" and bidirectional:
+        sides += ("bidirectional",)
+    chosen, colors, rows = col.jacobian_scheme(pattern, sides)
+    if chosen == "bidirectional":
+        return _bidirectional(pattern, colors, rows)
+    gather = col.gather_columns if chosen == "forward" else col.gather_rows
+    return _coloring(pattern, chosen, colors, gather)
 
 
 def hessian_coloring(pattern):
@@ -238,7 +255,7 @@ class SparseJacobian(_SparseDerivative):
         self.mode = mode
 
     def _detect(self, g, x):
-        return jacobian_coloring(jacobian_pattern(g, x), self.mode)
+        return jacobian_coloring(jacobian_pattern(g, x), self.mode, bidirectional=True)
 
     @staticmethod
     def _dense(g, x):
@@ -247,15 +264,18 @@ class SparseJacobian(_SparseDerivative):
     def _from_given(self, g, x):
         out_size = int(np.prod(shape_of(g(x))))
         pattern = _check_pattern(self.sparsity, (out_size, x.size), self.name)
-        return jacobian_coloring(pattern, self.mode)
+        return jacobian_coloring(pattern, self.mode, bidirectional=True)
 
     def _evaluate(self, info, g, x, log):
         """The evaluation pass, its concrete reads kept in ``log``: ``None`` (nothing to
-        evaluate), ``("forward", out, compressed)`` or ``("reverse", out, pull)`` (the
-        pullback is applied once the path is known to be the pattern's)."""
+        evaluate), ``("forward", out, compressed)``, ``("reverse", out, pull)`` or
+        ``("bidirectional", out, (compressed, pull))`` (the pullback is applied once the
+        path is known to be the pattern's)."""
         if info.num_colors == 0 or info.pattern.nnz == 0:
             self._watched_pass(g, x, log)
             return None
+        if info.mode == "bidirectional":
+            return self._evaluate_both(info, g, x, log)
         if info.mode == "forward":
             batched = vmap(lambda s: jvp(g, (x,), (s,)), out_axes=(None, 0), **self._chunks())
             seeds = info.seeds.astype(dtype_of(x), copy=False)
@@ -270,6 +290,21 @@ class SparseJacobian(_SparseDerivative):
             pull = _Pullback(g, x)
         return "reverse", out, pull
 
+    def _evaluate_both(self, info, g, x, log):
+        """A bidirectional colouring's passes: the pullback (and the output), and the
+        batched JVP over the column seeds when there are any."""
+        forward = None
+        batched = vmap(lambda s: jvp(g, (x,), (s,))[1], **self._chunks())
+        seeds = info.seeds.astype(dtype_of(x), copy=False)
+        with watch_reads(log):
+            out, pull = vjp(g, x)
+            if len(seeds) and self.executor is None:
+                forward = batched(seeds)
+        if self.executor is not None:   # the passes run elsewhere; the path was watched
+            pull = _Pullback(g, x)
+            forward = batched(seeds) if len(seeds) else None
+        return "bidirectional", out, (forward, pull)
+
     def _finish(self, info, raw, x):
         pattern = info.pattern
         if raw is None:
@@ -280,7 +315,21 @@ class SparseJacobian(_SparseDerivative):
         if mode == "reverse":   # ``compressed`` is the pullback
             (compressed,) = vmap(compressed, **self._chunks())(
                 info.seeds.astype(dtype_of(out), copy=False))
+        elif mode == "bidirectional":
+            compressed = self._join(info, out, *compressed)
         return sparse_result(compressed, info.take, pattern)
+
+    def _join(self, info, out, forward, pull):
+        """The forward products (colour first) and the reverse ones, as one flat vector:
+        the layout of ``coloring.gather_bidirectional``."""
+        parts = [] if forward is None else [forward]
+        if len(info.row_seeds):
+            (backward,) = vmap(pull, **self._chunks())(
+                info.row_seeds.astype(dtype_of(out), copy=False))
+            parts.append(backward)
+        if any(isinstance(p, Tracer) for p in parts):
+            return dnp.concatenate([dnp.reshape(p, (-1,)) for p in parts])
+        return np.concatenate([np.ravel(p) for p in parts])
 
 
 class _Pullback:
@@ -355,8 +404,11 @@ def sparse_jacobian(fun, argnums=0, sparsity=None, mode="auto", chunk_size=None,
     signature and path of the function's Python control flow (kept for later calls: a
     call whose evaluation reads other values, or whose plain non-differentiated arguments
     differ, gets a pattern detected on its own path). ``mode``: ``"forward"`` (column
-    colouring, one batched JVP), ``"reverse"`` (row colouring, one batched VJP) or
-    ``"auto"``, the side with fewer colours. Every entry of the pattern is stored, zeros included.
+    colouring, one batched JVP), ``"reverse"`` (row colouring, one batched VJP),
+    ``"bidirectional"`` (columns and rows coloured together, one batched JVP and one
+    batched VJP: for dense rows and columns) or ``"auto"``, the side with fewer colours, or
+    the bidirectional colouring when it needs clearly fewer products (at least two fewer,
+    and a quarter). Every entry of the pattern is stored, zeros included.
 
     ``chunk_size``, ``executor``, ``progress``: the colours are swept ``chunk_size`` at a
     time, as tasks on an executor if given (as ``vmap`` does them).
@@ -366,8 +418,8 @@ def sparse_jacobian(fun, argnums=0, sparsity=None, mode="auto", chunk_size=None,
     array, replayed) and ``vmap`` (an n-D ``coo_array`` of shape ``(*batch, m, n)``)."""
     _check_options(fun, argnums, sparsity, "sparse_jacobian")
     if mode not in MODES:
-        raise OptionError(f"sparse_jacobian: mode={mode!r}; use 'auto', 'forward' or "
-                          "'reverse'")
+        raise OptionError(f"sparse_jacobian: mode={mode!r}; use 'auto', 'forward', "
+                          "'reverse' or 'bidirectional'")
     check_chunk_size(chunk_size, "sparse_jacobian")
     return SparseJacobian(fun, argnums, sparsity, mode, (chunk_size, executor, progress))
 

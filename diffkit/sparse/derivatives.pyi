@@ -21,13 +21,15 @@ class Coloring(NamedTuple):
     num_colors: int
     seeds: NDArray[Any]
     take: NDArray[Any]
+    row_colors: NDArray[np.integer[Any]] | None = None
+    row_seeds: NDArray[Any] | None = None
 
 class _SparseDerivative(Generic[P]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> csr_array: ...
     def coloring(self, *args: P.args, **kwargs: P.kwargs) -> Coloring: ...
 
 def sparse_jacobian(fun: Callable[P, Any], argnums: ArgNums = 0, sparsity: Any = None,
-                    mode: Literal["auto", "forward", "reverse"] = "auto",
+                    mode: Literal["auto", "forward", "reverse", "bidirectional"] = "auto",
                     chunk_size: int | None = None, executor: Executor = None,
                     progress: bool = False) -> _SparseDerivative[P]: ...
 def sparse_hessian(fun: Callable[P, Any], argnums: ArgNums = 0, sparsity: Any = None,

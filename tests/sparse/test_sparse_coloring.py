@@ -235,9 +235,11 @@ def test_best_is_no_worse_than_each_order():
         assert all(best <= star_coloring(pattern, o).max() for o in ORDERS)
 
 
-def test_smallest_last_order_is_a_permutation():
-    from diffkit.sparse.coloring import _adjacency, _order
+def test_orders_are_permutations():
+    from diffkit.sparse.graphs import Adjacency, Nets, order_of
     pattern = as_pattern(np.random.default_rng(1).random((25, 25)) < 0.2)
-    indptr, indices = _adjacency(pattern + pattern.T)
-    for order in ORDERS:
-        assert sorted(_order(indptr, indices, order).tolist()) == list(range(25))
+    graphs = (Adjacency.of(as_pattern(pattern + pattern.T)), Nets.of(pattern),
+              Nets.of(pattern).transpose())
+    for graph in graphs:
+        for order in ORDERS:
+            assert sorted(order_of(order, graph).tolist()) == list(range(25))

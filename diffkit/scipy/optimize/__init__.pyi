@@ -70,9 +70,10 @@ def linear_solve_options(dense_max: Any = ..., rtol: Any = ..., maxiter: Any = .
 
     The settings are context-local (``contextvars``): they hold for the solves run in this
     thread inside the block, nested blocks override the arguments they give, and other
-    threads keep their own settings. Tasks that an executor runs in other threads or
-    processes (``jacrev(..., executor=...)``) start from the defaults; enter the block
-    inside the function they run to give them other settings.
+    threads keep their own settings. Tasks that ``jacrev(..., executor=pool)`` runs in a
+    thread pool see the settings of the block around the ``jacrev`` call (each runs in a
+    copy of the caller's context); tasks run in other processes (Dask, a process pool)
+    start from the defaults: enter the block inside the function they run.
     """
 def minimize(fun: Any, x0: Any, args: Any = ..., method: Any = ..., jac: Any = ...,
              hess: Any = ..., hessp: Any = ..., bounds: Any = ..., constraints: Any = ...,
