@@ -290,6 +290,9 @@ def test_traits_are_immutable():
 softish_p, softish = elementwise(
     "test_traits_arcsinh", np.arcsinh, {"x": lambda x: 1 / dnp.sqrt(x * x + 1)},
     doc="arcsinh, as a new primitive", module="tests")
+# not one of diffkit's: out of the registry, which the completeness tests read (a record and
+# an edge sample for every registered primitive)
+PRIMITIVES.pop(softish_p.name)
 
 
 def test_a_builder_primitive_takes_the_forward_hessian_route():
