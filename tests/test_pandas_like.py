@@ -220,6 +220,31 @@ def test_numpys_ufuncs_read_a_foreign_operand_of_a_traced_value():
         np.testing.assert_array_equal(value, X + v)
 
 
+OPERATORS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+             "/": lambda a, b: a / b, "**": lambda a, b: a ** b}
+
+
+@pytest.mark.parametrize("make", VECTORS)
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(sorted(OPERATORS)), st.booleans())
+def test_python_operators_between_a_traced_value_and_an_array_like(make, symbol, left):
+    # x * series, series * x (pandas defers to the traced value), x - range(...): the
+    # array-like is read as np.asarray reads it; the result is a traced array
+    operand = make()
+    values = np.asarray(operand).astype(float)
+    op = OPERATORS[symbol]
+    if left:
+        f, plain = (lambda x: op(operand, x)), (lambda x: op(values, x))
+    else:
+        f, plain = (lambda x: op(x, operand)), (lambda x: op(x, values))
+    x = np.abs(X) + 0.5   # positive: powers and quotients defined
+    out, _ = dk.vjp(f, x)
+    assert type(out) is np.ndarray
+    np.testing.assert_allclose(out, plain(x), rtol=1e-15)
+    np.testing.assert_array_equal(dk.jacrev(f)(x), dk.jacrev(plain)(x))
+    np.testing.assert_array_equal(dk.jacfwd(f)(x), dk.jacfwd(plain)(x))
+
+
 def test_a_sequence_holding_traced_values_is_stacked():
     def f(x):
         return dnp.sum(dnp.asarray(collections.deque([x[0], x[1] ** 2]))) + dnp.sum(

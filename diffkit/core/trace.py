@@ -323,13 +323,57 @@ class _Watchers(threading.local):
 read_watchers = _Watchers()
 
 
+class ArrayLikes:
+    """How a traced operation reads an argument that NumPy reads through ``np.asarray`` but
+    that is no array (a pandas ``Series`` or ``DataFrame``, a ``range``): ``foreign(cls)``
+    says whether objects of type ``cls`` are such, ``read(x)`` gives the array. The ops
+    floor, which knows array-likes (``ops.indexing``), fills this slot at import; until
+    then nothing is foreign."""
+
+    def __init__(self):
+        self.foreign = lambda cls: False
+        self.read = lambda x: x
+
+    def register(self, foreign, read):
+        self.foreign, self.read = foreign, read
+        _foreign_types.clear()
+
+
+array_likes = ArrayLikes()
+
+#: type -> whether arguments of that type are foreign array-likes (asked once per type)
+_foreign_types = {}
+
+
+def _is_foreign(cls):
+    known = _foreign_types.get(cls)
+    if known is None:
+        known = _foreign_types[cls] = not issubclass(cls, Tracer) and \
+            bool(array_likes.foreign(cls))
+    return known
+
+
+def _read_foreign(args):
+    """``args`` with each foreign array-like read as NumPy reads it."""
+    read = array_likes.read
+    return tuple(read(x) if _is_foreign(type(x)) else x for x in args)
+
+
 def bind(prim, *args, **params):
     """Apply primitive ``prim``: plain NumPy when nothing is traced, else the innermost trace.
 
-    ``args`` are arrays (positional, possibly tracers); ``params`` are static keywords.
+    ``args`` are arrays (positional, possibly tracers); ``params`` are static keywords. With
+    a traced argument, a foreign array-like one (a pandas ``Series``) is read as NumPy reads
+    it (``np.asarray``): the result is a traced array, as NumPy's value.
     """
     for x in args:
         if isinstance(x, Tracer):
+            if len(args) > 1:
+                known = _foreign_types.get
+                for a in args:
+                    if known(type(a)) is not False and _is_foreign(type(a)):
+                        args = _read_foreign(args)
+                        break
             return find_top_trace(args).process(prim, args, params)
     try:
         return prim.impl(*args, **params)

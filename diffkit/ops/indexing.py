@@ -47,7 +47,7 @@ import numpy as np
 
 from ..core.concrete import concrete_value, holds_tracer, static_value
 from ..core.primitive import Primitive, Traits
-from ..core.trace import Tracer
+from ..core.trace import Tracer, array_likes
 from ..core.zeros import Zero, as_array, dtype_of, shape_of, tangent_dtype
 from ..errors import TracerConversionError
 from . import elementwise as ew
@@ -113,6 +113,10 @@ def read_array_like(x):
         return x
     items = traced_items(x)
     return np.asarray(x) if items is None else items
+
+
+# traced operations read a foreign array-like argument as NumPy does (core owns the slot)
+array_likes.register(reads_as_array, read_array_like)
 
 
 def traced_items(x):

@@ -69,6 +69,9 @@ def install():
     Tracer.__invert__ = lambda self: invert(self)
     Tracer.__getitem__ = lambda self, index: getitem(self, index)
     Tracer.__iter__ = _iter
+    # pandas defers its binary operators to an operand of higher priority (DataFrame's is
+    # 4000): ``series * x`` then calls ``x.__rmul__``, which reads the Series as NumPy does
+    Tracer.__pandas_priority__ = 5000
 
 
 install()
