@@ -55,10 +55,11 @@ def reachable_generators(fun, limit=10_000):
     or a callable object, the parts of a ``functools.partial`` and the items of lists,
     tuples, sets and dicts among them. A module or a class (an instance's own included) is
     entered only through the attributes that the code found names (``mod.rng``,
-    ``Holder.rng``), and not at all for NumPy's, SciPy's, diffkit's and Python's own
-    modules (a draw through NumPy's or Python's global generator is seen by its own
-    snapshot), nor the globals of diffkit's, NumPy's and SciPy's own functions. ``limit``
-    bounds the number of objects visited."""
+    ``Holder.rng``), and not at all for NumPy's, SciPy's, pandas', diffkit's and Python's
+    own modules (a draw through NumPy's or Python's global generator is seen by its own
+    snapshot), nor the globals of diffkit's, NumPy's and SciPy's own functions; a pandas
+    object (data only) is not entered either. ``limit`` bounds the number of objects
+    visited."""
     found, seen = {}, set()
     names = set()       # every attribute name the code found reads
     scopes = []         # the modules and classes reached, entered by those names
@@ -88,7 +89,8 @@ def reachable_generators(fun, limit=10_000):
                 stack.extend(value)   # not a library's own sequence (EachArgument is endless)
         elif isinstance(value, dict):
             stack.extend(value.values())
-        elif not isinstance(value, np.ndarray):
+        elif not isinstance(value, np.ndarray) and \
+                type(value).__module__.partition(".")[0] not in _DATA_ONLY:
             stack.append(getattr(value, "__wrapped__", None))
             stack.append(type(value))   # its class attributes (self.rng set on the class)
             stack.extend(_attributes(value))
@@ -96,7 +98,8 @@ def reachable_generators(fun, limit=10_000):
 
 
 def _is_library(scope):
-    """Whether ``scope`` (a module or class) belongs to NumPy, SciPy, diffkit or Python."""
+    """Whether ``scope`` (a module or class) belongs to NumPy, SciPy, pandas, diffkit or
+    Python."""
     module = scope.__name__ if isinstance(scope, types.ModuleType) else scope.__module__
     top = (module or "").partition(".")[0]
     return top in _LIBRARIES or top in _STANDARD
@@ -112,7 +115,10 @@ def _named_attributes(scope, names):
     return [m.__func__ if isinstance(m, (staticmethod, classmethod)) else m for m in stored]
 
 
-_LIBRARIES = {"diffkit", "numpy", "scipy"}
+_LIBRARIES = {"diffkit", "numpy", "scipy", "pandas"}
+#: Libraries whose objects hold data, never a user's generator: not entered at all (a
+#: DataFrame's internals are thousands of objects)
+_DATA_ONLY = {"pandas"}
 _STANDARD = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins"}
 _LEAVES = (str, bytes, int, float, complex, bool, np.ndarray, np.generic, np.dtype)
 
