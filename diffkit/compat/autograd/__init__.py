@@ -16,11 +16,17 @@ lists every remaining difference. Submodules: ``numpy`` (``linalg``, ``fft``,
 ``random``), ``scipy`` (``special``, ``stats``, ``linalg``, ``signal``, ``integrate``,
 ``misc``), ``extend``, ``builtins``, ``misc`` (``flatten``, ``optimizers``) and
 ``test_util``.
+
+The functions made by ``grad``, ``value_and_grad``, ``elementwise_grad``, ``jacobian`` and
+``hessian`` are staged (recorded with ``diffkit.jit`` and replayed) once they have been
+called a few times the same way, while everything that decided the recording is
+unchanged; ``set_staging(False)`` turns that off (``_staging`` says what is checked).
 """
 
 from . import builtins, extend, numpy, test_util  # noqa: F401
 from ._install import install, installed, uninstall
 from ._primitives import primitive
+from ._staging import set_staging, staging_enabled
 from .builtins import dict, isinstance, list, tuple, type
 from .differential_operators import (
     checkpoint,
@@ -52,5 +58,5 @@ __all__ = [
     "tensor_jacobian_product", "vector_jacobian_product", "holomorphic_grad", "make_vjp",
     "make_jvp", "make_hvp", "make_ggnvp", "make_jvp_reversemode", "multigrad_dict",
     "checkpoint", "primitive", "ArrayBox", "tuple", "list", "dict", "isinstance", "type",
-    "install", "uninstall", "installed",
+    "install", "uninstall", "installed", "set_staging", "staging_enabled",
 ]

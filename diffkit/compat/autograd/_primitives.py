@@ -18,6 +18,14 @@ rebuilt per call: a fit that evaluates a primitive thousands of times builds its
 once, and skips the per-call pytree re-flattening of ``custom_vjp`` (the makers'
 results are checked here instead, with the primitive's name in the message).
 
+Two things save calls of the raw function. On traced arguments (a Hessian's
+forward-over-reverse, a ``jit`` recording) the call record's forward pass keeps its
+outputs as the residual ``ans`` (``_PrimitiveVJPCall``; the base record binds the
+primitive a second time for the residuals). And in a ``jit`` recording (the staged
+operators' recordings, ``_staging``), a call on the very staged values an earlier call of
+the primitive received reuses that call's outputs (``_bind``): autograd-gamma's VJPs
+evaluate their primitive again at its own point, which then costs nothing on a replay.
+
 Which arguments are differentiated: as in autograd, the positional arguments that hold a
 traced value (a traced array, or a list/tuple/dict holding one). Keyword arguments are
 passed through unchanged and must not be traced.
@@ -31,6 +39,7 @@ primitive without ``defvjp``/``defjvp`` called on differentiated values raises
 ``NoRuleError`` (a ``NotImplementedError``, as autograd's message for a missing VJP).
 """
 
+import collections
 import functools
 import warnings
 import weakref
@@ -45,6 +54,7 @@ from ...core.trace import Tracer, bind_custom
 from ...core.zeros import dtype_of, shape_of, tangent_dtype
 from ...custom import CustomJVPCall, CustomVJPCall
 from ...errors import InputTypeError, NoRuleError, ShapeMismatchError
+from ...interpreters.staging import StagingTracer
 from ._values import holds_tracer, plain_value
 from ._vspace import vspace
 
@@ -136,6 +146,7 @@ class _Rules:
         self.jvp_argnums = None
         self.record = None  # (call) -> a diffkit call record, made by ``_build``
         self.builds = 0     # how many times the rules were built (once per definition)
+        self.shared = collections.OrderedDict()   # recorded calls to reuse (``_bind``)
         self.evaluate_p = Primitive(
             f"{name} (an autograd primitive: give its derivatives with "
             "autograd.extend.defvjp or defjvp)",
@@ -160,16 +171,41 @@ class _Rules:
         call = _Call(self, args, kwargs, positions)
         leaves = call.flatten([args[i] for i in positions])
         record = self.record if self.record is not None else self._build()
-        outs = call.evaluate(leaves) if record is None else bind_custom(record(call), leaves)
+        outs = call.evaluate(leaves) if record is None else self._bind(call, leaves)
         return call.out_tree.unflatten(list(outs))
+
+    def _bind(self, call, leaves):
+        """The outputs of ``call`` on the traced ``leaves`` (through its call record).
+
+        While ``jit`` records, a call on the very values an earlier call of this primitive
+        received (the same staged values, the same other arguments by identity) reuses
+        that call's outputs: a derivative maker that evaluates the primitive again at
+        its own point (``lambda ans, a, x: ... f(a, x)``) then adds nothing to the
+        recording, and each replay calls the raw function once fewer. Only there: a
+        recording is refused when the function draws random numbers, and a raw function
+        is assumed to give the same values for the same arguments."""
+        key = _shared_key(call, leaves)
+        if key is not None:
+            hit = self.shared.get(key)
+            if hit is not None:
+                call.out_tree = hit[1]
+                return hit[0]
+        outs = tuple(bind_custom(self.record(call), list(leaves)))
+        if key is not None:
+            # the entry holds the leaves and arguments, so their identities stay theirs
+            self.shared[key] = (outs, call.out_tree, tuple(leaves), call.args, call.kwargs)
+            if len(self.shared) > _SHARED_CALLS:
+                self.shared.popitem(last=False)
+        return outs
 
     def _build(self):
         """The maker of this primitive's call records: built here, once per definition."""
         if self.vjp_argnums is not None:
             def record(call):
-                return CustomVJPCall(functools.partial(self._fun, call),
-                                     functools.partial(self._fwd, call),
-                                     functools.partial(self._bwd, call), self.name)
+                return _PrimitiveVJPCall(functools.partial(self._fun, call),
+                                         functools.partial(self._fwd, call),
+                                         functools.partial(self._bwd, call), self.name,
+                                         (self, call))
         elif self.jvp_argnums is not None:
             def record(call):
                 return CustomJVPCall(functools.partial(self._fun, call),
@@ -187,7 +223,7 @@ class _Rules:
         """The output leaves on ``leaves``: the raw function on plain values, the primitive
         again on values of outer transformations (so they see its rule)."""
         if any(isinstance(leaf, Tracer) for leaf in leaves):
-            return tuple(bind_custom(self.record(call), list(leaves)))
+            return self._bind(call, leaves)
         return call.raw_leaves(leaves)
 
     def _fwd(self, call, *leaves):
@@ -224,6 +260,43 @@ class _Rules:
         tangent = self.jvp_argnums(argnums, [dynamic_tangents[i] for i in which], ans,
                                    call.arguments(dynamic), call.kwargs)
         return outs, tuple(_matching_leaves(tangent, ans, f"the JVP of {self.name!r}"))
+
+
+_SHARED_CALLS = 16   # recorded calls remembered per primitive for reuse
+
+
+def _shared_key(call, leaves):
+    """The key under which a call on ``leaves`` may reuse an earlier one: only when every
+    leaf is a value ``jit`` is recording now (else None)."""
+    for leaf in leaves:
+        if type(leaf) is not StagingTracer or not leaf._trace.active:
+            return None
+    if not leaves:
+        return None
+    positions = call.positions
+    statics = tuple(None if i in positions else id(a) for i, a in enumerate(call.args))
+    keywords = tuple((k, id(v)) for k, v in call.kwargs.items())
+    return (tuple(map(id, leaves)), call.in_tree, tuple(positions), statics, keywords)
+
+
+class _PrimitiveVJPCall(CustomVJPCall):
+    """The call record of a primitive with a VJP. On traced arguments its forward pass
+    binds the primitive once and keeps those outputs as the residual ``ans`` (the base
+    record binds it for the output, then runs ``fwd`` again for the residuals: two
+    evaluations of the raw function, where autograd makes one)."""
+
+    def __init__(self, fun, fwd, bwd, name, primitive_call=None):
+        super().__init__(fun, fwd, bwd, name)
+        # (rules, call) of the primitive's call; None for a record derived from this one
+        # (vmap's batched record, made with the base signature), which acts as the base
+        self.primitive_call = primitive_call
+
+    def forward(self, primals):
+        if self.primitive_call is not None and any(isinstance(p, Tracer) for p in primals):
+            rules, call = self.primitive_call
+            outs = rules._bind(call, primals)
+            return outs, (outs, tuple(primals))
+        return super().forward(primals)
 
 
 def _differentiable(value):

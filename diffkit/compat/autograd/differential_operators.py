@@ -5,7 +5,10 @@ ints) names the differentiated argument, integer arrays are differentiated as re
 ``make_vjp`` returns ``(vjp, value)`` and ``make_jvp(fun)(*args)`` a function of the
 tangent. The arithmetic is diffkit's: ``jacobian`` and ``hessian`` compute all their rows
 in one vectorised pass (autograd loops over them), ``hessian`` is forward-over-reverse and
-the Hessian-vector products never form the Hessian.
+the Hessian-vector products never form the Hessian. The functions made by ``grad``,
+``value_and_grad``, ``elementwise_grad``, ``jacobian`` and ``hessian`` are staged after a
+few calls made the same way (``_staging``: a recording replayed while everything that
+decided it is unchanged, else the eager call).
 """
 
 import functools
@@ -19,6 +22,7 @@ from ... import api, tree_util
 from ... import numpy as dnp
 from ...custom import checkpoint as _dk_checkpoint
 from ...errors import NonScalarOutputError, ShapeMismatchError
+from ._staging import staged_operator
 from ._values import as_real, holds_tracer, is_complex_value, ones_like, shape_of
 from .wrap_util import check_argnum, select_argument, unary_to_nary, wraps
 
@@ -60,21 +64,21 @@ def _scalar_fun(fun, name, original_shape=None):
 # --- gradients -------------------------------------------------------------------------
 
 
-@unary_to_nary
+@staged_operator
 def grad(fun, x):
     """The gradient of the real scalar ``fun`` with respect to argument ``argnum``: a value
     of that argument's structure and shape (float for an integer argument)."""
     return api.grad(_scalar_fun(fun, "grad"))(as_real(x))
 
 
-@unary_to_nary
+@staged_operator
 def value_and_grad(fun, x):
     """``(fun(*args), gradient)`` in one pass, as ``scipy.optimize.minimize(jac=True)``
     wants it."""
     shape = []
     value, gradient = api.value_and_grad(_scalar_fun(fun, "value_and_grad", shape))(as_real(x))
-    if shape:
-        value = np.reshape(value, shape[0])
+    if shape:   # reshaped here, so that a recording of this function reshapes too
+        value = dnp.reshape(value, shape[0])
     return value, gradient
 
 
@@ -87,7 +91,7 @@ def grad_and_aux(fun, x):
     return api.grad(value_aux, has_aux=True)(as_real(x))
 
 
-@unary_to_nary
+@staged_operator
 def elementwise_grad(fun, x):
     """The sum of the Jacobian's rows (one reverse pass): the derivative of each output
     element with respect to its own input element when the Jacobian is diagonal."""
@@ -121,13 +125,13 @@ def grad_named(fun, argname):
 # --- Jacobians and Hessians ------------------------------------------------------------
 
 
-@unary_to_nary
+@staged_operator
 def jacobian(fun, x):
     """The Jacobian, of shape ``output.shape + input.shape``."""
     return api.jacobian(fun)(as_real(x))
 
 
-@unary_to_nary
+@staged_operator
 def hessian(fun, x):
     """The Hessian, of shape ``output.shape + input.shape + input.shape``
     (forward-over-reverse)."""
