@@ -32,8 +32,9 @@ from ..core.trace import (
     new_trace,
     slot_names,
 )
+from ..core.zeros import dtype_of, shape_of
 from ..errors import EscapedTracerError
-from .ir import Equation, Guard, Recording, custom_call_p
+from .ir import Equation, Guard, Recording, custom_call_p, is_numpy
 
 
 class StagingTracer(PrimalTracer):
@@ -96,10 +97,19 @@ class StagingTrace(Trace):
 
     def _record(self, prim, params, refs, outs, multiple):
         recording = self.recording
-        out_vars = recording.new_vars(outs)
+        if multiple:
+            out_vars = recording.new_vars(outs)
+            avals = tuple(recording.avals[v] for v in out_vars)
+        else:   # the common case, without the generators
+            (out,) = outs
+            aval = (shape_of(out), dtype_of(out))
+            out_vars = (len(recording.avals),)
+            recording.avals.append(aval)
+            recording.numpy.append(is_numpy(out))
+            avals = (aval,)
         errstate = _errstate()
         recording.equations.append(Equation(
-            prim, params, tuple(refs), out_vars, tuple(recording.avals[v] for v in out_vars),
+            prim, params, tuple(refs), out_vars, avals,
             None if errstate == self.errstate else errstate,
             user_location() if config.source_info == "all" else None))
         if prim.traits.must_run or _raises(errstate):
@@ -109,8 +119,9 @@ class StagingTrace(Trace):
             # inside warnings.catch_warnings() with an "error" filter: a warning would be an
             # exception here, but a replay runs under the caller's filters
             recording.raised.append(f"warnings made errors around {prim.name}")
-        wrapped = tuple(StagingTracer(self, o, v) for o, v in zip(outs, out_vars))
-        return wrapped if multiple else wrapped[0]
+        if not multiple:
+            return StagingTracer(self, outs[0], out_vars[0])
+        return tuple(StagingTracer(self, o, v) for o, v in zip(outs, out_vars))
 
     def read_concretely(self, tracer, value, test):
         """Keep a concrete read of ``tracer`` as a guard (``value`` is the value read, or

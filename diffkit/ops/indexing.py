@@ -177,6 +177,11 @@ def _advanced_block(spec, array_shapes):
     return before, rank, False
 
 
+def _plain_bounds(s):
+    """Whether the slice's bounds are Python ints or None (no conversion to check)."""
+    return all(type(v) is int or v is None for v in (s.start, s.stop, s.step))
+
+
 def _canonical_slice(s, size):
     """``s`` on an axis of ``size`` as ``(start, stop, step)``: ``start`` is a valid index
     (unless the slice is empty, then ``(0, 0, 1)``) and a negative step that runs past
@@ -281,6 +286,12 @@ def parse_index(x_shape, index):
     the array ``x`` with size-1 axes inserted at ``new_axes`` (where 0-d booleans stood;
     usually empty). Raises NumPy's ``IndexError`` for invalid or out-of-bounds indices.
     """
+    kind = type(index)
+    if kind is int and x_shape:   # x[i] and x[a:b:c], the commonest: without the general walk
+        _check_bounds(index, x_shape[0], 0)
+        return (index % x_shape[0],), [], ()
+    if kind is slice and x_shape and _plain_bounds(index):
+        return (_canonical_slice(index, x_shape[0]),), [], ()
     if not isinstance(index, tuple):
         index = (index,)
     entries = [_classify(item) for item in index]
