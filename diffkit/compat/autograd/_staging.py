@@ -49,7 +49,14 @@ from ...core.trace import Tracer, current_level
 from ...jit.jitted import jit
 from ._environment import Environment
 from ._values import as_real
-from .wrap_util import check_argnum, get_name, select_argument, subvals, wraps
+from .wrap_util import (
+    check_argnum,
+    get_name,
+    named_as_operator,
+    select_argument,
+    subvals,
+    wraps,
+)
 
 __all__ = ["staged_operator", "set_staging", "staging_enabled", "EAGER_CALLS",
            "MAX_TRACES", "MAX_CONTEXTS"]
@@ -323,11 +330,7 @@ def staged_operator(unary_operator):
             return state(args, kwargs)
 
         nary_f._staging = state   # for tests and debugging: its contexts
-        wraps(fun, "{op}_of_{fun}_wrt_argnum_{argnum}",
-              "{op} of function {fun} with respect to argument number {argnum}. Takes the "
-              "same arguments as {fun} but returns the {op}.",
-              op=op_name, argnum=argnum)(nary_f)
-        return nary_f
+        return named_as_operator(nary_f, fun, op_name, argnum)
 
     wraps(unary_operator)(nary_operator)
     return nary_operator

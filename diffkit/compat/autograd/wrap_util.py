@@ -67,6 +67,16 @@ def select_argument(args, argnum, name):
                            f"{len(args)} positional argument(s)") from None
 
 
+def named_as_operator(nary_f, fun, op_name, argnum):
+    """``nary_f`` named and documented as autograd names an operator's result:
+    ``grad_of_f_wrt_argnum_0``."""
+    wraps(fun, "{op}_of_{fun}_wrt_argnum_{argnum}",
+          "{op} of function {fun} with respect to argument number {argnum}. Takes the "
+          "same arguments as {fun} but returns the {op}.",
+          op=op_name, argnum=argnum)(nary_f)
+    return nary_f
+
+
 def unary_to_nary(unary_operator):
     """``unary_operator(fun, x, *op_args, **op_kwargs)`` acts on a function of one
     argument; the result, ``nary_operator(fun, argnum=0, *op_args, **op_kwargs)``, acts on
@@ -89,11 +99,7 @@ def unary_to_nary(unary_operator):
             x = select_argument(args, argnum, op_name)
             return unary_operator(unary_f, x, *op_args, **op_kwargs)
 
-        wraps(fun, "{op}_of_{fun}_wrt_argnum_{argnum}",
-              "{op} of function {fun} with respect to argument number {argnum}. Takes the "
-              "same arguments as {fun} but returns the {op}.",
-              op=op_name, argnum=argnum)(nary_f)
-        return nary_f
+        return named_as_operator(nary_f, fun, op_name, argnum)
 
     wraps(unary_operator)(nary_operator)
     return nary_operator
