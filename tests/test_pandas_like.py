@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import diffkit as dk
 import diffkit.numpy as dnp
 import diffkit.scipy.special as dsp
-from diffkit.errors import InputTypeError
+from diffkit.errors import InputTypeError, TracerConversionError
 
 try:
     import pandas as pd
@@ -630,3 +630,19 @@ def test_generated_frame_products_and_reductions(case):
     # without a traced value: NumPy's own result, of NumPy's own type
     assert_same(dnp.sum(held, axis=axis), np.sum(held, axis=axis))
     assert_same(dnp.dot(held, x), np.dot(held, x))
+
+
+@NEEDS_PANDAS
+@pytest.mark.parametrize("call", [lambda s, x: s @ x, lambda s, x: s.dot(x),
+                                  lambda s, x: pd.DataFrame(np.eye(3)).dot(x)],
+                         ids=["series @ x", "series.dot(x)", "df.dot(x)"])
+def test_a_pandas_method_that_converts_a_traced_value_names_the_users_line(call):
+    # pandas' own matmul/dot read the traced value with np.asarray: refused, with the
+    # user's line and the replacement that keeps the derivative
+    series = pd.Series([1.0, 2.0, 3.0])
+    with pytest.raises(TracerConversionError) as info:
+        dk.grad(lambda x: dnp.sum(call(series, x)))(X)   # the user's line
+    message = str(info.value)
+    assert __file__ in message and "dnp.matmul(series, t)" in message
+    np.testing.assert_array_equal(dk.grad(lambda x: dnp.matmul(series, x))(X),
+                                  series.to_numpy())

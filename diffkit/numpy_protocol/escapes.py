@@ -23,7 +23,7 @@ from .. import numpy as dnp
 from ..core.concrete import concrete_value
 from ..errors import NoRuleError, TracerConversionError
 
-_LIBRARIES = frozenset({"diffkit", "numpy", "scipy"})
+_LIBRARIES = frozenset({"diffkit", "numpy", "scipy", "pandas"})
 
 
 def _package(frame):
@@ -500,7 +500,17 @@ def _library_name(site):
 
 
 def _library_escape(site):
-    """``(what, fix)`` when NumPy or SciPy code (not the user's line) converted the value."""
+    """``(what, fix)`` when NumPy, SciPy or pandas code (not the user's line) converted the
+    value."""
+    pandas = [f for f in site.library if _package(f) == "pandas"]
+    if pandas:
+        name = f"pandas' {pandas[-1].f_code.co_name}"   # the outermost: what the user called
+        return name, (
+            "A pandas object's own method or operator (series @ t, df.dot(t), s.where(...)) "
+            "reads the traced value with np.asarray. Put the traced value first (t @ series, "
+            "t * df), or call the diffkit.numpy function (dnp.matmul(series, t), "
+            "dnp.dot(df, t); import diffkit.numpy as dnp): they read the pandas object as "
+            "NumPy does and keep the derivative.")
     for frame in site.library:
         if isinstance(frame.f_locals.get("self"), np.vectorize):
             return "np.vectorize", _MAP_INSTEAD.format(name="np.vectorize")
