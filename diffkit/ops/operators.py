@@ -20,6 +20,12 @@ from . import indexing, linalg, ufuncs
 __all__ = []
 
 
+def _direct(fn):
+    """The primitive a public function binds as it is (``fn.primitive``), else ``fn``: an
+    operator that is the primitive itself binds with no Python frame of its own."""
+    return getattr(fn, "primitive", fn)
+
+
 def _reflected(fn):
     return lambda self, other: fn(other, self)
 
@@ -51,18 +57,20 @@ def install():
               "and": ufuncs.bitwise_and, "or": ufuncs.bitwise_or, "xor": ufuncs.bitwise_xor,
               "lshift": ufuncs.left_shift, "rshift": ufuncs.right_shift}
     for name, fn in binary.items():
+        fn = _direct(fn)
         setattr(Tracer, f"__{name}__", fn)
         setattr(Tracer, f"__r{name}__", _reflected(fn))
-    Tracer.__radd__ = ew.add  # commutative: no need to swap
-    Tracer.__rmul__ = ew.multiply
+    Tracer.__radd__ = _direct(ew.add)  # commutative: no need to swap
+    Tracer.__rmul__ = _direct(ew.multiply)
     Tracer.__matmul__ = _reading_other(linalg.matmul)
     Tracer.__rmatmul__ = _reading_other(linalg.matmul, swap=True)
     comparisons = {"lt": ew.less, "le": ew.less_equal, "gt": ew.greater,
                    "ge": ew.greater_equal, "eq": ew.equal, "ne": ew.not_equal}
     for name, fn in comparisons.items():
-        setattr(Tracer, f"__{name}__", fn)
+        setattr(Tracer, f"__{name}__", _direct(fn))
     Tracer.__hash__ = object.__hash__   # defining __eq__ would otherwise drop it
-    negative, absolute, invert, getitem = ew.negative, ew.abs, ufuncs.invert, indexing.getitem
+    negative, absolute, invert = map(_direct, (ew.negative, ew.abs, ufuncs.invert))
+    getitem = indexing.getitem
     Tracer.__neg__ = lambda self: negative(self)
     Tracer.__pos__ = lambda self: self
     Tracer.__abs__ = lambda self: absolute(self)
