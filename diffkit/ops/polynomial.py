@@ -53,11 +53,14 @@ from . import complex as cx
 from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
+from .array_diagonals import trace
+from .control import stop_gradient_p
 from .creation import vander
 from .decompositions import inv, lstsq
 from .eigen import eigvals
 from .families import real_cotangent, times
 from .indexing import getitem
+from .linalg import matmul
 from .ufuncs import reciprocal_p
 
 __all__ = ["roots", "poly", "polyfit", "polydiv"]
@@ -291,23 +294,49 @@ def _conjugate_pairs(values):
 def poly(seq_of_zeros):
     """The coefficients (highest power first, leading 1) of the polynomial whose roots are
     ``seq_of_zeros`` (1-D), or the characteristic polynomial of a square matrix, as
-    ``np.poly``. Differentiable in the roots (the matrix): each factor ``(x - r)``
-    multiplies the coefficients so far, ``a <- [a, 0] - r [0, a]``."""
+    ``np.poly``. Differentiable in the roots: each factor ``(x - r)`` multiplies the
+    coefficients so far, ``a <- [a, 0] - r [0, a]``. Of a matrix: the value is NumPy's
+    (through the eigenvalues), the derivative that of the coefficients as the polynomials
+    in the entries they are (``_characteristic``), exact also where eigenvalues repeat or
+    the matrix is defective, where the eigenvalues' own derivatives are NaN or huge."""
     if not holds_tracer(seq_of_zeros):
         return np.poly(seq_of_zeros)
     zeros = as_array(seq_of_zeros)
     dims = shape_of(zeros)
-    # a real matrix has a real characteristic polynomial (its eigenvalues come in exact
-    # conjugate pairs): real without reading values, so under vmap too
-    real_matrix = len(dims) == 2 and dtype_of(zeros).kind != "c"
     if len(dims) == 2 and dims[0] == dims[1] and dims[0] != 0:
-        zeros = eigvals(zeros)
-    elif len(dims) == 1:
-        pass
-    elif len(dims) == 0 or 0 in dims:   # NumPy: a scalar or an empty sequence gives 1.0
+        smooth = _characteristic(zeros)
+        # a real matrix has a real characteristic polynomial (its eigenvalues come in exact
+        # conjugate pairs): real without reading values, so under vmap too
+        value = _from_roots(eigvals(stop_gradient_p(zeros)),
+                            real=dtype_of(zeros).kind != "c")
+        return smooth + stop_gradient_p(value - smooth)
+    if len(dims) == 0 or 0 in dims:   # NumPy: a scalar or an empty sequence gives 1.0
         return np.ones((), np.result_type(dtype_of(zeros), np.float64))[()] * 1.0
-    else:
+    if len(dims) != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
+    return _from_roots(zeros, real=False)
+
+
+def _characteristic(a):
+    """The characteristic polynomial ``det(x I - a)`` of the square matrix ``a`` (n, n),
+    coefficients highest power first, by the Faddeev-LeVerrier recurrence
+    (``M_1 = I``, ``c_k = -tr(a M_k) / k``, ``M_(k+1) = a M_k + c_k I``): products and
+    traces only, so its derivatives at every order are those of polynomials in the
+    entries."""
+    n = shape_of(a)[0]
+    dtype = np.result_type(dtype_of(a), np.float64)
+    eye = np.eye(n, dtype=dtype)
+    coefficients, m, previous = [np.ones(1, dtype)], None, 1.0
+    for k in range(1, n + 1):
+        m = eye if m is None else matmul(a, m) + eye * previous
+        previous = -trace(matmul(a, m)) / k
+        coefficients.append(sh.reshape(previous, (1,)))
+    return sh.concatenate(coefficients)
+
+
+def _from_roots(zeros, real):
+    """The coefficients of the monic polynomial with the roots ``zeros`` (k,), real (the
+    real part) when ``real`` or when the concrete roots come in conjugate pairs."""
     if dtype_of(zeros).kind not in "fc":
         zeros = ew.astype(zeros, np.float64)
     dtype = dtype_of(zeros)
@@ -317,8 +346,8 @@ def poly(seq_of_zeros):
         coefficients = (sh.concatenate([coefficients, np.zeros(1, dtype)])
                         - root * sh.concatenate([np.zeros(1, dtype), coefficients]))
     if dtype.kind == "c":
-        values = None if real_matrix else concrete_value(zeros)
-        if real_matrix or (values is not None and _conjugate_pairs(values)):
+        values = None if real else concrete_value(zeros)
+        if real or (values is not None and _conjugate_pairs(values)):
             coefficients = cx.real(coefficients)
     return coefficients
 

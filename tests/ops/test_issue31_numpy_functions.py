@@ -4,6 +4,8 @@ values and ``histogram2d``'s ``weights``. Each is checked against NumPy's values
 finite differences of NumPy (h = 1e-6, rtol 1e-6), both engines, ``vmap`` against a loop,
 and through NumPy's own function on a traced value (``np.bincount(x, weights=t)``)."""
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -103,6 +105,34 @@ def test_poly_of_complex_roots_and_of_a_matrix():
     batch = np.stack([a, a.T + 1.0])
     np.testing.assert_allclose(dk.vmap(dnp.poly)(batch), [np.poly(b) for b in batch],
                                rtol=1e-12)
+
+
+def _principal_minor_sums(a):
+    """The characteristic polynomial's coefficients as (-1)^k times the sums of the k x k
+    principal minors: determinants only, whose derivatives are exact at every rank."""
+    n = a.shape[0]
+    coefficients = [dnp.ones(())]
+    for k in range(1, n + 1):
+        total = sum(dnp.linalg.det(a[np.ix_(rows, rows)])
+                    for rows in itertools.combinations(range(n), k))
+        coefficients.append((-1) ** k * total)
+    return dnp.stack(coefficients)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 4).flatmap(lambda n: st.lists(
+    st.integers(-2, 2), min_size=n * n, max_size=n * n).map(
+        lambda v: np.array(v, float).reshape(n, n))))
+def test_poly_of_a_matrix_is_exact_where_eigenvalues_repeat_or_the_matrix_is_defective(a):
+    # small integer matrices: nilpotent, repeated and defective ones among them, where the
+    # eigenvalues' derivatives are NaN or huge but the coefficients are polynomials
+    np.testing.assert_allclose(dnp.poly(a), np.poly(a), rtol=1e-12, atol=1e-12)
+    for engine in (dk.jacfwd, dk.jacrev):
+        np.testing.assert_allclose(engine(dnp.poly)(a), dk.jacfwd(_principal_minor_sums)(a),
+                                   rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(dk.hessian(lambda m: dnp.poly(m)[-1])(a),
+                               dk.hessian(lambda m: _principal_minor_sums(m)[-1])(a),
+                               rtol=1e-10, atol=1e-10)
 
 
 def test_union1d_values():

@@ -87,8 +87,10 @@ R += one("histogram2d_density", lambda w: dnp.histogram2d(
     domains=(Domain("positive", 0.5, 2.0),))
 R += one("kaiser", lambda b: dnp.kaiser(6, b), (), domains=(Domain("beta", 0.5, 8.0),))
 R += one("poly", dnp.poly, (4,))
-# distinct eigenvalues (Gershgorin discs apart): through eigvals, whose tie rule gives NaN
+# the value through eigvals (NumPy's), the derivative of the coefficients as polynomials in
+# the entries: any matrix, and one with its eigenvalues far apart
 R += one("poly_matrix", lambda a: dnp.poly(a + np.diag([0.0, 8.0, 16.0])), (3, 3),
          domains=(Domain("(-1, 1)", -1.0, 1.0),))
+R += one("poly_any_matrix", dnp.poly, (3, 3), domains=(Domain("(-1, 1)", -1.0, 1.0),))
 
 RECORDS = [dataclasses.replace(r, name=f"numpy_extra_{r.name}") for r in R]
