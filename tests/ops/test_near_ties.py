@@ -113,9 +113,16 @@ def _check_values_routes(scalar, point, expected, gap, what):
     (near) tie against ``expected`` (see the module docstring for the tolerances)."""
     scale = max(1.0, float(np.max(np.abs(expected))))
     tied = gap <= TIE_RTOL_EPS * EPS
+    # within a factor 2 of the tie tolerance, rounding the matrix decides the side: either
+    # answer of forward over forward is right there
+    boundary = TIE_RTOL_EPS * EPS / 2 <= gap <= 2 * TIE_RTOL_EPS * EPS
     for route, h in second_derivatives(scalar, point).items():
         if route in ACCURATE:
             np.testing.assert_allclose(h, expected, rtol=0, atol=1e-7 * scale,
+                                       err_msg=f"{what}: {route}")
+        elif boundary and not np.all(np.isfinite(h)):
+            finite = np.isfinite(h)
+            np.testing.assert_allclose(h[finite], expected[finite], rtol=0, atol=1e-7 * scale,
                                        err_msg=f"{what}: {route}")
         elif not tied:
             np.testing.assert_allclose(h, expected, rtol=0, atol=64 * EPS / gap * scale,
@@ -179,7 +186,8 @@ def test_functions_of_singular_values_near_ties(case):
 @st.composite
 def complex_near_ties(draw):
     """``(h, a, gap)``: a Hermitian n x n matrix and a complex (n + 1) x n matrix (n = 2, 3) whose
-    eigenvalues (singular values) are ``scale * (1, 1 + gap, 2, ...)`` (``gap`` 0 too)."""
+    eigenvalues (singular values) are ``scale * (1, 1 + gap * top, 2, ...)``: a pair at the
+    relative gap ``gap`` (relative to the largest, ``top``; 0 too)."""
     n = draw(st.integers(2, 3))
     gap = draw(st.one_of(st.just(0.0), st.floats(-13.0, -4.0).map(lambda e: 10.0 ** e)))
     scale = 10.0 ** draw(st.floats(-1.0, 1.0))
@@ -188,7 +196,8 @@ def complex_near_ties(draw):
     def unitary(k):
         return np.linalg.qr(rng.normal(size=(k, k)) + 1j * rng.normal(size=(k, k)))[0]
 
-    values = scale * np.array([1.0, 1.0 + gap] + list(range(2, n)), np.float64)[:n]
+    top = max(n - 1, 1.0 + gap)
+    values = scale * np.array([1.0, 1.0 + gap * top] + list(range(2, n)), np.float64)[:n]
     q = unitary(n)
     h = q @ np.diag(values) @ q.conj().T
     return 0.5 * (h + h.conj().T), unitary(n + 1)[:, :n] @ np.diag(values) @ unitary(n), gap
