@@ -166,3 +166,16 @@ _wrap.wrap_namespace(globals(), _np, __name__, [n for n in dir() if not n.starts
 # Every other public name of NumPy: diffkit's dtype- and shape-reading versions, the array
 # API's unique_* functions, and NumPy's own objects (dtypes, errstate, random, testing ...).
 globals().update(_numpy_names.missing_names(globals()))
+
+
+def __getattr__(name):
+    """NumPy's submodules that NumPy loads on first access (``testing``, ``f2py``, ``ma``
+    ...), loaded on first access here too; NumPy's own objects."""
+    if name in _numpy_names.LAZY_SUBMODULES:
+        module = globals()[name] = getattr(_np, name)
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _numpy_names.LAZY_SUBMODULES)

@@ -172,12 +172,20 @@ _OWN = {f.__name__: f for f in (
 ABSENT = frozenset()
 
 
+#: NumPy's submodules that NumPy itself imports on first access (``np.testing``, ``np.f2py``,
+#: ``np.ma`` ...; tens of milliseconds together): ``diffkit.numpy`` resolves them on first
+#: access too (its module ``__getattr__``), so ``import diffkit`` does not load them.
+LAZY_SUBMODULES = frozenset(
+    name for name in dir(np) if not name.startswith("_") and name not in vars(np))
+
+
 def missing_names(namespace):
     """``{name: object}`` for NumPy's public names that ``namespace`` (the globals of
     ``diffkit.numpy``) lacks: diffkit's versions above where there is one, else NumPy's own."""
     names = {}
     for name in dir(np):
-        if name.startswith("_") or name in namespace or name in ABSENT:
+        if name.startswith("_") or name in namespace or name in ABSENT \
+                or name in LAZY_SUBMODULES:
             continue
         if name in _OWN:
             own = _OWN[name]

@@ -55,7 +55,7 @@ def install(dnp):
     # the standard's inspection object (devices, default and supported dtypes): diffkit
     # computes with NumPy on the CPU, so NumPy's own answers are diffkit's
     dnp.__array_namespace_info__ = np.__array_namespace_info__
-    dnp.__getattr__ = _namespace_getattr
+    dnp.__getattr__ = _namespace_getattr(getattr(dnp, "__getattr__", None))
 
 
 # The array API's creation functions (and NumPy's few more that array-API code calls).
@@ -117,9 +117,15 @@ def _to_device(self, device, /, *, stream=None):
     return self
 
 
-def _namespace_getattr(name):
-    """``diffkit.numpy.special``: the array API's anticipated ``special`` extension, as SciPy
-    looks it up for a namespace it does not know."""
-    if name == "special":
-        return importlib.import_module("diffkit.scipy.special")
-    raise AttributeError(f"module 'diffkit.numpy' has no attribute {name!r}")
+def _namespace_getattr(before):
+    """The module ``__getattr__`` of ``diffkit.numpy``: ``diffkit.numpy.special``, the array
+    API's anticipated ``special`` extension, as SciPy looks it up for a namespace it does
+    not know; other names go to the module's own ``__getattr__`` (``before``: NumPy's
+    submodules loaded on first access)."""
+    def __getattr__(name):
+        if name == "special":
+            return importlib.import_module("diffkit.scipy.special")
+        if before is not None:
+            return before(name)
+        raise AttributeError(f"module 'diffkit.numpy' has no attribute {name!r}")
+    return __getattr__
