@@ -180,11 +180,14 @@ class Recording:
             self.holds_tracers = True
         return Const(x)
 
+    def new_var(self, value):
+        """A new variable holding ``value``'s shape and dtype: its number."""
+        self.avals.append((shape_of(value), dtype_of(value)))
+        self.numpy.append(is_numpy(value))
+        return len(self.avals) - 1
+
     def new_vars(self, values):
-        first = len(self.avals)
-        self.avals.extend((shape_of(v), dtype_of(v)) for v in values)
-        self.numpy.extend(is_numpy(v) for v in values)
-        return tuple(range(first, len(self.avals)))
+        return tuple(self.new_var(v) for v in values)
 
 
 class Program:

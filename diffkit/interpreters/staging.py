@@ -32,9 +32,8 @@ from ..core.trace import (
     new_trace,
     slot_names,
 )
-from ..core.zeros import dtype_of, shape_of
 from ..errors import EscapedTracerError
-from .ir import Equation, Guard, Recording, custom_call_p, is_numpy
+from .ir import Equation, Guard, Recording, custom_call_p
 
 
 class StagingTracer(PrimalTracer):
@@ -101,12 +100,8 @@ class StagingTrace(Trace):
             out_vars = recording.new_vars(outs)
             avals = tuple(recording.avals[v] for v in out_vars)
         else:   # the common case, without the generators
-            (out,) = outs
-            aval = (shape_of(out), dtype_of(out))
-            out_vars = (len(recording.avals),)
-            recording.avals.append(aval)
-            recording.numpy.append(is_numpy(out))
-            avals = (aval,)
+            var = recording.new_var(outs[0])
+            out_vars, avals = (var,), (recording.avals[var],)
         errstate = _errstate()
         recording.equations.append(Equation(
             prim, params, tuple(refs), out_vars, avals,
