@@ -15,7 +15,7 @@ import linecache
 import os
 import sys
 
-__all__ = ["Location", "user_location"]
+__all__ = ["Location", "first_outside", "user_location"]
 
 
 def _package_dir(name):
@@ -90,14 +90,26 @@ def _is_library(code):
     return known
 
 
+def in_library(frame):
+    """Whether ``frame`` runs code of diffkit, NumPy or SciPy (or code diffkit generated)."""
+    return _is_library(frame.f_code)
+
+
+def first_outside(frame, inside=in_library):
+    """``(outer, passed)``: the innermost frame from ``frame`` outwards for which
+    ``inside(frame)`` is false (None when there is none), and how many frames were passed
+    to reach it. The one walk behind every "the user's line" in diffkit: staged equations
+    and guards, escape errors (``inside``: a frame of a library module) and warnings'
+    ``stacklevel`` (``inside``: a frame of diffkit's own files)."""
+    passed = 0
+    while frame is not None and inside(frame):
+        frame, passed = frame.f_back, passed + 1
+    return frame, passed
+
+
 def user_location(skip=1):
     """The ``Location`` of the innermost frame outside diffkit, NumPy and SciPy, starting
     ``skip`` frames above the caller's (None when every frame is theirs: a call from
     diffkit's own code at the top level)."""
-    frame = sys._getframe(skip + 1)
-    while frame is not None:
-        code = frame.f_code
-        if not _is_library(code):
-            return Location(code, frame.f_lasti)
-        frame = frame.f_back
-    return None
+    frame, _ = first_outside(sys._getframe(skip + 1))
+    return None if frame is None else Location(frame.f_code, frame.f_lasti)

@@ -52,6 +52,7 @@ import warnings
 
 import numpy as np
 
+from ..core.source_info import first_outside
 from ..core.trace import PrimalTracer, Trace, Tracer, check_not_escaped, new_trace
 from ..core.zeros import dtype_of, shape_of
 from ..errors import DensePatternWarning
@@ -133,13 +134,15 @@ def _decided(rule, moving):
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _in_diffkit(frame):
+    return frame.f_code.co_filename.startswith(_PACKAGE)
+
+
 def _outside_diffkit():
     """The ``stacklevel`` of the innermost caller outside the diffkit package (the line of
     the user's function that applied the primitive)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
+    _, passed = first_outside(sys._getframe(1), _in_diffkit)
+    return passed + 1
 
 
 def _dense_fallback(prim, args, outs, warn):

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..core.concrete import concrete_value
+from ..core.source_info import first_outside
 from ..errors import NoRuleError, TracerConversionError
 
 _LIBRARIES = frozenset({"diffkit", "numpy", "scipy", "pandas"})
@@ -28,6 +29,10 @@ _LIBRARIES = frozenset({"diffkit", "numpy", "scipy", "pandas"})
 
 def _package(frame):
     return (frame.f_globals.get("__name__") or "").partition(".")[0]
+
+
+def _in_library_module(frame):
+    return _package(frame) in _LIBRARIES
 
 
 _NO_POSITIONS = (None, None, None, None)
@@ -123,13 +128,12 @@ class Site:
 
     def __init__(self, direct):
         self.direct = direct
-        library = []
-        frame = direct
-        while frame is not None and _package(frame) in _LIBRARIES:
+        self.user, passed = first_outside(direct, _in_library_module)
+        library, frame = [], direct
+        for _ in range(passed):
             if _package(frame) != "diffkit":
                 library.append(frame)
             frame = frame.f_back
-        self.user = frame
         self.library = library
         self.opname, positions = instruction(direct)
         self.text = _source(direct.f_code.co_filename, positions)
