@@ -48,6 +48,13 @@ from .sparse import (  # noqa: F401
     sparse_hessian,
     sparse_jacobian,
 )
+from .taylor import (  # noqa: F401
+    biharmonic,
+    hessian_diagonal,
+    jet,
+    laplacian,
+    weighted_laplacian,
+)
 
 __version__ = "0.1.0"
 
@@ -58,6 +65,7 @@ __all__ = [
     "custom_jvp", "custom_vjp", "checkpoint",
     "jit", "make_graph",
     "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian", "sparse_hessian",
+    "jet", "laplacian", "weighted_laplacian", "hessian_diagonal", "biharmonic",
     "config", "debug", "errors", "flatten_util", "numpy", "tree_util", "__version__",
 ]
 

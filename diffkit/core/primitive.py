@@ -20,6 +20,12 @@ A primitive holds, in one place:
 - ``batch(axis_size, values, batch_axes, **params) -> (value, batch_axis)``: ``vmap``.
   Batched values carry their batch axis at 0; ``batch_axes`` entries are 0 or ``None``
   (not mapped), and the rule answers 0 or ``None`` too.
+- ``jet(primals, series, **params) -> (out, series_out)``: Taylor mode (optional).
+  ``series[i]`` is the tuple of the K Taylor coefficients of argument ``i`` after its value
+  (``x(t) = primals[i] + series[i][0] t + ... + series[i][K-1] t^K``: coefficients, not
+  derivatives), each an array or a symbolic ``Zero``; ``series_out`` the K coefficients of
+  the output. Without one, ``diffkit.interpreters.taylor`` derives the coefficients from
+  the ``jvp`` rule (its documented fallback), so a jet rule is a speed-up, never a need.
 - or ``nondiff=True`` (argmax, comparisons): the output never carries a derivative, only a
   batching rule is needed.
 - ``sparsity(args, out, local, **params)``: the structure of the primitive's Jacobian, for
@@ -221,11 +227,11 @@ class Primitive:
     """One operation and its rules. Calling it binds it: ``sin_p(x)``."""
 
     __slots__ = ("name", "impl", "jvp", "vjp", "batch", "nondiff", "multiple_results",
-                 "vjp_ignores", "vjp_reads", "sparsity", "traits")
+                 "vjp_ignores", "vjp_reads", "sparsity", "traits", "jet")
 
     def __init__(self, name, impl, jvp=None, vjp=None, batch=None, *, nondiff=False,
                  multiple_results=False, vjp_ignores=(), vjp_reads=None, sparsity=None,
-                 traits=None, register=True):
+                 traits=None, jet=None, register=True):
         if register and name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} is already registered")
         self.name = name
@@ -238,6 +244,7 @@ class Primitive:
         self.vjp_ignores = frozenset(vjp_ignores)
         self.vjp_reads = vjp_reads
         self.sparsity = sparsity
+        self.jet = jet
         traits = Traits() if traits is None else traits
         if traits.out_argument is None:
             traits = traits.replace(out_argument=_ufunc_with_out(impl))

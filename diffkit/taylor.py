@@ -1,0 +1,290 @@
+"""Taylor mode: ``jet`` and the differential operators built on it.
+
+``jet(fun, primals, series)`` pushes a truncated Taylor polynomial through ``fun`` in one
+pass (``diffkit.interpreters.taylor``): given the derivatives of a curve ``x(t)`` at
+``t = 0`` up to order K, it returns those of ``fun(x(t))``. K nested ``jvp``s would cost
+a number of passes that doubles with each order; a jet's cost grows with K².
+
+The operators sum second (or fourth) directional derivatives over a set of directions,
+which is what a Laplacian, ``tr(σσᵀ ∇²f)`` or the biharmonic operator is, without forming a
+Hessian:
+
+- ``laplacian(f)``: ``Σ_i ∂²f/∂x_i²``, along the D unit vectors;
+- ``weighted_laplacian(f, sigma)``: ``tr(σσᵀ ∇²f) = Σ_r σ_rᵀ ∇²f σ_r`` over the columns
+  ``σ_r`` of ``sigma``;
+- ``hessian_diagonal(f)``: ``∂²f/∂x_i²`` for each ``i``;
+- ``biharmonic(f)``: ``Δ²f = Σ_ij ∂⁴f/∂x_i²∂x_j²``, from fourth directional derivatives
+  along ``e_i`` and ``e_i ± e_j`` (``∂_i²∂_j² f = (D⁴_{e_i+e_j} + D⁴_{e_i-e_j}
+  - 2 D⁴_{e_i} - 2 D⁴_{e_j}) / 12``, the interpolation of Griewank, Utke & Walther 2000).
+
+Each takes ``stochastic=k`` with a NumPy ``Generator`` as ``rng`` for an unbiased estimate
+from k random directions: Rademacher vectors ``v`` (``E[v vᵀ] = I``) for the Laplacians
+and the diagonal (``E[v ⊙ ∇²f v] = diag ∇²f``), Gaussian ones for the biharmonic
+(``E[D⁴_v f] = 3 Δ²f``). The generator is the only source of randomness: the same
+generator state gives the same estimate.
+"""
+
+import math
+
+import numpy as np
+
+from .api import _FlatFun, hvp, vmap
+from .api_checks import check_callable, flat_inputs
+from .api_checks import matching_leaves as _matching_leaves
+from .core.zeros import Zero, instantiate
+from .errors import InputTypeError, OptionError, ShapeMismatchError
+from .interpreters.collapsed import collapsed_flat
+from .interpreters.taylor import jet_flat
+from .ops import reductions, shape
+from .tracebacks import api_boundary, public
+
+__all__ = ["jet", "laplacian", "weighted_laplacian", "hessian_diagonal", "biharmonic"]
+
+
+# --- jet ---------------------------------------------------------------------------------
+
+
+@api_boundary
+def jet(fun, primals, series, *, factorial_scaled=True):
+    """Taylor-mode propagation: the derivatives of ``fun(*x(t))`` at ``t = 0`` up to order
+    K, for the curve ``x(t)`` given by ``primals`` and ``series``.
+
+    ``primals`` is a tuple with one entry (a pytree of arrays) per positional argument;
+    ``series`` a tuple with one sequence of K terms per primal, each term shaped like it:
+    ``series[i][k-1]`` is the k-th derivative of ``x_i(t)`` at 0, so that
+    ``x_i(t) = primals[i] + Σ_k series[i][k-1] t^k / k!``.
+
+    Returns ``(primal_out, series_out)``: ``fun(*primals)``, and for each leaf of the
+    output the list of its K derivatives (``d^k/dt^k fun(x(t))`` at 0), in the output's
+    structure, as ``jax.experimental.jet`` does. With ``factorial_scaled=False`` both
+    ``series`` and ``series_out`` hold Taylor coefficients instead (the k-th derivative
+    over k!).
+
+    With ``series = ((v, 0, ..., 0),)`` the k-th term is the k-th directional derivative
+    ``∂^k f(x)[v, ..., v]``. Each primitive propagates the series by its Taylor
+    recurrence where it has one, else through its ``jvp`` rule (custom rules included).
+    """
+    check_callable(fun, "jet")
+    if not isinstance(primals, (tuple, list)) or not isinstance(series, (tuple, list)):
+        raise InputTypeError("jet expects primals and series as tuples (or lists), e.g. "
+                             "jet(f, (x,), ((v, w),))")
+    if len(series) != len(primals):
+        raise ShapeMismatchError(f"jet got {len(primals)} primals but {len(series)} series: "
+                                 "give one sequence of terms per primal")
+    flat_primals, in_tree = flat_inputs(tuple(primals), "jet primal")
+    order = _order_of(series)
+    flat_series = _flat_series(series, order, in_tree, flat_primals, factorial_scaled)
+    flat_fun = _FlatFun(fun, in_tree, False, "jet")
+    outs, out_series = jet_flat(flat_fun, flat_primals, flat_series, order)
+    scaled = [[_scaled(c, o, k + 1, factorial_scaled, out=True) for k, c in enumerate(s)]
+              for o, s in zip(outs, out_series)]
+    out_tree = flat_fun.out_tree
+    return out_tree.unflatten(outs), out_tree.unflatten(scaled)
+
+
+def _order_of(series):
+    orders = set()
+    for i, terms in enumerate(series):
+        if not isinstance(terms, (tuple, list)):
+            raise InputTypeError(f"jet: series[{i}] must be a sequence of terms (the first, "
+                                 "second, ... derivative of primal {i}), got "
+                                 f"{type(terms).__name__}")
+        orders.add(len(terms))
+    if len(orders) > 1:
+        raise ShapeMismatchError(f"jet: every primal needs the same number of terms; got "
+                                 f"{sorted(orders)}")
+    return orders.pop() if orders else 0
+
+
+def _flat_series(series, order, in_tree, flat_primals, factorial_scaled):
+    """One tuple of ``order`` Taylor coefficients per flat primal."""
+    per_term = []
+    for k in range(order):
+        term = tuple(terms[k] for terms in series)
+        leaves = _matching_leaves(term, in_tree, flat_primals, f"series term {k + 1}")
+        per_term.append([_scaled(c, p, k + 1, factorial_scaled) for c, p in
+                         zip(leaves, flat_primals)])
+    return [tuple(per_term[k][i] for k in range(order)) for i in range(len(flat_primals))]
+
+
+def _scaled(coefficient, like, k, factorial_scaled, out=False):
+    """A k-th derivative as a Taylor coefficient (``/ k!``), or back (``out``); zeros
+    instantiated on the way out."""
+    if out:
+        coefficient = instantiate(coefficient)
+        return coefficient * math.factorial(k) if factorial_scaled else coefficient
+    if not factorial_scaled:
+        return coefficient
+    return coefficient / math.factorial(k)
+
+
+# --- the operators -----------------------------------------------------------------------
+
+
+def _directional(fun, x, directions, order):
+    """The ``order``-th Taylor coefficient of ``fun(x + t v)`` for each direction ``v`` of
+    ``directions`` (shape ``(R,) + x.shape``): shape ``(R,) + out.shape``."""
+    def along(v):
+        series = (v,) + (Zero(np.shape(x), np.result_type(x)),) * (order - 1)
+        outs, out_series = jet_flat(lambda y: [fun(y)], [x], [series], order)
+        return instantiate(out_series[0][order - 1])
+    return vmap(along)(directions)
+
+
+def _summed(fun, x, directions, order):
+    """The sum over the directions ``v`` of ``directions`` (shape ``(R,) + x.shape``) of
+    the ``order``-th Taylor coefficient of ``fun(x + t v)``, by collapsed Taylor mode:
+    shaped like ``fun``'s output."""
+    zero = Zero(np.shape(x), np.result_type(x))
+    lowers = (directions,) + (zero,) * (order - 2)
+    _, _, tops = collapsed_flat(lambda y: [fun(y)], [x], [lowers], [zero], order,
+                                np.shape(directions)[0])
+    return instantiate(tops[0])
+
+
+def _unit_directions(x):
+    size = np.size(x)
+    return np.eye(size, dtype=np.result_type(x, np.float64)).reshape((size, *np.shape(x)))
+
+
+def _operator(name, fun, argnums, stochastic, rng):
+    check_callable(fun, name)
+    if not isinstance(argnums, int):
+        raise InputTypeError(f"{name}: argnums must be one int (the argument the operator "
+                             f"acts on), got {argnums!r}")
+    if stochastic is not None:
+        if not isinstance(stochastic, int) or isinstance(stochastic, bool) or stochastic < 1:
+            raise OptionError(f"{name}: stochastic must be a positive int (the number of "
+                              f"random directions), got {stochastic!r}")
+        if not isinstance(rng, np.random.Generator):
+            raise OptionError(f"{name}(stochastic={stochastic}) needs rng=, a "
+                              "numpy.random.Generator (np.random.default_rng(seed)): the "
+                              "estimate draws its directions from it and from nothing else")
+    elif rng is not None:
+        raise OptionError(f"{name}: rng= is used only with stochastic=k")
+
+
+def _bind_argument(fun, args, argnums):
+    x = args[argnums]
+
+    def of_x(y):
+        return fun(*args[:argnums], y, *args[argnums + 1:])
+    return of_x, _float_array(x)
+
+
+def _float_array(x):
+    x = np.asarray(x) if not hasattr(x, "shape") else x
+    if np.result_type(x).kind not in "fc":
+        x = np.asarray(x, dtype=np.float64)
+    return x
+
+
+def laplacian(fun, argnums=0, *, stochastic=None, rng=None):
+    """The Laplacian ``Σ_i ∂²fun/∂x_i²`` in argument ``argnums`` (over all its entries),
+    for each entry of ``fun``'s output: a function of ``fun``'s arguments returning an
+    array shaped like ``fun``'s output.
+
+    ``stochastic=k`` (with ``rng``, a NumPy ``Generator``): the unbiased Hutchinson
+    estimate ``mean_r v_rᵀ ∇²f v_r`` over k Rademacher vectors."""
+    _operator("laplacian", fun, argnums, stochastic, rng)
+
+    @public(fun)
+    def laplacian_fun(*args):
+        of_x, x = _bind_argument(fun, args, argnums)
+        directions = (_unit_directions(x) if stochastic is None
+                      else _rademacher(rng, stochastic, x))
+        total = _summed(of_x, x, directions, 2) * 2
+        return total if stochastic is None else total / stochastic
+    return laplacian_fun
+
+
+def weighted_laplacian(fun, sigma, argnums=0, *, stochastic=None, rng=None):
+    """``tr(σσᵀ ∇²fun) = Σ_r σ_rᵀ ∇²fun σ_r`` in argument ``argnums``, the generator of a
+    diffusion ``dX = ... + σ dW`` applied to ``fun``, for each entry of ``fun``'s output.
+
+    ``sigma`` has shape ``x.shape + (R,)`` (its columns ``σ_r`` are the directions; R may
+    differ from the size of ``x``), or is a function of ``fun``'s arguments returning one.
+    ``stochastic=k`` (with ``rng``): the unbiased estimate over k Rademacher
+    combinations ``σ v`` of the columns."""
+    _operator("weighted_laplacian", fun, argnums, stochastic, rng)
+
+    @public(fun)
+    def weighted_laplacian_fun(*args):
+        of_x, x = _bind_argument(fun, args, argnums)
+        s = sigma(*args) if callable(sigma) else sigma
+        directions = _columns(s, x)
+        if stochastic is not None:
+            v = _rademacher(rng, stochastic, np.zeros(np.shape(directions)[0]))
+            directions = np.tensordot(v, directions, axes=1)
+        total = _summed(of_x, x, directions, 2) * 2
+        return total if stochastic is None else total / stochastic
+    return weighted_laplacian_fun
+
+
+def _columns(sigma, x):
+    """The columns of ``sigma`` (shape ``x.shape + (R,)``) as directions ``(R,) + x.shape``."""
+    sigma = np.asarray(sigma)
+    if sigma.shape[:-1] != np.shape(x) or sigma.ndim != np.ndim(x) + 1:
+        raise ShapeMismatchError(
+            f"weighted_laplacian: sigma has shape {sigma.shape}, expected x.shape + (R,) = "
+            f"{np.shape(x)} + (R,): one column per direction of the diffusion")
+    return np.moveaxis(sigma, -1, 0)
+
+
+def hessian_diagonal(fun, argnums=0, *, stochastic=None, rng=None):
+    """The diagonal of the Hessian of the scalar ``fun`` in argument ``argnums``:
+    ``∂²fun/∂x_i²`` for each entry ``i``, shaped like the argument.
+
+    ``stochastic=k`` (with ``rng``): the unbiased estimate ``mean_r v_r ⊙ ∇²f v_r`` over
+    k Rademacher vectors (Bekas, Kokiopoulou & Saad 2007), by Hessian-vector products."""
+    _operator("hessian_diagonal", fun, argnums, stochastic, rng)
+
+    @public(fun)
+    def hessian_diagonal_fun(*args):
+        of_x, x = _bind_argument(fun, args, argnums)
+        if stochastic is None:
+            second = _directional(of_x, x, _unit_directions(x), 2) * 2
+            return shape.reshape(second, np.shape(x))
+        v = _rademacher(rng, stochastic, x)
+        products = vmap(lambda d: hvp(of_x, (x,), (d,))[0])(v)
+        return reductions.sum(products * v, axis=0) / stochastic
+    return hessian_diagonal_fun
+
+
+def biharmonic(fun, argnums=0, *, stochastic=None, rng=None):
+    """The biharmonic operator ``Δ²fun = Σ_ij ∂⁴fun/∂x_i²∂x_j²`` in argument ``argnums``,
+    for each entry of ``fun``'s output.
+
+    Exactly, from fourth directional derivatives along the D unit vectors and the
+    D(D-1) vectors ``e_i ± e_j``. ``stochastic=k`` (with ``rng``): the unbiased estimate
+    ``mean_r D⁴_{v_r} fun / 3`` over k standard Gaussian vectors."""
+    _operator("biharmonic", fun, argnums, stochastic, rng)
+
+    @public(fun)
+    def biharmonic_fun(*args):
+        of_x, x = _bind_argument(fun, args, argnums)
+        if stochastic is not None:
+            v = rng.standard_normal((stochastic, *np.shape(x))).astype(np.result_type(x))
+            return _summed(of_x, x, v, 4) * 24 / (3 * stochastic)
+        return _exact_biharmonic(of_x, x)
+    return biharmonic_fun
+
+
+def _exact_biharmonic(of_x, x):
+    units = _unit_directions(x)
+    size = units.shape[0]
+    along_units = _summed(of_x, x, units, 4) * 24
+    if size == 1:
+        return along_units
+    i, j = np.triu_indices(size, k=1)
+    pairs = np.concatenate([units[i] + units[j], units[i] - units[j]])
+    along_pairs = _summed(of_x, x, pairs, 4) * 24
+    # Σ_i D_i + 2 Σ_{i<j} ∂_i²∂_j² = Σ_i D_i (1 - (D-1)/3) + Σ_{i<j} (D_{i+j} + D_{i-j}) / 6
+    return along_units * (1 - (size - 1) / 3) + along_pairs / 6
+
+
+def _rademacher(rng, count, x):
+    signs = rng.integers(0, 2, size=(count, *np.shape(x))) * 2 - 1
+    return signs.astype(np.result_type(x, np.float32))
+
+
