@@ -31,8 +31,10 @@ Laplacian.
 ``collapsed_flat`` is the entry point, a function of flat lists of values.
 """
 
+import numpy as np
+
 from ..core.trace import PrimalTracer, Trace, bind_custom, check_not_escaped, new_trace
-from ..core.zeros import Zero, instantiate, shape_of, zero_like
+from ..core.zeros import Zero, dtype_of, instantiate, shape_of, tangent_dtype, zero_like
 from ..ops import reductions
 from ..ops import shape as shape_ops
 from .batching import batch_flat
@@ -90,8 +92,30 @@ class CollapsedTrace(Trace):
         def jvp(primal_values, tangents):
             return prim.jvp(primal_values, tangents, **params)[1]
 
+        moving_lower = [i for i, lower in enumerate(lowers) if type(lower[0]) is not Zero]
+        if self.order == 2 and prim.traits.elementwise and len(moving_lower) == 1 \
+                and _real(primals):
+            return self.second_order_elementwise(expansion, jvp, primals, lowers, tops,
+                                                 moving_lower[0])
         return self.combine(evaluate, expansion, jvp, primals, lowers, tops,
                             prim.multiple_results)
+
+    def second_order_elementwise(self, expansion, jvp, primals, lowers, tops, i):
+        """An elementwise primitive at order 2 with one argument ``i`` moving along the
+        directions: its second coefficient is ``f'(x_0) x_2 + f''(x_0) x_1² / 2``, so
+        the sum over the directions needs ``Σ_r x_1,r²`` only (the forward Laplacian's
+        step): one expansion along ``x_1 = 1`` gives ``f'`` and ``f'' / 2``."""
+        ones = _ones_like(primals[i])
+        series = [(ones, zero_like(p)) if j == i else (zero_like(p), zero_like(p))
+                  for j, p in enumerate(primals)]
+        out, (slope, half_curvature) = expansion(primals, series)
+        lower = _aligned(lowers[i][0], shape_of(primals[i]), len(shape_of(out)))
+        lower_out = slope * lower if type(slope) is not Zero else zero_like(out)
+        nonlinear = zero_like(out)
+        if type(half_curvature) is not Zero:
+            nonlinear = half_curvature * reductions.sum(lowers[i][0] * lowers[i][0], axis=0)
+        linear = self.top_part(jvp, primals, tops, False, 1)[0]
+        return CollapsedTracer(self, out, (lower_out,), _add(nonlinear, linear, out))
 
     def process_custom(self, call, args):
         primals, lowers, tops, moving = self.unwrap(args)
@@ -181,6 +205,23 @@ class CollapsedTrace(Trace):
         if multiple_results:
             return tuple(self.lift(o) for o in out)
         return self.lift(out)
+
+
+def _real(values):
+    return all(dtype_of(v).kind != "c" for v in values)
+
+
+def _ones_like(value):
+    return np.ones(shape_of(value), tangent_dtype(dtype_of(value)))
+
+
+def _aligned(lower, shape, ndim):
+    """Directions ``(R,) + shape`` reshaped to broadcast against an array of ``ndim``
+    dimensions from the right, the directions axis kept first."""
+    missing = ndim - len(shape)
+    if missing <= 0:
+        return lower
+    return shape_ops.reshape(lower, (shape_of(lower)[0],) + (1,) * missing + tuple(shape))
 
 
 def _add(nonlinear, linear, out):
