@@ -31,12 +31,16 @@ import numpy as np
 from .api import _FlatFun, hvp, vmap
 from .api_checks import check_callable, flat_inputs
 from .api_checks import matching_leaves as _matching_leaves
+from .core.trace import Tracer
 from .core.zeros import Zero, instantiate
 from .errors import InputTypeError, OptionError, ShapeMismatchError
 from .interpreters.collapsed import collapsed_flat
 from .interpreters.taylor import jet_flat
 from .ops import reductions, shape
+from .sparse.detection import hessian_pattern
+from .sparse.graphs import Adjacency, distance1_coloring
 from .tracebacks import api_boundary, public
+from .tree_util import tree_leaves
 
 __all__ = ["jet", "laplacian", "weighted_laplacian", "hessian_diagonal", "biharmonic"]
 
@@ -144,7 +148,61 @@ def _summed(fun, x, directions, order):
 
 def _unit_directions(x):
     size = np.size(x)
-    return np.eye(size, dtype=np.result_type(x, np.float64)).reshape((size, *np.shape(x)))
+    return np.eye(size, dtype=np.result_type(x)).reshape((size, *np.shape(x)))
+
+
+# --- sparsity: coordinates that never meet share a direction ------------------------------
+
+#: With sparsity="auto", the Hessian pattern is detected for arguments of at least this
+#: many entries (and only when nothing is traced): below it a pass of the detector costs
+#: more than the directions it can save.
+SPARSITY_MIN_SIZE = 16
+
+
+def _check_sparsity(name, sparsity):
+    if sparsity not in ("auto", True, False):
+        raise OptionError(f"{name}: sparsity must be 'auto', True or False, got "
+                          f"{sparsity!r}")
+
+
+def _interactions(name, of_x, x, args, sparsity):
+    """The ``Adjacency`` of the coordinates of ``x`` that meet in a second derivative of
+    some output entry of ``of_x`` (its Hessian pattern, detected once per call), or None
+    where the operator takes every coordinate separately."""
+    if sparsity is False or (sparsity == "auto" and np.size(x) < SPARSITY_MIN_SIZE):
+        return None
+    if any(isinstance(a, Tracer) for a in tree_leaves(args)):
+        if sparsity == "auto":
+            return None
+        raise OptionError(
+            f"{name}(sparsity=True) detects the Hessian's pattern from the arguments, but "
+            "some are traced by an enclosing transformation (vmap, grad, jit): call the "
+            "operator on concrete arrays, or use sparsity='auto' (dense under "
+            "transformations)")
+    shape_x = np.shape(x)
+
+    def summed(vector):
+        return shape.reshape(reductions.sum(of_x(shape.reshape(vector, shape_x))), (1,))
+    pattern = hessian_pattern(summed, np.ravel(x), name=name)
+    return Adjacency.of(pattern)
+
+
+def _groups(graph, size):
+    """Colours of the coordinates such that two of one colour never meet (each its own
+    colour without a graph)."""
+    if graph is None:
+        return np.arange(size)
+    order = np.argsort(-graph.degree(), kind="stable")
+    return distance1_coloring(graph, order)
+
+
+def _indicators(colors, x, weights=None):
+    """One direction per colour: the sum of the unit vectors of its coordinates (times
+    ``weights``), shape ``(colours,) + x.shape``."""
+    count = int(colors.max()) + 1 if colors.size else 0
+    directions = np.zeros((count, colors.size), np.result_type(x))
+    directions[colors, np.arange(colors.size)] = 1 if weights is None else weights
+    return directions.reshape((count, *np.shape(x)))
 
 
 def _operator(name, fun, argnums, stochastic, rng):
@@ -179,20 +237,32 @@ def _float_array(x):
     return x
 
 
-def laplacian(fun, argnums=0, *, stochastic=None, rng=None):
+def laplacian(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):
     """The Laplacian ``Σ_i ∂²fun/∂x_i²`` in argument ``argnums`` (over all its entries),
     for each entry of ``fun``'s output: a function of ``fun``'s arguments returning an
     array shaped like ``fun``'s output.
 
     ``stochastic=k`` (with ``rng``, a NumPy ``Generator``): the unbiased Hutchinson
-    estimate ``mean_r v_rᵀ ∇²f v_r`` over k Rademacher vectors."""
+    estimate ``mean_r v_rᵀ ∇²f v_r`` over k Rademacher vectors.
+
+    ``sparsity``: coordinates that never meet in a second derivative (a separable
+    function, a stencil) can share a direction, ``(e_i + e_j)ᵀ ∇²f (e_i + e_j) =
+    ∂_i²f + ∂_j²f`` when ``∂_i∂_j f`` is structurally zero: with ``True`` the Hessian's
+    pattern is detected (``hessian_sparsity``) and the coordinates coloured so that one
+    direction serves each colour; ``"auto"`` (the default) does so for concrete
+    arguments of at least ``SPARSITY_MIN_SIZE`` entries; ``False`` never."""
     _operator("laplacian", fun, argnums, stochastic, rng)
+    _check_sparsity("laplacian", sparsity)
 
     @public(fun)
     def laplacian_fun(*args):
         of_x, x = _bind_argument(fun, args, argnums)
-        directions = (_unit_directions(x) if stochastic is None
-                      else _rademacher(rng, stochastic, x))
+        if stochastic is None:
+            graph = _interactions("laplacian", of_x, x, args, sparsity)
+            directions = (_unit_directions(x) if graph is None
+                          else _indicators(_groups(graph, np.size(x)), x))
+        else:
+            directions = _rademacher(rng, stochastic, x)
         total = _summed(of_x, x, directions, 2) * 2
         return total if stochastic is None else total / stochastic
     return laplacian_fun
@@ -231,18 +301,29 @@ def _columns(sigma, x):
     return np.moveaxis(sigma, -1, 0)
 
 
-def hessian_diagonal(fun, argnums=0, *, stochastic=None, rng=None):
+def hessian_diagonal(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):
     """The diagonal of the Hessian of the scalar ``fun`` in argument ``argnums``:
     ``∂²fun/∂x_i²`` for each entry ``i``, shaped like the argument.
 
     ``stochastic=k`` (with ``rng``): the unbiased estimate ``mean_r v_r ⊙ ∇²f v_r`` over
-    k Rademacher vectors (Bekas, Kokiopoulou & Saad 2007), by Hessian-vector products."""
+    k Rademacher vectors (Bekas, Kokiopoulou & Saad 2007), by Hessian-vector products.
+
+    ``sparsity`` as for ``laplacian``: coordinates of one colour never meet, so one
+    Hessian-vector product along the sum of their unit vectors gives each of their
+    diagonal entries (``(∇²f Σ_c e_j)_i = ∂_i²f`` for ``i`` in the colour)."""
     _operator("hessian_diagonal", fun, argnums, stochastic, rng)
+    _check_sparsity("hessian_diagonal", sparsity)
 
     @public(fun)
     def hessian_diagonal_fun(*args):
         of_x, x = _bind_argument(fun, args, argnums)
         if stochastic is None:
+            graph = _interactions("hessian_diagonal", of_x, x, args, sparsity)
+            if graph is not None:
+                colors = _groups(graph, np.size(x))
+                products = vmap(lambda d: hvp(of_x, (x,), (d,))[0])(_indicators(colors, x))
+                flat = shape.reshape(products, (products.shape[0], np.size(x)))
+                return shape.reshape(flat[colors, np.arange(np.size(x))], np.shape(x))
             second = _directional(of_x, x, _unit_directions(x), 2) * 2
             return shape.reshape(second, np.shape(x))
         v = _rademacher(rng, stochastic, x)
@@ -251,14 +332,19 @@ def hessian_diagonal(fun, argnums=0, *, stochastic=None, rng=None):
     return hessian_diagonal_fun
 
 
-def biharmonic(fun, argnums=0, *, stochastic=None, rng=None):
+def biharmonic(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):
     """The biharmonic operator ``Δ²fun = Σ_ij ∂⁴fun/∂x_i²∂x_j²`` in argument ``argnums``,
     for each entry of ``fun``'s output.
 
     Exactly, from fourth directional derivatives along the D unit vectors and the
     D(D-1) vectors ``e_i ± e_j``. ``stochastic=k`` (with ``rng``): the unbiased estimate
-    ``mean_r D⁴_{v_r} fun / 3`` over k standard Gaussian vectors."""
+    ``mean_r D⁴_{v_r} fun / 3`` over k standard Gaussian vectors.
+
+    ``sparsity`` as for ``laplacian``: a pair of coordinates that never meet in a second
+    derivative has ``∂_i²∂_j² f = 0`` and needs no direction ``e_i ± e_j``, and
+    coordinates of one colour share their unit direction."""
     _operator("biharmonic", fun, argnums, stochastic, rng)
+    _check_sparsity("biharmonic", sparsity)
 
     @public(fun)
     def biharmonic_fun(*args):
@@ -266,21 +352,47 @@ def biharmonic(fun, argnums=0, *, stochastic=None, rng=None):
         if stochastic is not None:
             v = rng.standard_normal((stochastic, *np.shape(x))).astype(np.result_type(x))
             return _summed(of_x, x, v, 4) * 24 / (3 * stochastic)
-        return _exact_biharmonic(of_x, x)
+        graph = _interactions("biharmonic", of_x, x, args, sparsity)
+        return _exact_biharmonic(of_x, x, graph)
     return biharmonic_fun
 
 
-def _exact_biharmonic(of_x, x):
-    units = _unit_directions(x)
-    size = units.shape[0]
-    along_units = _summed(of_x, x, units, 4) * 24
-    if size == 1:
-        return along_units
-    i, j = np.triu_indices(size, k=1)
-    pairs = np.concatenate([units[i] + units[j], units[i] - units[j]])
-    along_pairs = _summed(of_x, x, pairs, 4) * 24
-    # Σ_i D_i + 2 Σ_{i<j} ∂_i²∂_j² = Σ_i D_i (1 - (D-1)/3) + Σ_{i<j} (D_{i+j} + D_{i-j}) / 6
-    return along_units * (1 - (size - 1) / 3) + along_pairs / 6
+def _exact_biharmonic(of_x, x, graph):
+    """``Δ²f = Σ_i ∂_i⁴f + 2 Σ_{i<j} ∂_i²∂_j²f`` with ``12 ∂_i²∂_j² f = D⁴_{e_i+e_j} +
+    D⁴_{e_i-e_j} - 2 D⁴_{e_i} - 2 D⁴_{e_j}`` over the pairs that meet (every pair without a
+    ``graph``): ``Σ_i (1 - deg_i / 3) D⁴_{e_i} + Σ_{i~j} (D⁴_{e_i+e_j} + D⁴_{e_i-e_j}) / 6``.
+    A unit direction's weight ``w`` is folded into it as ``|w|^(1/4)`` (``D⁴`` is quartic),
+    positive and negative weights in two collapsed passes."""
+    size = np.size(x)
+    i, j = _pairs(graph, size)
+    degree = np.bincount(np.concatenate([i, j]), minlength=size)
+    weights = 1 - degree / 3
+    colors = _groups(graph, size)
+    total = None
+    for sign in (1, -1):
+        chosen = sign * weights > 0
+        if not chosen.any():
+            continue
+        scale = np.where(chosen, np.abs(weights) ** 0.25, 0.0)
+        directions = _indicators(colors, x, scale)
+        directions = directions[np.any(directions.reshape(len(directions), -1) != 0, axis=1)]
+        part = _summed(of_x, x, directions, 4) * (24 * sign)
+        total = part if total is None else total + part
+    if len(i):
+        units = _unit_directions(x)
+        pairs = np.concatenate([units[i] + units[j], units[i] - units[j]])
+        part = _summed(of_x, x, pairs, 4) * 4    # 24 / 6
+        total = part if total is None else total + part
+    return total if total is not None else _summed(of_x, x, _unit_directions(x), 4) * 0
+
+
+def _pairs(graph, size):
+    """The pairs ``i < j`` of coordinates that meet (all of them without a graph)."""
+    if graph is None:
+        return np.triu_indices(size, k=1)
+    rows = np.repeat(np.arange(size), graph.degree())
+    upper = graph.idx > rows
+    return rows[upper], graph.idx[upper]
 
 
 def _rademacher(rng, count, x):

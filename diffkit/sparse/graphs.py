@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import OptionError
 
-__all__ = ["Nets", "Adjacency", "order_of", "check_order", "ORDERS"]
+__all__ = ["Nets", "Adjacency", "order_of", "check_order", "ORDERS", "distance1_coloring"]
 
 ORDERS = ("natural", "largest_first", "smallest_last")
 EXACT_WORK = 5e5   # distance-2 degrees are counted exactly up to this many conflict visits
@@ -167,6 +167,22 @@ class Adjacency:
 
     def degree(self):
         return np.diff(self.ptr)
+
+
+def distance1_coloring(graph, order):
+    """The greedy distance-1 colouring of ``graph`` (an ``Adjacency``) taking the vertices
+    in ``order``: neighbours get different colours, so the vertices of one colour are
+    pairwise non-adjacent (for a Hessian pattern: coordinates that never meet in a second
+    derivative). Returns one colour per vertex, 0, 1, ..."""
+    ptr, idx = graph.ptr.tolist(), graph.idx.tolist()
+    colors = [-1] * graph.n
+    for v in order.tolist():
+        taken = {colors[w] for w in idx[ptr[v]:ptr[v + 1]]}
+        c = 0
+        while c in taken:
+            c += 1
+        colors[v] = c
+    return np.array(colors, dtype=np.intp)
 
 
 def check_order(order, extra=()):
