@@ -190,6 +190,35 @@ def jvp(fun, primals, tangents, has_aux=False):
     ``primals`` and ``tangents`` are tuples (or lists) of the same structure and shapes.
     Returns ``(out, tangent_out)``, or ``(out, tangent_out, aux)`` with ``has_aux``.
     Uses the forward engine: one pass, cost a small multiple of ``fun``'s.
+
+    Examples:
+        >>> out, tangent = dk.jvp(lambda x: x ** 3, (2.0,), (1.0,))
+        >>> print(float(out), float(tangent))
+        8.0 12.0
+        >>> out, tangent = dk.jvp(lambda x, y: x * y, (np.array([1.0, 2.0]), 3.0),
+        ...                       (np.array([1.0, 0.0]), 1.0))
+        >>> tangent.tolist()
+        [4.0, 2.0]
+        >>> out, tangent, aux = dk.jvp(lambda x: (dnp.sin(x), "aux"), (0.0,), (2.0,),
+        ...                            has_aux=True)
+        >>> print(float(tangent), aux)
+        2.0 aux
+
+        Tangents keep the precision of their values (float32 stays float32):
+
+        >>> dk.jvp(dnp.sin, (np.float32(0.5),), (np.float32(1.0),))[1].dtype
+        dtype('float32')
+
+        ``primals`` and ``tangents`` must be tuples, of matching shapes:
+
+        >>> dk.jvp(dnp.sin, 0.5, 1.0)
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.InputTypeError: jvp expects primals and tangents as tuples (or lists), ...
+        >>> dk.jvp(dnp.sin, (np.zeros(2),), (np.zeros(3),))
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.ShapeMismatchError: tangent leaf 0 has shape (3,), expected (2,)
     """
     return _jvp(check_callable(fun, "jvp"), primals, tangents, has_aux, "jvp")
 
@@ -217,6 +246,21 @@ def linearize(fun, *primals):
     The linear part of the forward pass is recorded once; each call of ``jvp_fn`` replays
     only that recording (no evaluation of ``fun``). For a jitted ``fun`` the recording is a
     ``Graph`` of the tangent operations (``jvp_fn.graph``), replayed as generated NumPy.
+
+    Examples:
+        >>> calls = []
+        >>> def cube(x):
+        ...     calls.append(x)
+        ...     return x ** 3
+        >>> out, jvp_fn = dk.linearize(cube, 2.0)
+        >>> print(float(out), float(jvp_fn(1.0)), float(jvp_fn(0.5)), len(calls))
+        8.0 12.0 6.0 1
+
+        A jitted function's linear map is a ``Graph``:
+
+        >>> out, jvp_fn = dk.linearize(dk.jit(cube), np.array(2.0))
+        >>> print(float(jvp_fn(np.array(1.0))), type(jvp_fn.graph).__name__)
+        12.0 Graph
     """
     check_callable(fun, "linearize")
     flat_primals, in_tree = flat_inputs(primals, "linearize primal")
@@ -256,6 +300,33 @@ def vjp(fun, *primals, has_aux=False):
     arrays the tape shares with the caller are copied when ``vjp`` returns. (Writing into
     an array inside ``fun`` after using it is not covered: the operations that read it
     record the array, not a copy.) ``linearize`` keeps its values the same way.
+
+    Examples:
+        >>> x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+        >>> out, vjp_fn = dk.vjp(lambda x, y: x * y, x, y)
+        >>> cotangents = vjp_fn(np.array([1.0, 10.0]))
+        >>> type(cotangents).__name__, [c.tolist() for c in cotangents]
+        ('tuple', [[3.0, 40.0], [1.0, 20.0]])
+        >>> [c.tolist() for c in vjp_fn(np.array([1.0, 0.0]))]    # called again
+        [[3.0, 0.0], [1.0, 0.0]]
+
+        The pullback keeps the values of the call, whatever the caller writes afterwards:
+
+        >>> out, vjp_fn = dk.vjp(lambda x: x ** 2, x)
+        >>> out, jvp_fn = dk.linearize(lambda x: x ** 2, x)
+        >>> x[:] = 10.0
+        >>> vjp_fn(np.ones(2))[0].tolist(), jvp_fn(np.ones(2)).tolist()
+        ([2.0, 4.0], [2.0, 4.0])
+
+        ``has_aux``, and a cotangent that does not match the output:
+
+        >>> out, vjp_fn, aux = dk.vjp(lambda x: (x ** 2, "aux"), 3.0, has_aux=True)
+        >>> print(float(vjp_fn(1.0)[0]), aux)
+        6.0 aux
+        >>> dk.vjp(lambda x: x ** 2, np.ones(2))[1](np.ones(3))
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.ShapeMismatchError: cotangent leaf 0 has shape (3,), expected (2,)
     """
     return _vjp(check_callable(fun, "vjp"), primals, has_aux, retain=True, keep=True)
 
@@ -296,7 +367,24 @@ def _vjp_tree(fun, primals, has_aux, retain, name, what=None, keep=False):
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
     """A function returning ``(fun(*args), gradient)``; ``((value, aux), gradient)`` with
     ``has_aux``. The gradient has the structure, shapes and dtypes of the arguments named
-    by ``argnums``. ``holomorphic`` as in ``grad``."""
+    by ``argnums``. ``holomorphic`` as in ``grad``.
+
+    Examples:
+        >>> value, gradient = dk.value_and_grad(lambda x: dnp.sum(x ** 2))(np.array([1.0, 2.0]))
+        >>> print(float(value), gradient.tolist())
+        5.0 [2.0, 4.0]
+        >>> (value, aux), gradient = dk.value_and_grad(lambda x: (x ** 2, "aux"),
+        ...                                            has_aux=True)(3.0)
+        >>> print(float(value), aux, float(gradient))
+        9.0 aux 6.0
+
+        The gradient of a pytree is a pytree of the same structure, shapes and dtypes:
+
+        >>> params = {"w": np.ones(2, np.float32), "b": 0.5}
+        >>> value, gradient = dk.value_and_grad(lambda p: dnp.sum(p["w"] * p["b"]))(params)
+        >>> sorted(gradient), gradient["w"].dtype, gradient["w"].tolist(), float(gradient["b"])
+        (['b', 'w'], dtype('float32'), [0.5, 0.5], 2.0)
+    """
     return _value_and_grad(fun, argnums, has_aux, holomorphic, "value_and_grad")
 
 
@@ -333,14 +421,54 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False):
 
     At a complex argument ``z = x + iy`` the gradient of a real ``fun`` is
     ``dfun/dx - i dfun/dy`` (JAX's convention), the conjugate of the steepest-ascent
-    direction: ``grad(lambda z: dnp.abs(z) ** 2)(3 + 4j) == 6 - 8j``, and
+    direction: ``grad(lambda z: dnp.abs(z) ** 2)(3 + 4j)`` is ``6 - 8j`` (to rounding), and
     ``fun(z + t) ~ fun(z) + Re(grad(fun)(z) * t)``. Step along ``-conj(gradient)`` to
     descend.
 
     ``holomorphic=True``: ``fun`` is a holomorphic function of complex arguments with a
     complex scalar output, and the result is its complex derivative ``f'(z)``
     (``grad(dnp.sin, holomorphic=True)(z) == cos(z)``). Without it, a complex output is an
-    error."""
+    error.
+
+    Examples:
+        >>> dk.grad(lambda x: dnp.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
+        [3.0, 12.0]
+
+        A tuple ``argnums`` gives a tuple; ``has_aux`` returns ``aux`` beside the gradient;
+        the gradient keeps the argument's dtype:
+
+        >>> grads = dk.grad(lambda x, y: x * y ** 2, argnums=(0, 1))(2.0, 3.0)
+        >>> type(grads).__name__, [float(g) for g in grads]
+        ('tuple', [9.0, 12.0])
+        >>> gradient, aux = dk.grad(lambda x: (x ** 2, "aux"), has_aux=True)(3.0)
+        >>> print(float(gradient), aux)
+        6.0 aux
+        >>> dk.grad(lambda x: x ** 2)(np.float32(3.0)).dtype
+        dtype('float32')
+
+        Complex arguments:
+
+        >>> print(np.round(dk.grad(lambda z: dnp.abs(z) ** 2)(3 + 4j), 12))
+        (6-8j)
+        >>> z = 1.0 + 1.0j
+        >>> bool(dk.grad(dnp.sin, holomorphic=True)(z) == np.cos(z))
+        True
+
+        A non-scalar or complex output, or an integer argument, is an error:
+
+        >>> dk.grad(lambda x: x ** 2)(np.array([1.0, 2.0]))
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.NonScalarOutputError: grad needs a ... scalar output, ... shape (2,)...
+        >>> dk.grad(lambda x: x * 1j)(1.0)
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.ComplexOutputError: grad needs a real-valued output, but it returned ...
+        >>> dk.grad(lambda x: x ** 2)(3)
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.InputTypeError: grad argument has dtype int...; derivatives are defined ...
+    """
     value_and_grad_fun = _value_and_grad(fun, argnums, has_aux, holomorphic, "grad")
 
     @public(fun)
@@ -389,7 +517,29 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False, chunk_size=None, ex
     shows a progress bar (see the guide page *Distributed*).
 
     ``holomorphic=True``: complex inputs and outputs, and the result is ``f'(z)``. Without
-    it, complex inputs need real outputs (and get ``d/dx - i d/dy``, see the module notes)."""
+    it, complex inputs need real outputs (and get ``d/dx - i d/dy``, see the module notes).
+
+    Examples:
+        >>> f = lambda x: x[:2] * x[2]
+        >>> x = np.array([1.0, 2.0, 3.0])
+        >>> dk.jacfwd(f)(x).tolist()
+        [[3.0, 0.0, 1.0], [0.0, 3.0, 2.0]]
+        >>> dk.jacfwd(f, chunk_size=2, executor=map)(x).tolist()
+        [[3.0, 0.0, 1.0], [0.0, 3.0, 2.0]]
+        >>> dk.jacfwd(lambda m: m.sum(axis=0))(np.ones((2, 3))).shape    # out + in shape
+        (3, 2, 3)
+
+        Complex inputs:
+
+        >>> np.round(dk.jacfwd(lambda z: dnp.abs(z) ** 2)(np.array([3 + 4j])), 12).tolist()
+        [[(6-8j)]]
+        >>> dk.jacfwd(lambda z: z ** 2, holomorphic=True)(np.array([1j, 2.0])).tolist()
+        [[2j, 0j], [0j, (4+0j)]]
+        >>> dk.jacfwd(lambda z: 2 * z)(np.array([1j]))
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.InputTypeError: jacfwd ... complex outputs needs holomorphic=True...
+    """
     return _jacfwd(fun, argnums, has_aux, holomorphic, "jacfwd", chunk_size, executor,
                    progress)
 
@@ -443,7 +593,24 @@ def jacrev(fun, argnums=0, has_aux=False, chunk_size=None, holomorphic=False, ex
     map-like ``workers(fun, iterable)``; ``progress=True`` shows a progress bar.
 
     ``holomorphic=True``: complex inputs and outputs, and the result is ``f'(z)``. Without
-    it, complex outputs need real inputs (and get ``df/dx``, see the module notes)."""
+    it, complex outputs need real inputs (and get ``df/dx``, see the module notes).
+
+    Examples:
+        >>> f = lambda x: x[:2] * x[2]
+        >>> x = np.array([1.0, 2.0, 3.0])
+        >>> dk.jacrev(f)(x).tolist()
+        [[3.0, 0.0, 1.0], [0.0, 3.0, 2.0]]
+        >>> dk.jacrev(f, chunk_size=1)(x).tolist()
+        [[3.0, 0.0, 1.0], [0.0, 3.0, 2.0]]
+        >>> jac, aux = dk.jacrev(lambda x: (x ** 2, "aux"), has_aux=True)(np.array([1.0, 2.0]))
+        >>> jac.tolist(), aux
+        ([[2.0, 0.0], [0.0, 4.0]], 'aux')
+
+        A complex output of real inputs gives ``df/dx``:
+
+        >>> dk.jacrev(lambda x: x * (1 + 2j))(np.array([1.0])).tolist()
+        [[(1+2j)]]
+    """
     return _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, "jacrev", executor,
                    progress)
 
@@ -542,7 +709,21 @@ def jacobian(fun, argnums=0, has_aux=False, mode="auto", holomorphic=False, chun
     """``jacfwd`` (``mode="fwd"``) or ``jacrev`` (``mode="rev"``); ``"auto"`` picks forward
     mode when the input has fewer elements than the output, else reverse mode.
     ``holomorphic``, ``chunk_size``, ``executor`` and ``progress`` as in ``jacfwd`` and
-    ``jacrev``."""
+    ``jacrev``.
+
+    Examples:
+        >>> f = lambda x: x[:2] * x[2]
+        >>> x = np.array([1.0, 2.0, 3.0])
+        >>> for mode in ("auto", "fwd", "rev"):
+        ...     print(mode, dk.jacobian(f, mode=mode)(x).tolist())
+        auto [[3.0, 0.0, 1.0], [0.0, 3.0, 2.0]]
+        fwd [[3.0, 0.0, 1.0], [0.0, 3.0, 2.0]]
+        rev [[3.0, 0.0, 1.0], [0.0, 3.0, 2.0]]
+        >>> dk.jacobian(f, mode="sideways")
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.OptionError: jacobian: mode must be 'auto', 'fwd' or 'rev', got 'sideways'
+    """
     check_callable(fun, "jacobian")
     check_argnums(argnums, "jacobian")
     check_chunk_size(chunk_size, "jacobian")
@@ -592,7 +773,26 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False, chunk_size=None, e
     ``holomorphic=True``: ``fun`` is a holomorphic function of complex arguments with a
     complex output, and the result is ``f''(z)``. A real-valued function of complex
     arguments has no complex Hessian (its gradient is not holomorphic): that is an error;
-    take the Hessian in the real and imaginary parts instead."""
+    take the Hessian in the real and imaginary parts instead.
+
+    Examples:
+        >>> f = lambda x: x[0] ** 2 * x[1]
+        >>> dk.hessian(f)(np.array([1.0, 2.0])).tolist()
+        [[4.0, 2.0], [2.0, 0.0]]
+        >>> dk.hessian(f, chunk_size=1)(np.array([1.0, 2.0])).tolist()
+        [[4.0, 2.0], [2.0, 0.0]]
+        >>> dk.hessian(lambda x: dnp.sum(x ** 3))(np.ones((2, 3))).shape    # in + in shape
+        (2, 3, 2, 3)
+
+        Complex arguments:
+
+        >>> print(complex(dk.hessian(lambda z: z ** 3, holomorphic=True)(2.0 + 0j)))
+        (12+0j)
+        >>> dk.hessian(lambda z: dnp.abs(z) ** 2)(np.array([1j]))
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.InputTypeError: hessian ... of complex arguments needs holomorphic=True...
+    """
     inner = _jacrev(fun, argnums, has_aux, chunk_size, holomorphic, "hessian")
     outer = _jacfwd(inner, argnums, has_aux, holomorphic, "hessian", chunk_size, executor,
                     progress)
@@ -617,7 +817,17 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False, chunk_size=None, e
 @api_boundary
 def hvp(fun, primals, tangents):
     """The Hessian of the scalar ``fun`` at ``primals`` times ``tangents``, a tuple with one
-    entry per primal, by forward over reverse; the Hessian is never formed."""
+    entry per primal, by forward over reverse; the Hessian is never formed.
+
+    Examples:
+        >>> f = lambda x: x[0] ** 2 * x[1]
+        >>> (hv,) = dk.hvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
+        >>> hv.tolist()
+        [4.0, 2.0]
+        >>> hvs = dk.hvp(lambda x, y: x ** 2 * y, (1.0, 2.0), (1.0, 0.0))   # one per primal
+        >>> [float(h) for h in hvs]
+        [4.0, 2.0]
+    """
     check_callable(fun, "hvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise InputTypeError("hvp expects primals and tangents as tuples (or lists), e.g. "
@@ -647,6 +857,41 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, chunk_size=None, executor=N
     A ``dask.array.Array`` argument, chunked along its mapped axis, makes the result lazy:
     dask arrays whose blocks are this function mapped over the input's blocks (computed
     when you call ``.compute()``, out of core, on whatever scheduler dask uses).
+
+    Examples:
+        >>> dk.vmap(lambda x, y: x @ y)(np.ones((3, 2)), np.arange(6.0).reshape(3, 2)).tolist()
+        [1.0, 5.0, 9.0]
+        >>> dk.vmap(lambda x, y: x * y, in_axes=(0, None))(np.arange(3.0), 10.0).tolist()
+        [0.0, 10.0, 20.0]
+        >>> dk.vmap(lambda column: column.sum(), in_axes=1)(np.arange(6.0).reshape(2, 3)).tolist()
+        [3.0, 5.0, 7.0]
+        >>> dk.vmap(lambda x: 2 * x, out_axes=1)(np.ones((3, 2))).shape
+        (2, 3)
+        >>> dk.vmap(lambda x, k: x + k)(np.ones(2), k=np.array([10.0, 20.0])).tolist()
+        [11.0, 21.0]
+        >>> dk.vmap(lambda: np.ones(2), axis_size=3)().shape
+        (3, 2)
+        >>> dk.vmap(lambda x: 2 * x, chunk_size=2)(np.arange(5.0)).tolist()
+        [0.0, 2.0, 4.0, 6.0, 8.0]
+
+        A dask array gives a lazy result:
+
+        >>> import dask.array as da
+        >>> rows = da.from_array(np.arange(8.0).reshape(4, 2), chunks=(2, 2))
+        >>> lazy = dk.vmap(lambda row: dnp.sum(row ** 2))(rows)
+        >>> type(lazy).__name__, lazy.compute().tolist()
+        ('Array', [1.0, 13.0, 41.0, 85.0])
+
+        Batch sizes must agree, and something must be mapped:
+
+        >>> dk.vmap(lambda x, y: x + y)(np.ones(2), np.ones(3))
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.BatchingError: vmap got different batch sizes [2, 3]: ...
+        >>> dk.vmap(lambda: 1.0)()
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.BatchingError: vmap needs at least one mapped argument (in_axes not None)...
     """
     check_callable(fun, "vmap")
     in_axes, out_axes = check_axes_spec(in_axes, "in_axes"), check_axes_spec(out_axes,

@@ -27,7 +27,43 @@ _SOURCE_INFO = ("reads", "all")
 
 
 class Config:
-    """The settings, as attributes; assigning an unknown value raises ``ValueError``."""
+    """The settings, as attributes; assigning an unknown value raises ``ValueError``.
+
+    Examples:
+        >>> import traceback
+        >>> def diffkit_frames():
+        ...     try:
+        ...         dk.grad(lambda x: 2 * x)(np.ones(2))    # not a scalar: an error
+        ...     except dk.errors.NonScalarOutputError as error:
+        ...         frames = traceback.extract_tb(error.__traceback__)
+        ...         return [frame.name for frame in frames if frame.filename.endswith(".py")]
+        >>> saved = dk.config.traceback_filtering
+        >>> dk.config.traceback_filtering = "on"
+        >>> diffkit_frames()    # the traceback shows the user's lines only
+        []
+        >>> dk.config.traceback_filtering = "off"
+        >>> len(diffkit_frames()) > 0    # and diffkit's own with "off"
+        True
+        >>> dk.config.traceback_filtering = "sometimes"
+        Traceback (most recent call last):
+            ...
+        ValueError: dk.config.traceback_filtering must be 'on' or 'off', got 'sometimes'
+        >>> dk.config.traceback_filtering = saved
+
+        ``source_info = "all"``: each staged operation keeps the line that made it.
+
+        >>> def double_sine(x):
+        ...     return dnp.sin(x) * 2
+        >>> saved = dk.config.source_info
+        >>> dk.config.source_info = "all"
+        >>> print(dk.make_graph(double_sine)(np.ones(2)))
+        graph(v0: f64[2]) {
+          v1: f64[2] = sin v0  # <doctest ...>:2
+          v2: f64[2] = multiply v1 2  # <doctest ...>:2
+          return v2
+        }
+        >>> dk.config.source_info = saved
+    """
 
     def __init__(self) -> None:
         self.traceback_filtering = os.environ.get("DIFFKIT_TRACEBACK_FILTERING", "on").lower()

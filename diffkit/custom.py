@@ -80,6 +80,43 @@ class custom_jvp(Generic[P, R]):
 
     ``nondiff_argnums``: positional arguments that are never differentiated (callables,
     flags, sizes); the rule receives them first: ``rule(*nondiff_args, primals, tangents)``.
+
+    Examples:
+        >>> @dk.custom_jvp
+        ... def log1pexp(x):
+        ...     return dnp.log1p(dnp.exp(x))
+        >>> @log1pexp.defjvp
+        ... def log1pexp_jvp(primals, tangents):
+        ...     (x,), (x_dot,) = primals, tangents
+        ...     return log1pexp(x), x_dot / (1 + dnp.exp(-x))
+        >>> [float(v) for v in dk.jvp(log1pexp, (0.0,), (2.0,))]    # log 2, 2 / 2
+        [0.6931471805599453, 1.0]
+
+        Reverse mode transposes the rule, and higher derivatives differentiate it:
+
+        >>> float(dk.grad(log1pexp)(0.0)), float(dk.hessian(log1pexp)(0.0))
+        (0.5, 0.25)
+
+        ``defjvps``: one tangent function per argument; ``nondiff_argnums``:
+
+        >>> product = dk.custom_jvp(lambda x, y: x * y)
+        >>> product.defjvps(lambda t, out, x, y: t * y, lambda t, out, x, y: t * x)
+        >>> [float(g) for g in dk.grad(product, argnums=(0, 1))(2.0, 3.0)]
+        [3.0, 2.0]
+        >>> power = dk.custom_jvp(lambda n, x: x ** n, nondiff_argnums=(0,))
+        >>> @power.defjvp
+        ... def power_jvp(n, primals, tangents):
+        ...     (x,), (x_dot,) = primals, tangents
+        ...     return x ** n, n * x ** (n - 1) * x_dot
+        >>> float(dk.grad(power, argnums=1)(3, 2.0))
+        12.0
+
+        Calling the function before its rule is defined is an error:
+
+        >>> dk.custom_jvp(lambda x: x)(1.0)
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.NoRuleError: custom_jvp function '<lambda>' has no JVP rule yet: ...
     """
 
     def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
@@ -152,6 +189,42 @@ class custom_vjp(Generic[P, R]):
     ``nondiff_argnums``: positional arguments that are never differentiated; ``fwd``
     receives every argument in place, ``bwd`` receives the non-differentiable ones first:
     ``bwd(*nondiff_args, residuals, g)``, and returns cotangents for the others only.
+
+    Examples:
+        >>> @dk.custom_vjp
+        ... def clip_gradient(x):
+        ...     return x
+        >>> clip_gradient.defvjp(lambda x: (x, None),
+        ...                      lambda residuals, g: (dnp.clip(g, -1.0, 1.0),))
+        >>> float(dk.grad(lambda x: 5 * clip_gradient(x))(2.0))    # 5 clipped to 1
+        1.0
+
+        Forward mode transposes ``bwd`` (linear in ``g``):
+
+        >>> out, tangent = dk.jvp(lambda x: 5 * clip_gradient(x), (2.0,), (0.1,))
+        >>> print(float(out), float(tangent))
+        10.0 0.5
+
+        ``None`` for a zero cotangent:
+
+        >>> scale = dk.custom_vjp(lambda x, y: x * y)
+        >>> scale.defvjp(lambda x, y: (x * y, y), lambda y, g: (g * y, None))
+        >>> [float(g) for g in dk.grad(scale, argnums=(0, 1))(2.0, 3.0)]
+        [3.0, 0.0]
+
+        Residuals, and a cotangent of the wrong shape:
+
+        >>> @dk.custom_vjp
+        ... def square(x):
+        ...     return x ** 2
+        >>> square.defvjp(lambda x: (x ** 2, x), lambda x, g: (2 * x * g,))
+        >>> dk.grad(lambda x: dnp.sum(square(x)))(np.array([1.0, 3.0])).tolist()
+        [2.0, 6.0]
+        >>> square.defvjp(lambda x: (x ** 2, x), lambda x, g: (np.ones(3),))
+        >>> dk.grad(lambda x: dnp.sum(square(x)))(np.array([1.0, 3.0]))
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.ShapeMismatchError: the bwd rule of 'square' returned ... of shape (3,)...
     """
 
     def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
@@ -190,6 +263,18 @@ def checkpoint(fun: Callable[P, R], *, static_argnums: int | Sequence[int] = ()
     intermediates at a time, for the price of evaluating each piece twice. Forward mode and
     ``vmap`` are unaffected. ``static_argnums``: positional arguments that are not arrays
     (sizes, flags, callables).
+
+    Examples:
+        >>> calls = []
+        >>> def piece(x):
+        ...     calls.append(x)
+        ...     return dnp.sin(x) ** 2
+        >>> float(dk.grad(dk.checkpoint(piece))(1.0)) == float(dk.grad(piece)(1.0))
+        True
+        >>> len(calls)    # twice for the checkpointed piece (forward, then backward), once
+        3
+        >>> float(dk.grad(dk.checkpoint(lambda x, n: x ** n, static_argnums=1))(2.0, 3))
+        12.0
     """
     check_callable(fun, "checkpoint")
 

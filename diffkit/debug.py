@@ -51,7 +51,26 @@ def callback(fn: Callable[..., object], *args: Any, **kwargs: Any) -> None:
     """Call ``fn(*args, **kwargs)`` with the plain values of the array arguments (pytrees of
     them), wherever the function runs: eagerly, under every transformation (the values,
     never the derivatives; one call per example under ``vmap``) and at every replay of a
-    ``jit`` recording, in order. Returns None; ``fn``'s result is ignored."""
+    ``jit`` recording, in order. Returns None; ``fn``'s result is ignored.
+
+    Examples:
+        >>> seen = []
+        >>> def f(x):
+        ...     dk.debug.callback(seen.append, x)
+        ...     return dnp.sum(x ** 2)
+        >>> dk.grad(f)(np.array([1.0, 2.0])).tolist()
+        [2.0, 4.0]
+        >>> [type(value).__name__ for value in seen], seen[0].tolist()    # the plain values
+        (['ndarray'], [1.0, 2.0])
+        >>> seen.clear()
+        >>> dk.vmap(f)(np.array([[1.0], [2.0]])).tolist()    # one call per example
+        [1.0, 4.0]
+        >>> [value.tolist() for value in seen]
+        [[1.0], [2.0]]
+        >>> print(dk.debug.callback(print, np.array([1.0, 2.0]), "and a string"))
+        [1. 2.] and a string
+        None
+    """
     if not callable(fn):
         raise TypeError(f"dk.debug.callback: fn must be callable, got {type(fn).__name__}")
     leaves, tree = tree_flatten((args, kwargs))
@@ -69,7 +88,38 @@ def callback(fn: Callable[..., object], *args: Any, **kwargs: Any) -> None:
 
 def print(fmt: str, *args: Any, **kwargs: Any) -> None:   # noqa: A001 (as jax.debug.print)
     """Print ``fmt.format(*args, **kwargs)`` with the plain values of the arguments,
-    wherever the function runs (see ``callback``): ``dk.debug.print("x = {}", x)``."""
+    wherever the function runs (see ``callback``): ``dk.debug.print("x = {}", x)``.
+
+    Examples:
+        >>> def f(x):
+        ...     dk.debug.print("x = {}", x)
+        ...     return x ** 2
+        >>> float(dk.grad(f)(3.0))
+        x = 3.0
+        6.0
+        >>> dk.vmap(f)(np.array([1.0, 2.0])).tolist()
+        x = 1.0
+        x = 2.0
+        [1.0, 4.0]
+
+        Under ``jit`` it prints at every call, where Python's ``print`` runs only when jit
+        traces:
+
+        >>> def g(x):
+        ...     dk.debug.print("dk.debug.print: {}", x)
+        ...     print("print")
+        ...     return x ** 2
+        >>> staged = dk.jit(g)
+        >>> for value in (2.0, 3.0):
+        ...     _ = staged(np.array(value))
+        dk.debug.print: 2.0
+        print
+        dk.debug.print: 3.0
+        >>> dk.debug.print(3)
+        Traceback (most recent call last):
+            ...
+        TypeError: dk.debug.print: the first argument is the format string (str.format syntax), ...
+    """
     if not isinstance(fmt, str):
         raise TypeError(f"dk.debug.print: the first argument is the format string "
                         f"(str.format syntax), got {type(fmt).__name__}")

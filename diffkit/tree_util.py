@@ -43,6 +43,29 @@ def register_pytree_node(nodetype: type[Any],
     ``flatten(obj) -> (children, aux_data)``; ``unflatten(aux_data, children) -> obj``.
     ``aux_data`` is the static part of the node: it should be hashable and comparable with
     ``==``, because it takes part in the equality of tree structures.
+
+    Examples:
+        >>> from diffkit.tree_util import register_pytree_node, tree_flatten, tree_leaves
+        >>> class Layer:
+        ...     def __init__(self, weight, name):
+        ...         self.weight, self.name = weight, name
+        >>> register_pytree_node(Layer, lambda layer: ((layer.weight,), layer.name),
+        ...                      lambda name, children: Layer(children[0], name))
+        >>> tree_flatten(Layer(np.ones(2), "dense"))
+        ([array([1., 1.])], PyTreeDef(Layer['dense'](*)))
+        >>> dk.grad(lambda layer: dnp.sum(layer.weight ** 2))(Layer(np.ones(2), "dense")).weight
+        array([2., 2.])
+
+        Subclasses stay leaves, and a type is registered once:
+
+        >>> class Sublayer(Layer):
+        ...     pass
+        >>> len(tree_leaves(Sublayer(np.ones(2), "sub")))
+        1
+        >>> register_pytree_node(Layer, None, None)
+        Traceback (most recent call last):
+            ...
+        ValueError: Layer is already registered as a pytree node
     """
     if nodetype in _registry:
         raise ValueError(f"{nodetype.__qualname__} is already registered as a pytree node")
@@ -101,7 +124,20 @@ def _describe(node: _Node | None, aux: Any, n: int, tree: Any = None) -> str:
 
 
 class PyTreeDef:
-    """The structure of a pytree: node types, static data and arity, with leaves as holes."""
+    """The structure of a pytree: node types, static data and arity, with leaves as holes.
+
+    Examples:
+        >>> from diffkit.tree_util import tree_structure
+        >>> treedef = tree_structure({"a": 1.0, "b": (2.0, 3.0)})
+        >>> treedef, treedef.num_leaves
+        (PyTreeDef({'a': *, 'b': (*, *)}), 3)
+        >>> treedef.unflatten(["x", "y", "z"])
+        {'a': 'x', 'b': ('y', 'z')}
+        >>> treedef == tree_structure({"a": 0, "b": (0, 0)}), len({treedef: 1, treedef: 2})
+        (True, 1)
+        >>> treedef.flatten_up_to({"a": [7, 8], "b": (2, 3)})    # subtrees at the leaves
+        [[7, 8], 2, 3]
+    """
 
     __slots__ = ("node", "aux", "_children", "num_leaves", "_flat", "_hash")
 
@@ -243,6 +279,17 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
     """Split ``tree`` into a list of leaves (depth first, left to right) and its structure.
 
     ``is_leaf(x) -> bool``, if given, stops the descent at any ``x`` for which it is true.
+
+    Examples:
+        >>> from diffkit.tree_util import tree_flatten
+        >>> tree_flatten({"b": (1, 2), "a": [3, None]})    # dict keys in sorted order
+        ([3, 1, 2], PyTreeDef({'a': [*, None], 'b': (*, *)}))
+        >>> tree_flatten([1, (2, 3)], is_leaf=lambda x: isinstance(x, tuple))
+        ([1, (2, 3)], PyTreeDef([*, *]))
+        >>> tree_flatten({1: "a", "b": 2})
+        Traceback (most recent call last):
+            ...
+        TypeError: pytree dict keys must be sortable, got keys [1, 'b']
     """
     if is_leaf is None:
         if type(tree) is tuple:  # fast path: a flat tuple of arrays
@@ -265,6 +312,17 @@ def flatten_as(treedef: PyTreeDef, tree: Any,
     ``is_leaf`` as in :func:`tree_flatten` (e.g. to let ``None`` stand for a leaf); a
     ``None`` node of ``treedef`` still matches ``None``. Raises ValueError naming both
     structures and the path where they first differ.
+
+    Examples:
+        >>> from diffkit.tree_util import flatten_as, tree_structure
+        >>> flatten_as(tree_structure((0, [0])), (1, [2]))
+        [1, 2]
+        >>> flatten_as(tree_structure((0, 0)), (1, None), is_leaf=lambda x: x is None)
+        [1, None]
+        >>> flatten_as(tree_structure((0, [0])), (1, (2,)))
+        Traceback (most recent call last):
+            ...
+        ValueError: tree structure PyTreeDef((*, (*,))) does not match PyTreeDef((*, [*])): ...
     """
     leaves, got = tree_flatten(tree, is_leaf)
     if got == treedef:  # the common case: one flatten and one comparison
@@ -282,27 +340,64 @@ def _never(_: Any) -> bool:
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
-    """Rebuild a tree of structure ``treedef`` from ``leaves``; ValueError on a wrong count."""
+    """Rebuild a tree of structure ``treedef`` from ``leaves``; ValueError on a wrong count.
+
+    Examples:
+        >>> from diffkit.tree_util import tree_flatten, tree_unflatten
+        >>> leaves, treedef = tree_flatten({"a": [3, None], "b": (1, 2)})
+        >>> tree_unflatten(treedef, [10, 20, 30])
+        {'a': [10, None], 'b': (20, 30)}
+        >>> tree_unflatten(treedef, [10, 20])
+        Traceback (most recent call last):
+            ...
+        ValueError: tree_unflatten: PyTreeDef({'a': [*, None], 'b': (*, *)}) expects 3 leaves, got 2
+    """
     return treedef.unflatten(leaves)
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
-    """The leaves of ``tree`` in flattening order."""
+    """The leaves of ``tree`` in flattening order.
+
+    Examples:
+        >>> from diffkit.tree_util import tree_leaves
+        >>> tree_leaves({"b": (1, 2), "a": [3, None]})
+        [3, 1, 2]
+    """
     return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
-    """The :class:`PyTreeDef` of ``tree``."""
+    """The :class:`PyTreeDef` of ``tree``.
+
+    Examples:
+        >>> from collections import namedtuple
+        >>> from diffkit.tree_util import tree_structure
+        >>> Point = namedtuple("Point", "x y")
+        >>> tree_structure((1, [2, Point(3, 4)]))
+        PyTreeDef((*, [*, Point(x=*, y=*)]))
+    """
     return tree_flatten(tree, is_leaf)[1]
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
-    """The treedefs of the root node's immediate children."""
+    """The treedefs of the root node's immediate children.
+
+    Examples:
+        >>> from diffkit.tree_util import tree_structure, treedef_children
+        >>> treedef_children(tree_structure((1, [2, 3])))
+        [PyTreeDef(*), PyTreeDef([*, *])]
+    """
     return treedef.children()
 
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
-    """Whether ``treedef`` is the structure of a single leaf."""
+    """Whether ``treedef`` is the structure of a single leaf.
+
+    Examples:
+        >>> from diffkit.tree_util import tree_structure, treedef_is_leaf
+        >>> treedef_is_leaf(tree_structure(np.ones(3))), treedef_is_leaf(tree_structure((1.0,)))
+        (True, False)
+    """
     return treedef.node is None
 
 
@@ -312,6 +407,17 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
 
     Each tree in ``rest`` must have ``tree``'s structure, or have it as a prefix (then ``f``
     gets the whole subtree found where ``tree`` has a leaf).
+
+    Examples:
+        >>> from diffkit.tree_util import tree_map
+        >>> tree_map(lambda x, y: x + y, (1, {"a": 2}), (10, {"a": 20}))
+        (11, {'a': 22})
+        >>> tree_map(lambda x, y: (x, y), (1, 2), ([5, 6], 7))    # [5, 6] where tree has a leaf
+        ((1, [5, 6]), (2, 7))
+        >>> tree_map(lambda x, y: x + y, (1, 2), (1, 2, 3))
+        Traceback (most recent call last):
+            ...
+        ValueError: tree structure PyTreeDef((*, *, *)) does not match PyTreeDef((*, *)): ...
     """
     leaves, treedef = tree_flatten(tree, is_leaf)
     if not rest:
@@ -328,6 +434,15 @@ def broadcast_prefix(prefix_tree: Any, full_tree: Any,
     ``broadcast_prefix((0, None), (x, {'a': y, 'b': z}))`` is ``[0, None, None]``. ``None`` in
     the prefix is a leaf (as in vmap's ``in_axes``: "not mapped"); ``is_leaf`` marks further
     prefix leaves and is also used to count the leaves of ``full_tree``.
+
+    Examples:
+        >>> from diffkit.tree_util import broadcast_prefix
+        >>> broadcast_prefix((0, None), (np.ones(2), {"a": 2.0, "b": 3.0}))
+        [0, None, None]
+        >>> broadcast_prefix((0, None, 1), (np.ones(2), {"a": 2.0, "b": 3.0}))
+        Traceback (most recent call last):
+            ...
+        ValueError: pytree prefix PyTreeDef((*, *, *)) does not match the structure ...
     """
     prefix_is_leaf = _is_none if is_leaf is None else (lambda x: x is None or is_leaf(x))
     prefix_leaves, prefix_def = tree_flatten(prefix_tree, prefix_is_leaf)
@@ -352,6 +467,13 @@ def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef, tree: Any
 
     E.g. a Jacobian ``{'out1': (dA, dB), 'out2': (dC, dD)}`` with outer ``{...}`` and inner
     ``(*, *)`` becomes ``({'out1': dA, 'out2': dC}, {'out1': dB, 'out2': dD})``.
+
+    Examples:
+        >>> from diffkit.tree_util import tree_structure, tree_transpose
+        >>> outer = tree_structure({"out1": 0, "out2": 0})
+        >>> inner = tree_structure((0, 0))
+        >>> tree_transpose(outer, inner, {"out1": ("dA", "dB"), "out2": ("dC", "dD")})
+        ({'out1': 'dA', 'out2': 'dC'}, {'out1': 'dB', 'out2': 'dD'})
     """
     columns = []
     for sub in outer_treedef.flatten_up_to(tree):

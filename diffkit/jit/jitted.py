@@ -200,7 +200,23 @@ def _check_aliasing(leaves, writes, signature):
 
 class Jitted(Generic[P, R]):
     """``jit(fun)``: call it as ``fun``. ``clear_cache()`` empties the cache and
-    ``cache_info()`` counts traces, hits (replays), guard failures and eager calls."""
+    ``cache_info()`` counts traces, hits (replays), guard failures and eager calls.
+
+    Examples:
+        >>> staged = dk.jit(lambda x: 2 * x)
+        >>> staged
+        <jit of <lambda>>
+        >>> staged(np.ones(2)).tolist(), staged(np.ones(2)).tolist()
+        ([2.0, 2.0], [2.0, 2.0])
+        >>> info = staged.cache_info()
+        >>> info
+        CacheInfo(traces=1, hits=1, guard_failures=0, eager_calls=0)
+        >>> info.traces, info.hits, len(staged.graphs())
+        (1, 1, 1)
+        >>> staged.clear_cache()
+        >>> staged.cache_info(), staged.graphs()
+        (CacheInfo(traces=0, hits=0, guard_failures=0, eager_calls=0), [])
+    """
 
     def __init__(self, fun: Callable[P, R], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Iterable[str] = ()) -> None:
@@ -346,6 +362,59 @@ def jit(fun: Callable[P, R], static_argnums: int | Sequence[int] = (),
     ``float``, an index, a boolean mask) is a guard checked on every call: a different
     answer traces again, so a replay is never stale. A random draw while tracing is an
     error (pass the random numbers in).
+
+    Examples:
+        >>> calls = []
+        >>> @dk.jit
+        ... def loss(x):
+        ...     calls.append(x)    # Python side effects run only when jit traces
+        ...     return dnp.sum(dnp.sin(x) ** 2)
+        >>> float(loss(np.zeros(3))), float(loss(np.full(3, np.pi / 2))), len(calls)
+        (0.0, 3.0, 1)
+        >>> loss.cache_info()
+        CacheInfo(traces=1, hits=1, guard_failures=0, eager_calls=0)
+        >>> _ = loss(np.zeros(4))    # another shape: traced again
+        >>> loss.cache_info().traces, len(calls)
+        (2, 2)
+        >>> dk.grad(loss)(np.zeros(3)).tolist()
+        [0.0, 0.0, 0.0]
+
+        A value read in Python is a guard; a call that answers it differently traces again:
+
+        >>> @dk.jit
+        ... def absolute_sum(x):
+        ...     if x.sum() > 0:
+        ...         return x.sum()
+        ...     return -x.sum()
+        >>> [float(absolute_sum(np.array(v))) for v in ([1.0, 2.0], [-1.0, -2.0], [3.0, 4.0])]
+        [3.0, 3.0, 7.0]
+        >>> absolute_sum.cache_info()
+        CacheInfo(traces=2, hits=1, guard_failures=1, eager_calls=0)
+
+        Static arguments are part of the cache key, by value; they must be hashable:
+
+        >>> power = dk.jit(lambda x, n: x ** n, static_argnums=1)
+        >>> float(power(np.array(2.0), 3)), float(power(np.array(2.0), 2))
+        (8.0, 4.0)
+        >>> power(np.array(2.0), [3])
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.InputTypeError: jit(<lambda>): static argument 1 is a list, which is not ...
+
+        Closed-over arrays are constants of the recording, and a random draw is an error:
+
+        >>> weights = np.array([1.0, 2.0])
+        >>> dot = dk.jit(lambda x: dnp.sum(weights * x))
+        >>> float(dot(np.ones(2)))
+        3.0
+        >>> weights[:] = 10.0
+        >>> float(dot(np.ones(2)))    # the replay keeps the values jit traced with
+        3.0
+        >>> rng = np.random.default_rng(0)
+        >>> dk.jit(lambda x: x + rng.normal())(np.ones(2))
+        Traceback (most recent call last):
+            ...
+        diffkit.jit.randomness.RandomDrawError: <lambda> drew random numbers ...
     """
     return Jitted(fun, static_argnums, static_argnames)
 
@@ -353,7 +422,22 @@ def jit(fun: Callable[P, R], static_argnums: int | Sequence[int] = (),
 def make_graph(fun: Callable[P, Any], static_argnums: int | Sequence[int] = ()
                ) -> Callable[P, Graph]:
     """``make_graph(fun)(*args)``: the ``Graph`` recorded for these arguments, to read
-    (``print(graph)``, ``graph.num_ops``) or call (with the non-static arguments)."""
+    (``print(graph)``, ``graph.num_ops``) or call (with the non-static arguments).
+
+    Examples:
+        >>> graph = dk.make_graph(lambda x: dnp.sin(x) * 2)(np.ones(2))
+        >>> print(graph)
+        graph(v0: f64[2]) {
+          v1: f64[2] = sin v0
+          v2: f64[2] = multiply v1 2
+          return v2
+        }
+        >>> graph.num_ops, graph(np.zeros(2)).tolist()
+        (2, [0.0, 0.0])
+        >>> cube = dk.make_graph(lambda x, n: x ** n, static_argnums=1)(np.ones(2), 3)
+        >>> cube(np.array([2.0, 3.0])).tolist()
+        [8.0, 27.0]
+    """
     signature = _Signature(fun, static_argnums, (), "make_graph")
 
     def record(*args, **kwargs):

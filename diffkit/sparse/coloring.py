@@ -71,14 +71,36 @@ def column_coloring(pattern, order="best"):
     """A colour (an int from 0) for every column of the ``(m, n)`` pattern, such that no two
     columns of one colour have a nonzero in the same row. The number of colours is
     ``colors.max() + 1`` (0 for a pattern without columns). ``order``: one of ``ORDERS``,
-    ``"dsatur"`` or ``"best"``."""
+    ``"dsatur"`` or ``"best"``.
+
+    Examples:
+        >>> from diffkit.sparse import column_coloring
+        >>> pattern = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]], bool)
+        >>> column_coloring(pattern).tolist()
+        [0, 1, 0, 1]
+        >>> column_coloring(np.eye(3, dtype=bool)).tolist()    # one colour for a diagonal
+        [0, 0, 0]
+        >>> column_coloring(np.ones(3, bool))
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.ShapeMismatchError: pattern must be a 2-D SciPy sparse array ...
+    """
     check_order(order, ("dsatur",))
     return distance2.color(Nets.of(as_pattern(pattern)), order)
 
 
 def row_coloring(pattern, order="best"):
     """A colour for every row of the pattern such that no two rows of one colour have a
-    nonzero in the same column: the column colouring of the transpose."""
+    nonzero in the same column: the column colouring of the transpose.
+
+    Examples:
+        >>> import scipy.sparse
+        >>> from diffkit.sparse import row_coloring
+        >>> pattern = scipy.sparse.csr_array(np.array([[1, 1, 0, 0], [0, 1, 1, 0],
+        ...                                            [0, 0, 1, 1]], bool))
+        >>> row_coloring(pattern).tolist()    # rows 0 and 2 share no column
+        [0, 1, 0]
+    """
     check_order(order, ("dsatur",))
     return distance2.color(Nets.of(as_pattern(pattern)).transpose(), order)
 
@@ -87,7 +109,18 @@ def star_coloring(pattern, order="best"):
     """A star colouring of the symmetric ``(n, n)`` pattern: proper (no two adjacent
     vertices share a colour), and every path on four vertices uses at least three colours.
     The diagonal is ignored; an unsymmetric pattern is symmetrised first. ``order``: one of
-    ``ORDERS`` or ``"best"``."""
+    ``ORDERS`` or ``"best"``.
+
+    Examples:
+        >>> from diffkit.sparse import star_coloring
+        >>> tridiagonal = np.eye(4, k=-1) + np.eye(4) + np.eye(4, k=1) > 0
+        >>> star_coloring(tridiagonal).tolist()
+        [0, 1, 0, 2]
+        >>> star_coloring(np.ones((3, 4), bool))
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.ShapeMismatchError: pattern must be square, not of shape (3, 4)
+    """
     check_order(order)
     pattern = as_pattern(pattern, square=True)
     symmetric = as_pattern(pattern + pattern.T)

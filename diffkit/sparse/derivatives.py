@@ -80,7 +80,17 @@ class Coloring(NamedTuple):
     ``"bidirectional"``: the forward ones plus the reverse ones). ``seeds`` (one row per
     colour) and ``take`` (where each stored entry is read in the compressed result) are
     what the evaluation uses. A bidirectional colouring also has ``row_colors`` and
-    ``row_seeds`` (its reverse side); a colour of -1 puts a line in no seed."""
+    ``row_seeds`` (its reverse side); a colour of -1 puts a line in no seed.
+
+    Examples:
+        >>> coloring = dk.sparse_jacobian(lambda x: x[1:] * x[:-1]).coloring(np.ones(4))
+        >>> coloring.mode, coloring.num_colors, coloring.colors.tolist()
+        ('forward', 2, [0, 1, 0, 1])
+        >>> coloring.pattern.toarray().astype(int).tolist()
+        [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
+        >>> coloring.seeds.tolist()    # one row per colour
+        [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]
+    """
 
     pattern: object
     mode: str
@@ -415,7 +425,41 @@ def sparse_jacobian(fun, argnums=0, sparsity=None, mode="auto", chunk_size=None,
 
     The returned function has a method ``coloring(*args)`` giving the ``Coloring`` it uses:
     the pattern, the mode, the colours and their number. It composes with ``jit`` (a CSR
-    array, replayed) and ``vmap`` (an n-D ``coo_array`` of shape ``(*batch, m, n)``)."""
+    array, replayed) and ``vmap`` (an n-D ``coo_array`` of shape ``(*batch, m, n)``).
+
+    Examples:
+        >>> def residual(x):
+        ...     return x[1:] ** 2 - x[:-1]
+        >>> jac = dk.sparse_jacobian(residual)
+        >>> J = jac(np.array([1.0, 2.0, 3.0, 4.0]))
+        >>> type(J).__name__, J.shape
+        ('csr_array', (3, 4))
+        >>> J.toarray().tolist()
+        [[-1.0, 4.0, 0.0, 0.0], [0.0, -1.0, 6.0, 0.0], [0.0, 0.0, -1.0, 8.0]]
+        >>> coloring = jac.coloring(np.ones(4))
+        >>> coloring.mode, coloring.num_colors
+        ('forward', 2)
+
+        Every entry of the pattern is stored, zeros included:
+
+        >>> J0 = jac(np.zeros(4))
+        >>> J0.nnz, J0.data.tolist()
+        (6, [-1.0, 0.0, -1.0, 0.0, -1.0, 0.0])
+        >>> dk.sparse_jacobian(residual, mode="reverse")(np.array([1.0, 2.0, 3.0, 4.0])).nnz
+        6
+
+        Under ``vmap`` and ``jit``:
+
+        >>> batch = dk.vmap(jac)(np.ones((2, 4)))
+        >>> type(batch).__name__, batch.shape
+        ('coo_array', (2, 3, 4))
+        >>> type(dk.jit(jac)(np.ones(4))).__name__
+        'csr_array'
+        >>> dk.sparse_jacobian(residual, mode="sideways")
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.OptionError: sparse_jacobian: mode='sideways'; use 'auto', 'forward', ...
+    """
     _check_options(fun, argnums, sparsity, "sparse_jacobian")
     if mode not in MODES:
         raise OptionError(f"sparse_jacobian: mode={mode!r}; use 'auto', 'forward', "
@@ -437,7 +481,26 @@ def sparse_hessian(fun, argnums=0, sparsity=None, chunk_size=None, executor=None
     ``chunk_size``, ``executor``, ``progress``
     as in ``sparse_jacobian``. ``coloring(*args)`` on the returned function gives the
     ``Coloring`` it uses. Under ``vmap`` the result is an n-D ``coo_array`` of shape
-    ``(*batch, n, n)``, under ``jit`` a CSR array."""
+    ``(*batch, n, n)``, under ``jit`` a CSR array.
+
+    Examples:
+        >>> def h(x):
+        ...     return dnp.sum(x[:-1] ** 2 * x[1:]) + dnp.sum(x)
+        >>> hess = dk.sparse_hessian(h)
+        >>> x = np.array([1.0, 2.0, 3.0, 4.0])
+        >>> H = hess(x)
+        >>> type(H).__name__, H.shape
+        ('csr_array', (4, 4))
+        >>> H.toarray().tolist()
+        [[4.0, 2.0, 0.0, 0.0], [2.0, 6.0, 4.0, 0.0], [0.0, 4.0, 8.0, 6.0], [0.0, 0.0, 6.0, 0.0]]
+        >>> np.array_equal(H.toarray(), dk.hessian(h)(x)), (H != H.T).nnz
+        (True, 0)
+        >>> coloring = hess.coloring(x)
+        >>> coloring.mode, coloring.num_colors
+        ('star', 3)
+        >>> dk.vmap(hess)(np.ones((2, 4))).shape
+        (2, 4, 4)
+    """
     _check_options(fun, argnums, sparsity, "sparse_hessian")
     check_chunk_size(chunk_size, "sparse_hessian")
     return SparseHessian(fun, argnums, sparsity, (chunk_size, executor, progress))

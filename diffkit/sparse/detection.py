@@ -70,7 +70,26 @@ def jacobian_sparsity(fun, argnums=0, local=False):
     reshapes, ``concatenate``, ``roll``, ``transpose``: where each entry moves;
     reductions, ``matmul``, ``einsum``: what is combined). A primitive without a
     structural rule makes each of its output entries depend on all of its inputs' entries,
-    with a ``diffkit.errors.DensePatternWarning`` naming it."""
+    with a ``diffkit.errors.DensePatternWarning`` naming it.
+
+    Examples:
+        >>> def f(x):
+        ...     return dnp.where(x > 0, x, 2 * dnp.roll(x, 1))
+        >>> x = np.array([1.0, 2.0, 3.0])
+        >>> pattern = dk.jacobian_sparsity(f)(x)
+        >>> type(pattern).__name__, pattern.dtype, pattern.shape
+        ('csr_array', dtype('bool'), (3, 3))
+        >>> pattern.toarray().astype(int).tolist()    # both branches of the where
+        [[1, 0, 1], [1, 1, 0], [0, 1, 1]]
+        >>> dk.jacobian_sparsity(f, local=True)(x).toarray().astype(int).tolist()
+        [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+
+        Pytrees are flattened as ``ravel_pytree`` flattens them:
+
+        >>> dk.jacobian_sparsity(lambda p: p["a"] * p["b"][0])(
+        ...     {"a": np.ones(2), "b": np.ones(3)}).toarray().astype(int).tolist()
+        [[1, 0, 1, 0, 0], [0, 1, 1, 0, 0]]
+    """
     check_callable(fun, "jacobian_sparsity")
     check_argnums(argnums, "jacobian_sparsity")
 
@@ -89,7 +108,18 @@ def hessian_sparsity(fun, argnums=0, local=False):
     ``jacobian_sparsity``). Inputs that enter only linearly have no entries. A program of
     elementwise and linear primitives is read in one forward pass instead, which also
     drops the products whose entries never reach the output (a slice of a nonlinear
-    value): never coarser than the gradient program's pattern."""
+    value): never coarser than the gradient program's pattern.
+
+    Examples:
+        >>> def h(x):
+        ...     return dnp.sum(x[:-1] ** 2 * x[1:]) + dnp.sum(x)
+        >>> pattern = dk.hessian_sparsity(h)(np.ones(4))
+        >>> pattern.shape, pattern.toarray().astype(int).tolist()
+        ((4, 4), [[1, 1, 0, 0], [1, 1, 1, 0], [0, 1, 1, 1], [0, 0, 1, 0]])
+        >>> pattern = dk.hessian_sparsity(lambda x: x[0] * x[1] + 3 * x[2])(np.ones(3))
+        >>> pattern.toarray().astype(int).tolist()    # x[2] enters only linearly
+        [[0, 1, 0], [1, 0, 0], [0, 0, 0]]
+    """
     check_callable(fun, "hessian_sparsity")
     check_argnums(argnums, "hessian_sparsity")
 

@@ -242,6 +242,29 @@ def check_grads(fun: Callable[..., Any], args: Sequence[PyTree], order: int = 2,
 
     Raises ``AssertionError`` naming the argument, the mode and the order whose derivative
     differs, with the largest error.
+
+    Examples:
+        >>> from diffkit.testing import check_grads
+        >>> check_grads(lambda x, y: dnp.sin(x) * y ** 2, (np.array([0.5, 1.0]), 2.0))
+        >>> check_grads(lambda z: dnp.abs(z) ** 2, (np.array([1 + 2j]),), order=1)
+
+        A wrong rule fails, naming the mode, the order and the argument:
+
+        >>> @dk.custom_jvp
+        ... def bad_sin(x):
+        ...     return dnp.sin(x)
+        >>> @bad_sin.defjvp
+        ... def bad_sin_jvp(primals, tangents):    # 1 % too large
+        ...     (x,), (t,) = primals, tangents
+        ...     return dnp.sin(x), 1.01 * dnp.cos(x) * t
+        >>> check_grads(bad_sin, (np.array([0.5, 1.0]),), order=1)
+        Traceback (most recent call last):
+            ...
+        AssertionError: check_grads: forward mode (jvp) at order 1 differs for argument args[0]: ...
+        >>> check_grads(bad_sin, (np.array([0.5, 1.0]),), order=1, modes="rev")
+        Traceback (most recent call last):
+            ...
+        AssertionError: check_grads: reverse mode (vjp) at order 1 differs for argument args[0]: ...
     """
     if isinstance(modes, str):
         modes = (modes,)
@@ -455,6 +478,25 @@ def assert_jacobians_agree(fun: Callable[..., Any], *args: PyTree, rtol: float |
     output and input are both complex, also directly with diffkit's complex Jacobian
     convention: ``df/dx`` for a real input and complex output, ``df/dx - i df/dy`` for a
     complex input ``x + iy`` and real output.
+
+    Examples:
+        >>> from diffkit.testing import assert_jacobians_agree
+        >>> assert_jacobians_agree(lambda x, i: dnp.sin(x) * x[i], np.array([0.5, 1.0]), 1)
+        >>> assert_jacobians_agree(lambda z: z * dnp.conj(z), np.array([1 + 2j, 3.0]))
+
+        A JVP rule that is not linear in its tangents gives reverse mode (its transpose)
+        another Jacobian:
+
+        >>> @dk.custom_jvp
+        ... def sine(x):
+        ...     return dnp.sin(x)
+        >>> @sine.defjvp
+        ... def sine_jvp(primals, tangents):
+        ...     return dnp.sin(primals[0]), tangents[0] ** 2
+        >>> assert_jacobians_agree(sine, np.array([0.5, 1.0]))
+        Traceback (most recent call last):
+            ...
+        AssertionError: assert_jacobians_agree: the Jacobian from unit-vector VJPs differs from ...
     """
     flat = _Flat(fun, args, "assert_jacobians_agree")
     xs = flat.primals
@@ -679,6 +721,22 @@ def check_vmap(fun: Callable[..., Any], args: Sequence[PyTree], in_axes: Axes = 
     float64, 1e-5 for float32) and ``atol`` (default ``1e-12`` times the largest result,
     at least 1), since batched NumPy calls may sum in a different order. Complex results are
     compared by the modulus of the difference. NaN in both at the same place is equal.
+
+    Examples:
+        >>> from diffkit.testing import check_vmap
+        >>> check_vmap(lambda x, y: dnp.sum(x * y), (np.ones((3, 2)), np.arange(2.0)),
+        ...            in_axes=(0, None))
+
+        A function that keeps state between calls gives another result per example:
+
+        >>> calls = []
+        >>> def stateful(x):
+        ...     calls.append(x)
+        ...     return x * len(calls)
+        >>> check_vmap(stateful, (np.ones(3),))
+        Traceback (most recent call last):
+            ...
+        AssertionError: check_vmap: for in_axes=0 (argument shapes [(3,)]), out: vmap and the ...
     """
     if not isinstance(args, (tuple, list)):
         raise TypeError(f"check_vmap takes the arguments as a tuple, e.g. check_vmap(f, (x,)); "

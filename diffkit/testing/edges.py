@@ -312,6 +312,26 @@ def check_edge(fun: Callable[..., Any], args: Sequence[PyTree], *,
     output (integer functions, predicates) gets the value and batching checks only.
 
     Raises ``AssertionError`` naming the check that fails. Returns the Jacobian (or None).
+
+    Examples:
+        >>> from diffkit.testing import check_edge
+        >>> check_edge(dnp.sin, (np.array([0.0, 1.0]),), reference=np.sin).shape
+        (2, 2)
+
+        At a kink the Jacobian is the documented convention (``abs'(0) = 0``):
+
+        >>> check_edge(dnp.abs, (np.array([0.0, 2.0]),), reference=np.abs,
+        ...            differentiable=False, jacobian=[[0, 0], [0, 1]]).tolist()
+        [[0.0, 0.0], [0.0, 1.0]]
+        >>> check_edge(dnp.abs, (np.array([0.0, 2.0]),), reference=np.abs,
+        ...            differentiable=False, jacobian=[[1, 0], [0, 1]])
+        Traceback (most recent call last):
+            ...
+        AssertionError: check_edge: the Jacobian against the documented convention: ...
+        >>> print(check_edge(dnp.sign, (np.array([0.0, -1.0]),), reference=np.sign,
+        ...                  differentiable=False, jacobian=0.0))
+        [[0. 0.]
+         [0. 0.]]
     """
     args = tuple(args)
     if reference is not None:
