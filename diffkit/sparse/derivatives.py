@@ -327,7 +327,7 @@ class SparseJacobian(_SparseDerivative):
                 info.seeds.astype(dtype_of(out), copy=False))
         elif mode == "bidirectional":
             compressed = self._join(info, out, *compressed)
-        return sparse_result(compressed, info.take, pattern)
+        return sparse_result(compressed, info.take, pattern, isinstance(x, Tracer))
 
     def _join(self, info, out, forward, pull):
         """The forward products (colour first) and the reverse ones, as one flat vector:
@@ -392,7 +392,8 @@ class SparseHessian(_SparseDerivative):
         if compressed is None:
             return empty_result(info.pattern, np.result_type(dtype_of(x), np.float64),
                                 isinstance(x, Tracer))
-        return sparse_result(compressed, info.take, info.pattern)
+        return sparse_result(compressed, info.take, info.pattern,
+                             isinstance(x, Tracer))
 
 
 def _check_options(fun, argnums, sparsity, name):

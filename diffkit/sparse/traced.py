@@ -79,10 +79,12 @@ register_pytree_node(TracedSparse, lambda t: ((t.data,), t.structure),
                      lambda structure, children: structure.build(children[0]))
 
 
-def sparse_result(compressed, take, pattern):
-    """The derivative from its compressed form: a CSR array, or a ``TracedSparse`` when
-    ``compressed`` is traced by an outer transformation."""
-    if isinstance(compressed, Tracer):
+def sparse_result(compressed, take, pattern, traced=False):
+    """The derivative from its compressed form: a CSR array, or a ``TracedSparse`` inside
+    an outer transformation (``traced``: the input is traced there), even where the values
+    do not depend on the input (a linear function's), so that the transformation hands
+    back the derivative it promises (under ``vmap``, one slice per member)."""
+    if traced or isinstance(compressed, Tracer):
         return TracedSparse(dnp.reshape(compressed, (-1,))[take], _Structure(pattern))
     return col.from_gather(compressed, take, pattern)
 

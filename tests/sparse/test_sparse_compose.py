@@ -5,6 +5,8 @@ retracing, and every slice equals the dense derivative."""
 import numpy as np
 import pytest
 import scipy.sparse as sps
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -89,3 +91,24 @@ def test_a_derivative_without_entries_under_vmap():
 def test_a_batch_axis_that_is_not_first_is_a_clear_error():
     with pytest.raises(ShapeMismatchError, match="out_axes=0"):
         dk.vmap(dk.sparse_jacobian(banded), out_axes=1)(XS)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 6), st.integers(2, 6), st.integers(1, 3), st.integers(0, 2**32 - 1),
+       st.sampled_from(["forward", "reverse", "auto"]))
+def test_vmap_of_a_derivative_that_does_not_depend_on_the_input(m, n, batch, seed, mode):
+    """A linear function's Jacobian (and a quadratic's Hessian) is the same for every
+    member of the batch: the values do not move with the batch, yet vmap still hands
+    back one slice per member, as for a nonlinear function."""
+    rng = np.random.default_rng(seed)
+    matrix = rng.normal(size=(m, n)) * (rng.random((m, n)) < 0.5)
+    xs = rng.normal(size=(batch, n))
+    jacobians = dk.vmap(dk.sparse_jacobian(lambda x: matrix @ x + 1.0, mode=mode))(xs)
+    assert isinstance(jacobians, sps.coo_array) and jacobians.shape == (batch, m, n)
+    for slice_ in jacobians.toarray():
+        np.testing.assert_array_equal(slice_, matrix)
+    quadratic = matrix.T @ matrix
+    hessians = dk.vmap(dk.sparse_hessian(lambda x: x @ quadratic @ x / 2 + dnp.sum(x)))(xs)
+    assert hessians.shape == (batch, n, n)
+    for slice_ in hessians.toarray():
+        np.testing.assert_allclose(slice_, quadratic, rtol=1e-12, atol=1e-12)
