@@ -111,6 +111,16 @@ def test_float(run):
     assert "dk.stop_gradient(t[0])" in text and "np.sin(t[0])" in text
 
 
+@BOTH_MODES
+def test_float_of_a_stopped_value_does_not_suggest_stopping_it_again(run):
+    def f(t):
+        return float(dk.stop_gradient(t[0])) * t  # escapes here
+
+    text = escape_message(f, run)
+    assert "dk.stop_gradient(dk.stop_gradient" not in text
+    assert "already a constant" in text and "use dk.stop_gradient(t[0]) itself" in text
+
+
 def test_complex():
     def f(t):
         return complex(t[1]) * t  # escapes here

@@ -596,8 +596,7 @@ def scalar_escape(site, kind):
     arg = _text(call.args[0], "t") if call is not None and call.args else "t"
     if kind in (".item", ".tolist") and isinstance(getattr(call, "func", None), ast.Attribute):
         arg = _text(call.func.value, "t")
-    constant = (f"If a constant is really wanted, use dk.stop_gradient({arg}) in its place "
-                "(it stays an array, with a zero derivative).")
+    constant = _constant_hint(arg)
     if getattr(callee, "__module__", None) in ("math", "cmath"):
         name = callee.__name__
         numpy_call = f"np.{name}({arg})" if hasattr(np, name) else "the NumPy function"
@@ -607,6 +606,17 @@ def scalar_escape(site, kind):
     return what, (f"Keep it an array: arrays work wherever a Python {number} does, and "
                   f"NumPy functions (np.sin({arg}) rather than math.sin) keep the derivative. "
                   f"{constant}")
+
+
+def _constant_hint(arg):
+    """How to get a constant of ``arg`` (the source text of the traced argument)."""
+    if arg.replace(" ", "").startswith(("dk.stop_gradient(", "stop_gradient(",
+                                        "diffkit.stop_gradient(")):
+        return (f"{arg} is already a constant (its derivative is zero), but it is still a "
+                "traced array under the transformation, and only an array can stand for it: "
+                f"use {arg} itself where the number was wanted.")
+    return (f"If a constant is really wanted, use dk.stop_gradient({arg}) in its place "
+            "(it stays an array, with a zero derivative).")
 
 
 def writes_out(out):
