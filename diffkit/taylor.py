@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from .api import _FlatFun, hvp, vmap
-from .api_checks import check_callable, flat_inputs
+from .api_checks import check_callable, check_scalar, flat_inputs
 from .api_checks import matching_leaves as _matching_leaves
 from .core.trace import Tracer
 from .core.zeros import Zero, instantiate
@@ -316,7 +316,7 @@ def hessian_diagonal(fun, argnums=0, *, stochastic=None, rng=None, sparsity="aut
 
     @public(fun)
     def hessian_diagonal_fun(*args):
-        of_x, x = _bind_argument(fun, args, argnums)
+        of_x, x = _bind_argument(_scalar_valued(fun, "hessian_diagonal"), args, argnums)
         if stochastic is None:
             graph = _interactions("hessian_diagonal", of_x, x, args, sparsity)
             if graph is not None:
@@ -330,6 +330,15 @@ def hessian_diagonal(fun, argnums=0, *, stochastic=None, rng=None, sparsity="aut
         products = vmap(lambda d: hvp(of_x, (x,), (d,))[0])(v)
         return reductions.sum(products * v, axis=0) / stochastic
     return hessian_diagonal_fun
+
+
+def _scalar_valued(fun, name):
+    """``fun`` with its output checked to be a real scalar (``check_scalar``)."""
+    def scalar(*args):
+        out = fun(*args)
+        check_scalar(out, name)
+        return out
+    return scalar
 
 
 def biharmonic(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):

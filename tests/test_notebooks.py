@@ -24,7 +24,8 @@ import diffkit
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 EXPECTED = ["01_backward_is_a_vjp", "02_jacobians_and_hessians", "03_scipy",
-            "04_property_testing", "05_vmap", "06_jit", "07_solvers", "08_sparse", "09_bilevel"]
+            "04_property_testing", "05_vmap", "06_jit", "07_solvers", "08_sparse", "09_bilevel",
+            "10_taylor"]
 
 
 def _load_build():
