@@ -18,7 +18,8 @@ Hessian:
   - 2 D⁴_{e_i} - 2 D⁴_{e_j}) / 12``, the interpolation of Griewank, Utke & Walther 2000).
 
 Each takes ``stochastic=k`` with a NumPy ``Generator`` as ``rng`` for an unbiased estimate
-from k random directions: Rademacher vectors ``v`` (``E[v vᵀ] = I``) for the Laplacians
+from k random directions (or ``stochastic=V``, the k directions drawn by the caller, which
+may be an argument of a jitted function: ``jit`` refuses draws while it traces): Rademacher vectors ``v`` (``E[v vᵀ] = I``) for the Laplacians
 and the diagonal (``E[v ⊙ ∇²f v] = diag ∇²f``), Gaussian ones for the biharmonic
 (``E[D⁴_v f] = 3 Δ²f``). The generator is the only source of randomness: the same
 generator state gives the same estimate.
@@ -210,16 +211,47 @@ def _operator(name, fun, argnums, stochastic, rng):
     if not isinstance(argnums, int):
         raise InputTypeError(f"{name}: argnums must be one int (the argument the operator "
                              f"acts on), got {argnums!r}")
-    if stochastic is not None:
-        if not isinstance(stochastic, int) or isinstance(stochastic, bool) or stochastic < 1:
+    if stochastic is None:
+        if rng is not None:
+            raise OptionError(f"{name}: rng= is used only with stochastic=k")
+        return
+    if _is_count(stochastic):
+        if stochastic < 1:
             raise OptionError(f"{name}: stochastic must be a positive int (the number of "
                               f"random directions), got {stochastic!r}")
         if not isinstance(rng, np.random.Generator):
             raise OptionError(f"{name}(stochastic={stochastic}) needs rng=, a "
                               "numpy.random.Generator (np.random.default_rng(seed)): the "
                               "estimate draws its directions from it and from nothing else")
+    elif isinstance(stochastic, bool) or not hasattr(stochastic, "shape") \
+            and not isinstance(stochastic, (list, tuple)):
+        raise OptionError(f"{name}: stochastic must be a positive int k (with rng=) or an "
+                          f"array of k directions drawn by the caller, got {stochastic!r}")
     elif rng is not None:
-        raise OptionError(f"{name}: rng= is used only with stochastic=k")
+        raise OptionError(f"{name}: stochastic= is an array of directions already drawn; "
+                          "rng= draws them and goes with stochastic=k only")
+
+
+def _is_count(stochastic):
+    return isinstance(stochastic, (int, np.integer)) and not isinstance(stochastic, bool)
+
+
+def _probes(name, stochastic, rng, shape, dtype, gaussian=False):
+    """The ``(k,) + shape`` random directions of a stochastic estimate: drawn from ``rng``
+    (Rademacher, or standard Gaussian), or the caller's array ``stochastic`` (which may be
+    traced: passed in as an argument of a jitted function)."""
+    if _is_count(stochastic):
+        if gaussian:
+            return rng.standard_normal((int(stochastic), *shape)).astype(dtype)
+        signs = rng.integers(0, 2, size=(int(stochastic), *shape)) * 2 - 1
+        return signs.astype(dtype)
+    probes = stochastic if hasattr(stochastic, "shape") else np.asarray(stochastic, dtype)
+    if tuple(np.shape(probes))[1:] != tuple(shape) or len(np.shape(probes)) != len(shape) + 1:
+        raise ShapeMismatchError(
+            f"{name}: the directions given as stochastic= have shape {np.shape(probes)}, "
+            f"expected (k,) + {tuple(shape)}: k directions, each shaped like the "
+            + ("argument" if name != "weighted_laplacian" else "columns of sigma (R,)"))
+    return probes
 
 
 def _bind_argument(fun, args, argnums):
@@ -243,7 +275,9 @@ def laplacian(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):
     array shaped like ``fun``'s output.
 
     ``stochastic=k`` (with ``rng``, a NumPy ``Generator``): the unbiased Hutchinson
-    estimate ``mean_r v_rᵀ ∇²f v_r`` over k Rademacher vectors.
+    estimate ``mean_r v_rᵀ ∇²f v_r`` over k Rademacher vectors; ``stochastic=V`` (shape
+    ``(k,) + x.shape``): the same over the caller's directions (unbiased when
+    ``E[v vᵀ] = I``).
 
     ``sparsity``: coordinates that never meet in a second derivative (a separable
     function, a stencil) can share a direction, ``(e_i + e_j)ᵀ ∇²f (e_i + e_j) =
@@ -262,9 +296,9 @@ def laplacian(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):
             directions = (_unit_directions(x) if graph is None
                           else _indicators(_groups(graph, np.size(x)), x))
         else:
-            directions = _rademacher(rng, stochastic, x)
+            directions = _probes("laplacian", stochastic, rng, np.shape(x), _dtype(x))
         total = _summed(of_x, x, directions, 2) * 2
-        return total if stochastic is None else total / stochastic
+        return total if stochastic is None else total / np.shape(directions)[0]
     return laplacian_fun
 
 
@@ -284,21 +318,23 @@ def weighted_laplacian(fun, sigma, argnums=0, *, stochastic=None, rng=None):
         s = sigma(*args) if callable(sigma) else sigma
         directions = _columns(s, x)
         if stochastic is not None:
-            v = _rademacher(rng, stochastic, np.zeros(np.shape(directions)[0]))
-            directions = np.tensordot(v, directions, axes=1)
+            v = _probes("weighted_laplacian", stochastic, rng, np.shape(directions)[:1],
+                        _dtype(x))
+            directions = _combined(v, directions)
         total = _summed(of_x, x, directions, 2) * 2
-        return total if stochastic is None else total / stochastic
+        return total if stochastic is None else total / np.shape(directions)[0]
     return weighted_laplacian_fun
 
 
 def _columns(sigma, x):
     """The columns of ``sigma`` (shape ``x.shape + (R,)``) as directions ``(R,) + x.shape``."""
-    sigma = np.asarray(sigma)
-    if sigma.shape[:-1] != np.shape(x) or sigma.ndim != np.ndim(x) + 1:
+    if not hasattr(sigma, "shape"):
+        sigma = np.asarray(sigma, _dtype(x))
+    if tuple(sigma.shape[:-1]) != np.shape(x) or len(sigma.shape) != np.ndim(x) + 1:
         raise ShapeMismatchError(
-            f"weighted_laplacian: sigma has shape {sigma.shape}, expected x.shape + (R,) = "
-            f"{np.shape(x)} + (R,): one column per direction of the diffusion")
-    return np.moveaxis(sigma, -1, 0)
+            f"weighted_laplacian: sigma has shape {tuple(sigma.shape)}, expected x.shape + "
+            f"(R,) = {np.shape(x)} + (R,): one column per direction of the diffusion")
+    return shape.moveaxis(sigma, -1, 0)
 
 
 def hessian_diagonal(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):
@@ -326,9 +362,9 @@ def hessian_diagonal(fun, argnums=0, *, stochastic=None, rng=None, sparsity="aut
                 return shape.reshape(flat[colors, np.arange(np.size(x))], np.shape(x))
             second = _directional(of_x, x, _unit_directions(x), 2) * 2
             return shape.reshape(second, np.shape(x))
-        v = _rademacher(rng, stochastic, x)
+        v = _probes("hessian_diagonal", stochastic, rng, np.shape(x), _dtype(x))
         products = vmap(lambda d: hvp(of_x, (x,), (d,))[0])(v)
-        return reductions.sum(products * v, axis=0) / stochastic
+        return reductions.sum(products * v, axis=0) / np.shape(v)[0]
     return hessian_diagonal_fun
 
 
@@ -359,8 +395,8 @@ def biharmonic(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):
     def biharmonic_fun(*args):
         of_x, x = _bind_argument(fun, args, argnums)
         if stochastic is not None:
-            v = rng.standard_normal((stochastic, *np.shape(x))).astype(np.result_type(x))
-            return _summed(of_x, x, v, 4) * 24 / (3 * stochastic)
+            v = _probes("biharmonic", stochastic, rng, np.shape(x), _dtype(x), gaussian=True)
+            return _summed(of_x, x, v, 4) * 24 / (3 * np.shape(v)[0])
         graph = _interactions("biharmonic", of_x, x, args, sparsity)
         return _exact_biharmonic(of_x, x, graph)
     return biharmonic_fun
@@ -404,8 +440,14 @@ def _pairs(graph, size):
     return rows[upper], graph.idx[upper]
 
 
-def _rademacher(rng, count, x):
-    signs = rng.integers(0, 2, size=(count, *np.shape(x))) * 2 - 1
-    return signs.astype(np.result_type(x, np.float32))
+def _dtype(x):
+    return np.result_type(x)
+
+
+def _combined(weights, directions):
+    """``weights @ directions`` over the first axis of ``directions``: (k, R) with
+    (R,) + shape gives (k,) + shape (the weights may be traced)."""
+    flat = shape.reshape(directions, (np.shape(directions)[0], -1))
+    return shape.reshape(weights @ flat, (np.shape(weights)[0], *np.shape(directions)[1:]))
 
 
