@@ -103,30 +103,31 @@ def fmt(seconds):
 
 
 def laplacian_rows(dims, runs):
-    rows = []
-    for dim in dims:
-        rng = np.random.default_rng(dim)
-        weights = mlp_weights(dim, rng)
-        X = rng.standard_normal((POINTS, dim))
-        u = mlp(weights)
-        floor = forward_laplacian_numpy(weights, X)
-        ours = dk.vmap(dk.laplacian(u))
-        ours_jit = dk.jit(ours)
-        nested = dk.vmap(lambda x: dnp.trace(dk.hessian(u)(x)))
-        nested_jit = dk.jit(nested)
-        for name, f in (("eager", ours), ("jit", ours_jit), ("nested jit", nested_jit)):
-            got = f(X)
-            error = np.max(np.abs(got - floor)) / max(1.0, np.max(np.abs(floor)))
-            assert error < 1e-9, (dim, name, error)
-        row = dict(dim=dim,
-                   numpy=median_time(lambda: forward_laplacian_numpy(weights, X), runs),
-                   eager=median_time(lambda: ours(X), runs),
-                   jit=median_time(lambda: ours_jit(X), runs),
-                   nested=median_time(lambda: nested(X), max(1, runs // 2)),
-                   nested_jit=median_time(lambda: nested_jit(X), runs))
-        row.update(jax_rows(weights, X, floor, runs))
-        rows.append(row)
-    return rows
+    return [laplacian_row(dim, runs) for dim in dims]
+
+
+def laplacian_row(dim, runs):
+    rng = np.random.default_rng(dim)
+    weights = mlp_weights(dim, rng)
+    X = rng.standard_normal((POINTS, dim))
+    u = mlp(weights)
+    floor = forward_laplacian_numpy(weights, X)
+    ours = dk.vmap(dk.laplacian(u))
+    ours_jit = dk.jit(ours)
+    nested = dk.vmap(lambda x: dnp.trace(dk.hessian(u)(x)))
+    nested_jit = dk.jit(nested)
+    for name, f in (("eager", ours), ("jit", ours_jit), ("nested jit", nested_jit)):
+        got = f(X)
+        error = np.max(np.abs(got - floor)) / max(1.0, np.max(np.abs(floor)))
+        assert error < 1e-9, (dim, name, error)
+    row = dict(dim=dim,
+               numpy=median_time(lambda: forward_laplacian_numpy(weights, X), runs),
+               eager=median_time(lambda: ours(X), runs),
+               jit=median_time(lambda: ours_jit(X), runs),
+               nested=median_time(lambda: nested(X), max(1, runs // 2)),
+               nested_jit=median_time(lambda: nested_jit(X), runs))
+    row.update(jax_rows(weights, X, floor, runs))
+    return row
 
 
 def jax_rows(weights, X, floor, runs):
@@ -182,7 +183,7 @@ def memory_row(dim=30):
 
 
 def chain(x):
-    for k in range(50):
+    for _ in range(50):
         x = dnp.sin(x) * 0.9 + dnp.exp(-x * x) * 0.1
     return x
 

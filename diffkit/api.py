@@ -77,7 +77,8 @@ from .core.zeros import dtype_of, instantiate, is_complex, shape_of
 from .errors import BatchingError, ChunkError, InputTypeError, OptionError
 from .interpreters.batching import batch_flat
 from .interpreters.forward import jvp_flat
-from .interpreters.reverse import linearize_flat, vjp_flat
+from .interpreters.reverse import vjp_flat
+from .interpreters.staging import linearize_flat
 from .jacobian_parts import (
     basis_size,
     jacobian_tree,
@@ -243,9 +244,13 @@ def linearize(fun, *primals):
     """Evaluate ``fun(*primals)`` and return ``(out, jvp_fn)`` where ``jvp_fn(*tangents)``
     is the JVP at ``primals``.
 
-    The linear part of the forward pass is recorded once; each call of ``jvp_fn`` replays
-    only that recording (no evaluation of ``fun``). For a jitted ``fun`` the recording is a
-    ``Graph`` of the tangent operations (``jvp_fn.graph``), replayed as generated NumPy.
+    The linear part of the forward pass is recorded once, in the staged IR; each call of
+    ``jvp_fn`` replays only that recording (no evaluation of ``fun``), except for a
+    tangent whose values the recording read differently (a rule's 0 x inf check meeting a
+    zero, NaN or infinite entry): that call computes the JVP at the recorded primals,
+    running ``fun`` again (``StaleLinearMapError`` if ``fun`` no longer gives the values
+    of the call). For a jitted ``fun`` the recording is a ``Graph`` of the tangent
+    operations (``jvp_fn.graph``), replayed as generated NumPy.
 
     Examples:
         >>> calls = []

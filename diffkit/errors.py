@@ -22,6 +22,7 @@ __all__ = [
     "DensePatternWarning",
     "ChunkError",
     "MissingDependencyError",
+    "StaleLinearMapError",
 ]
 
 
@@ -254,6 +255,26 @@ class ChunkError(DiffkitError, RuntimeError):
         Traceback (most recent call last):
             ...
         diffkit.errors.ChunkError: jacfwd: the executor returned no result for chunk(s) [2] of 3...
+    """
+
+
+class StaleLinearMapError(DiffkitError, RuntimeError):
+    """A function from ``linearize`` met a tangent its recording does not fit (a rule's
+    0 x inf check reads it differently), so the JVP had to be computed by running the
+    function again, and the function no longer gives the values it gave at the call (an
+    array it closes over was written since). Nothing is returned from the changed function.
+
+    Examples:
+        >>> w = np.array([1.0, 2.0])
+        >>> def f(x):
+        ...     return dnp.sqrt(x) * w          # an infinite derivative at x = 0
+        >>> with np.errstate(all="ignore"):
+        ...     _, jvp_fn = dk.linearize(f, np.array([0.0, 4.0]))
+        ...     w[:] = 5.0                      # the recording kept its own copy of w
+        ...     jvp_fn(np.array([0.0, 1.0]))   # a zero meets the infinite derivative
+        Traceback (most recent call last):
+            ...
+        diffkit.errors.StaleLinearMapError: ...no longer computes...
     """
 
 

@@ -17,7 +17,8 @@ from diffkit.core.zeros import Zero
 from diffkit.errors import EscapedTracerError, ShapeMismatchError
 from diffkit.interpreters.batching import batch_flat
 from diffkit.interpreters.forward import jvp_flat
-from diffkit.interpreters.reverse import linearize_flat, vjp_flat
+from diffkit.interpreters.reverse import vjp_flat
+from diffkit.interpreters.staging import linearize_flat
 
 RNG = np.random.default_rng(11)
 X = RNG.standard_normal(4)

@@ -25,7 +25,9 @@ A primitive holds, in one place:
   (``x(t) = primals[i] + series[i][0] t + ... + series[i][K-1] t^K``: coefficients, not
   derivatives), each an array or a symbolic ``Zero``; ``series_out`` the K coefficients of
   the output. Without one, ``diffkit.interpreters.taylor`` derives the coefficients from
-  the ``jvp`` rule (its documented fallback), so a jet rule is a speed-up, never a need.
+  the ``jvp`` rule (its documented fallback), so a jet rule is a speed-up, never a need;
+  a rule may also return ``NotImplemented`` at a point it does not handle (a zero
+  divisor), where the fallback then answers as the JVP rule would.
 - or ``nondiff=True`` (argmax, comparisons): the output never carries a derivative, only a
   batching rule is needed.
 - ``sparsity(args, out, local, **params)``: the structure of the primitive's Jacobian, for
@@ -163,30 +165,67 @@ class Traits:
     - ``draws_randomness``: ``impl`` draws random numbers, so its result differs between
       calls with the same arguments: never merged, folded or replayed as a constant.
 
-    Derived: ``pure`` (neither effectful nor drawing: equal arguments give an equal result
-    and nothing else happens, so a pass may merge, fold or drop it) and ``must_run`` (a
-    staged program runs it even where nothing reads its result: it may raise, has an
-    effect or draws).
+    What an application computes, for the passes that rewrite or inline it: each is None
+    (no such claim) or a function of the application's parameters, whose answer holds for
+    ``impl(*arrays, **params)``.
+
+    - ``reshapes_to(params)``: the shape the single argument is reshaped to, its entries
+      in the same (C) order: ``np.reshape(x, shape)``. Also ``shape_only``.
+    - ``reads_index(params)``: a basic NumPy index (a tuple of integers, slices, ``None``
+      and ``Ellipsis``; no index array), the result being ``x[index]`` of the single
+      argument; None for parameters that make another read (index arrays).
+    - ``writes_index(params)``: a basic index as above, the result being a new array of
+      zeros of the result's shape and dtype with the single argument written at
+      ``index`` (``out[index] = values``: a basic index never repeats an entry, so adding
+      into zeros is writing); None for parameters that make another write.
+    - ``joins_along(params)``: the axis along which the arguments are joined end to end,
+      ``np.concatenate(arrays, axis)``.
+    - ``packs_scalars(params)``: the dtype of the new vector made of the arguments, values
+      of no dimension, in order: ``np.array(arrays, dtype)``.
+    - ``matrix_products(params)``: ``"left"`` when the results are ``matrix @ v`` for each
+      argument ``v`` after the first, ``matrix`` (``matrix.ndim == 2``), ``"right"`` when
+      they are ``v @ matrix``.
+    - ``user_function(params)``: the user's function with rules of its own
+      (``custom_jvp``, ``custom_vjp``, ``checkpoint``: a ``CustomCall``, with its
+      ``name``) that ``impl`` runs. Under a transformation the application is bound
+      anew through ``bind_custom``, so that the transformation uses those rules (binding
+      the primitive would not); and, its code being the user's, it is not ``pure``.
+
+    Derived: ``pure`` (neither effectful nor drawing nor the user's code: equal arguments
+    give an equal result and nothing else happens, so a pass may merge, fold or drop it)
+    and ``must_run`` (a staged program runs it even where nothing reads its result: it
+    may raise, has an effect or draws).
     """
 
     __slots__ = ("elementwise", "out_argument", "curvature", "shape_only", "compose",
                  "is_identity", "nan_propagating", "operator", "may_raise", "effectful",
-                 "draws_randomness", "pure", "must_run")
+                 "draws_randomness", "reshapes_to", "reads_index", "writes_index",
+                 "joins_along", "packs_scalars", "matrix_products", "user_function",
+                 "pure", "must_run")
 
     def __init__(self, *, elementwise=False, out_argument=None, curvature=None,
                  shape_only=False, compose=None, is_identity=None, nan_propagating=False,
-                 operator=None, may_raise=False, effectful=False, draws_randomness=False):
+                 operator=None, may_raise=False, effectful=False, draws_randomness=False,
+                 reshapes_to=None, reads_index=None, writes_index=None, joins_along=None,
+                 packs_scalars=None, matrix_products=None, user_function=None):
         if isinstance(curvature, str) and curvature not in CURVATURES:
             raise ValueError(f"curvature {curvature!r} is not one of {CURVATURES}")
+        if reshapes_to is not None and not shape_only:
+            raise ValueError("a primitive that reshapes (reshapes_to) only moves entries: "
+                             "give shape_only=True too")
         values = dict(elementwise=elementwise, out_argument=out_argument,
                       curvature=curvature, shape_only=shape_only, compose=compose,
                       is_identity=is_identity, nan_propagating=nan_propagating,
                       operator=operator, may_raise=may_raise, effectful=effectful,
-                      draws_randomness=draws_randomness)
+                      draws_randomness=draws_randomness, reshapes_to=reshapes_to,
+                      reads_index=reads_index, writes_index=writes_index,
+                      joins_along=joins_along, packs_scalars=packs_scalars,
+                      matrix_products=matrix_products, user_function=user_function)
         for name, value in values.items():
             object.__setattr__(self, name, value)
         # derived, kept as attributes: staging reads them for every equation
-        object.__setattr__(self, "pure", not (effectful or draws_randomness))
+        object.__setattr__(self, "pure", not (effectful or draws_randomness
+                                              or user_function is not None))
         object.__setattr__(self, "must_run", may_raise or effectful or draws_randomness)
 
     def __setattr__(self, name, value):
@@ -204,6 +243,16 @@ class Traits:
         """The curvature at these parameters (None: unknown)."""
         curvature = self.curvature
         return curvature(params) if callable(curvature) else curvature
+
+    def read_index(self, params):
+        """The basic index an application at these parameters reads (``reads_index``),
+        or None."""
+        return None if self.reads_index is None else self.reads_index(params)
+
+    def written_index(self, params):
+        """The basic index an application at these parameters writes into zeros
+        (``writes_index``), or None."""
+        return None if self.writes_index is None else self.writes_index(params)
 
     def __repr__(self):
         set_ = [f"{name}={getattr(self, name)!r}" for name in self.__slots__

@@ -1,6 +1,8 @@
 """The engines that give primitives a meaning beyond plain NumPy: forward mode (dual numbers,
 ``forward.py``), reverse mode (a tape, ``reverse.py``) and batching (``batching.py``); also
-staging for ``jit`` (``staging.py``) and sparsity detection (``sparsity.py``).
+staging for ``jit`` and ``linearize`` (``staging.py``, into the IR of ``ir.py``), sparsity
+detection (``sparsity.py``) and Taylor mode (``taylor.py``, and ``collapsed.py`` for the
+differential operators).
 
 Every engine has the same three parts, and a new transformation (a staging interpreter, say)
 follows the same shape:
@@ -20,12 +22,13 @@ follows the same shape:
    - ``process_custom(call, args)``: the same for a function with user-defined rules (a
      call record from ``diffkit.custom``), returning a tuple of outputs.
 
-3. A ``*_flat`` entry point (``jvp_flat``, ``vjp_flat``/``linearize_flat``, ``batch_flat``):
-   it opens a trace with ``new_trace``, wraps the flat list of inputs in tracers, calls a
-   function of flat lists, unwraps the outputs (an output that is not its own tracer does
-   not depend on the inputs: its derivative is a symbolic zero, or it is unbatched), checks
-   that no traced value of a finished transformation escapes, and returns flat lists.
-   Symbolic zeros stay symbolic: the caller materialises them where it needs arrays.
+3. A ``*_flat`` entry point (``jvp_flat``, ``vjp_flat``, ``stage_flat``/``linearize_flat``,
+   ``batch_flat``, ``jet_flat``, ``collapsed_flat``): it opens a trace with ``new_trace``,
+   wraps the flat list of inputs in tracers, calls a function of flat lists, unwraps the
+   outputs (an output that is not its own tracer does not depend on the inputs: its
+   derivative is a symbolic zero, or it is unbatched), checks that no traced value of a
+   finished transformation escapes, and returns flat lists. Symbolic zeros stay symbolic:
+   the caller materialises them where it needs arrays.
 
 ``diffkit.api`` puts pytrees, ``argnums``, ``has_aux`` and the argument checks around these
 entry points; ``diffkit.custom`` calls them directly on flat lists.

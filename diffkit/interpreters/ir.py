@@ -12,12 +12,16 @@ first use after the equations change.
 Each equation knows its primitive (whose ``traits`` say what a pass may assume), its
 parameters, and, when kept, the user's line that applied it (``where``); each guard the
 line that read its value.
+
+``Replay`` evaluates a recording on new inputs by binding each equation's primitive (so a
+transformation of the replay interprets it), checking each guard as its value is computed.
 """
 
 import numpy as np
 
-from ..core.primitive import JointVjp, Primitive
-from ..core.trace import Tracer, bind_custom
+from ..core.concrete import concrete_test, concrete_value
+from ..core.primitive import JointVjp, Primitive, Traits
+from ..core.trace import Tracer, bind_custom, read_watchers
 from ..core.zeros import dtype_of, shape_of
 
 
@@ -34,16 +38,22 @@ def _custom_pullback(cotangents, outs, *primals, wanted, call, saved):
 #: A function with user-defined rules (``custom_jvp``, ``custom_vjp``, ``checkpoint``) as one
 #: operation. A staged program records it as an equation (``params``: the ``call``): a plain
 #: replay calls the function, a replay under a transformation binds the call again
-#: (``bind_custom_call``) so that the transformation uses its rules. The reverse tape
+#: (``bind_equation``) so that the transformation uses its rules. The reverse tape
 #: records it as an entry (``params``: the ``call`` and what its forward pass ``saved``)
 #: whose pullback is the user's.
 custom_call_p = Primitive("custom_call", _custom_call_impl, vjp=JointVjp(_custom_pullback),
-                          multiple_results=True, vjp_ignores=("out",), register=False)
+                          multiple_results=True, vjp_ignores=("out",), register=False,
+                          traits=Traits(user_function=lambda params: params["call"]))
 
 
-def bind_custom_call(args, params):
-    """A staged custom call's outputs on ``args``, through the transformations in force."""
-    return tuple(bind_custom(params["call"], list(args)))
+def bind_equation(prim, args, params):
+    """An equation's primitive applied to ``args`` through the transformations in force:
+    a primitive that runs the user's function with its own rules (``traits.
+    user_function``) binds that function, so its rules, not the primitive's, apply."""
+    user_function = prim.traits.user_function
+    if user_function is not None:
+        return tuple(bind_custom(user_function(params), list(args)))
+    return prim(*args, **params)
 
 
 class Const:
@@ -182,8 +192,12 @@ class Recording:
 
     def new_var(self, value):
         """A new variable holding ``value``'s shape and dtype: its number."""
-        self.avals.append((shape_of(value), dtype_of(value)))
-        self.numpy.append(is_numpy(value))
+        if type(value) is np.ndarray or isinstance(value, np.generic):
+            self.avals.append((value.shape, value.dtype))   # as shape_of/dtype_of, sooner
+            self.numpy.append(True)
+        else:
+            self.avals.append((shape_of(value), dtype_of(value)))
+            self.numpy.append(False)
         return len(self.avals) - 1
 
     def new_vars(self, values):
@@ -247,3 +261,189 @@ class DefUse:
             if j > i:
                 return j
         return None
+
+
+# --- replaying a recording by binding its primitives ----------------------------------------
+
+
+class ReadDiffers(Exception):
+    """A value a recording read (its ``guard``) reads differently on a replay: the recording
+    does not apply to these inputs. ``unverifiable``: the value could not be read at all
+    (batched under vmap, it stands for many values)."""
+
+    def __init__(self, guard, unverifiable=False):
+        super().__init__(guard.describe() + guard.read_at())
+        self.guard = guard
+        self.unverifiable = unverifiable
+
+
+def check_guards(guards, value):
+    """Raise ``ReadDiffers`` unless each of ``guards`` (all on one variable) holds on
+    ``value``: a plain value, or a tracer of an enclosing transformation, whose read goes
+    through ``diffkit.core.concrete`` (an enclosing recording keeps it as its own guard)."""
+    for guard in guards:
+        if not isinstance(value, Tracer):
+            ok = guard.holds(value)
+        elif guard.test is not None:
+            ok = concrete_test(value, guard.test) == guard.expected
+        else:
+            concrete = concrete_value(value)
+            if concrete is None:
+                raise ReadDiffers(guard, unverifiable=True)
+            ok = guard.holds(concrete)
+        if not ok:
+            raise ReadDiffers(guard)
+
+
+def guards_by_var(guards):
+    """``{variable: [its guards, in order]}``."""
+    found = {}
+    for guard in guards:
+        found.setdefault(guard.var, []).append(guard)
+    return found
+
+
+class Replay:
+    """``Replay(recording)(inputs)``: the recording's outputs (a list) on new ``inputs``, one
+    per input variable, plain values or tracers of enclosing transformations.
+
+    Each equation binds its primitive (a custom call binds the call, so a transformation
+    uses its rules) under the NumPy error handling it was recorded with, and each guard is
+    checked as soon as its variable is computed (``ReadDiffers`` when one fails; nothing is
+    returned then). Only the equations that reach an output, a guard or an effect run: a
+    value the function computed and dropped is not computed again. ``Const`` outputs are
+    returned as they are (a caller handing them out copies them).
+
+    ``local_tests``: tests of guards that decide only how a rule computes its own result
+    from the value read (the 0 x inf rule's NaN checks, ``ops.families``): such a guard on
+    a value that reaches no output and no other guard cannot change what the replay
+    returns, and is dropped with the value. Every other guard is kept (a branch of the
+    user's code decides which operations follow it)."""
+
+    __slots__ = ("steps", "outputs", "size", "checks", "holds_tracers")
+
+    def __init__(self, recording, local_tests=()):
+        needed = {v for v in recording.outputs if type(v) is int}
+        needed.update(g.var for g in recording.guards if g.test not in local_tests)
+        needed.update(recording.effects)
+        live = live_equations(recording.equations, needed)
+        checks = self.checks = guards_by_var(
+            [g for g in recording.guards if g.var in needed])
+        # one tuple per equation, read by position in the loop: (primitive, inputs,
+        # parameters, output variable or None for several, outputs, errstate, checked)
+        self.steps = [
+            (eqn.prim, eqn.inputs, eqn.params,
+             None if eqn.prim.multiple_results else eqn.outs[0], eqn.outs, eqn.errstate,
+             any(v in checks for v in eqn.outs))
+            for eqn in live]
+        self.outputs = list(recording.outputs)
+        self.size = len(recording.avals)
+        self.holds_tracers = recording.holds_tracers
+
+    def __call__(self, inputs):
+        checks = self.checks
+        env = list(inputs)
+        env.extend([None] * (self.size - len(env)))
+        if checks:
+            for var in range(len(inputs)):
+                if var in checks:
+                    check_guards(checks[var], env[var])
+        # nothing traced (inputs or constants): every value is plain, and a primitive's
+        # implementation runs directly, as bind would run it
+        plain = not self.holds_tracers and not any(isinstance(x, Tracer) for x in inputs)
+        prim = None
+        try:
+            for prim, refs, params, out, outs, errstate, checked in self.steps:
+                args = [env[r] if type(r) is int else r.value for r in refs]
+                if errstate is not None:
+                    with np.errstate(**errstate):
+                        value = bind_equation(prim, args, params)
+                elif plain and prim.traits.user_function is None:
+                    value = prim.impl(*args, **params)
+                else:
+                    value = bind_equation(prim, args, params)
+                if out is not None:
+                    env[out] = value
+                    if checked:
+                        check_guards(checks[out], value)
+                else:
+                    for var, v in zip(outs, value):
+                        env[var] = v
+                        if checked and var in checks:
+                            check_guards(checks[var], v)
+        except Exception as error:
+            if plain and type(error) is not ReadDiffers:   # as bind reports one
+                for watcher in read_watchers.active:
+                    watcher(None, error, prim)
+            raise
+        return [env[r] if type(r) is int else r.value for r in self.outputs]
+
+
+def live_equations(equations, needed):
+    """The equations (in order) that compute a variable of ``needed`` (a set, extended in
+    place with every variable they read) or a value one of them reads."""
+    live = []
+    for eqn in reversed(equations):
+        outs = eqn.outs
+        if outs[0] in needed if len(outs) == 1 else any(v in needed for v in outs):
+            live.append(eqn)
+            for r in eqn.inputs:
+                if type(r) is int:
+                    needed.add(r)
+    live.reverse()
+    return live
+
+
+def keep_constants(recording):
+    """Make ``recording`` independent of arrays its caller can still write into.
+
+    Every constant array (an equation's input, an output, an array among the parameters)
+    that could change after this call (a writeable array, or a view of another array) is
+    replaced by a read-only copy taken now, one copy per array. A recording cannot tell an
+    array its function computed from one the caller holds (a closed-over weight, an input,
+    an output the caller received), so all are copied, as a tape that outlives its call
+    keeps them. Read-only arrays that own their memory (shared constants) are kept as they
+    are. The recording is changed in place."""
+    copies = {}
+
+    def kept(value):
+        if type(value) is not np.ndarray or \
+                (value.base is None and not value.flags.writeable):
+            return value
+        pair = copies.get(id(value))
+        if pair is None:   # the original stays referenced with its copy: ids stay unique
+            copy = value.copy()
+            copy.flags.writeable = False
+            pair = copies[id(value)] = (value, copy)
+        return pair[1]
+
+    def kept_ref(ref):
+        if type(ref) is int or type(ref.value) is not np.ndarray:
+            return ref
+        value = kept(ref.value)
+        return ref if value is ref.value else Const(value)
+
+    for eqn in recording.equations:
+        for ref in eqn.inputs:   # most equations read no constant array: left as they are
+            if type(ref) is Const and type(ref.value) is np.ndarray:
+                eqn.inputs = tuple(map(kept_ref, eqn.inputs))
+                break
+        if eqn.params:
+            eqn.params = _kept_params(eqn.params, kept)
+    recording.outputs = [kept_ref(ref) for ref in recording.outputs]
+
+
+def _kept_params(params, kept):
+    """``params`` with its arrays (also inside tuples and lists) passed through ``kept``,
+    copied only when something changes."""
+    changed = {}
+    for name, value in params.items():
+        if type(value) is np.ndarray:
+            new = kept(value)
+        elif isinstance(value, (tuple, list)) and any(type(v) is np.ndarray for v in value):
+            new = type(value)(kept(v) for v in value)
+        else:
+            continue
+        if new is not value:
+            changed[name] = new
+    return {**params, **changed} if changed else params

@@ -14,11 +14,10 @@ runs once and gives all of their cotangents, so no rule keeps state for another.
 sweep never mutates the tape, so a pullback may be called any number of times (unless it
 was made to consume its tape, as ``grad``'s is).
 
-The entry points, at the end of the module, run a function of flat lists of values:
-``vjp_flat`` records it and returns a pullback of flat cotangents; ``linearize_flat``
-records its tangent computation once (forward mode on top of a ``LinearRecorder``) and
-returns a function that replays it on new tangents. ``diffkit.api`` adds the pytrees and
-argument checks on top; ``custom`` calls ``vjp_flat`` directly.
+The entry point, at the end of the module, runs a function of flat lists of values:
+``vjp_flat`` records it and returns a pullback of flat cotangents. ``diffkit.api`` adds the
+pytrees and argument checks on top; ``custom`` calls ``vjp_flat`` directly. (``linearize``
+records its tangent map with the staging interpreter: ``staging.linearize_flat``.)
 """
 
 import numpy as np
@@ -36,7 +35,7 @@ from ..core.zeros import Zero, dtype_of, placeholder, shape_of, tangent_dtype, z
 from ..errors import NoRuleError, ShapeMismatchError
 from ..ops.elementwise import astype
 from ..tree_util import tree_leaves, tree_map
-from .forward import jvp_flat, lower_aux
+from .forward import lower_aux
 from .ir import custom_call_p
 
 
@@ -52,7 +51,6 @@ class ReverseTracer(PrimalTracer):
 class ReverseTrace(Trace):
     __slots__ = ("tape", "num_slots")
     name = "reverse-mode (grad/vjp/jacrev)"
-    records_nondiff = False  # see ``LinearRecorder``
 
     def __init__(self, level):
         super().__init__(level)
@@ -94,9 +92,8 @@ class ReverseTrace(Trace):
         if not traced:
             return self.constant(out)
         if prim.nondiff:
-            if not self.records_nondiff:
-                return self.constant(out)
-        elif prim.vjp is None:
+            return self.constant(out)
+        if prim.vjp is None:
             raise NoRuleError(f"primitive {prim.name!r} has no reverse-mode (vjp) rule")
         first = self.num_slots
         if prim.multiple_results:
@@ -131,24 +128,11 @@ class ReverseTrace(Trace):
         self.num_slots += len(outs)
         out_slots = tuple(range(first, self.num_slots))
         result = tuple(ReverseTracer(self, o, s) for o, s in zip(outs, out_slots))
-        if not call.pullback_reads_primals:  # keep constants: replay needs them
-            primals = [p if s is None else placeholder(p) for p, s in zip(primals, slots)]
+        if not call.pullback_reads_primals:  # its pullback reads only their shapes
+            primals = [placeholder(p) for p in primals]
         self.tape.append((custom_call_p, slots, primals, tuple(map(placeholder, outs)),
                           {"call": call, "saved": saved}, out_slots))
         return result
-
-
-class LinearRecorder(ReverseTrace):
-    """The tape of ``linearize``: records the tangent computation once, for ``replay``.
-
-    Unlike a backward sweep, a replay recomputes every value from the new tangents, so the
-    tape also keeps the nondifferentiable operations on its tracers: a rule may compute a
-    mask from its tangent (the 0 x inf rule's "where the tangent is 0"), and that mask must
-    be computed from the tangent of each replay, not from the placeholder recorded."""
-
-    __slots__ = ()
-    name = "linearize"
-    records_nondiff = True
 
 
 def _holds_big_array(out, primals):
@@ -342,27 +326,7 @@ def _kept_params(params, kept):
     return {**params, **changed} if changed else params
 
 
-def replay(tape, env, out_slots):
-    """Re-run the taped operations forward with new values for some slots.
-
-    ``env`` maps the input slots to their new values; constants keep their recorded values.
-    Used by ``linearize``, whose tape holds only the linear tangent computation.
-    """
-    env = dict(env)
-    for prim, in_slots, primals, _, params, out_slot in tape:
-        args = [p if s is None else env[s] for s, p in zip(in_slots, primals)]
-        if prim is custom_call_p:
-            out = bind_custom(params["call"], args)
-        else:
-            out = prim(*args, **params)
-        if prim.multiple_results:
-            env.update(zip(out_slot, out))
-        else:
-            env[out_slot] = out
-    return [env.get(slot) for slot in out_slots]
-
-
-# --- the entry points ----------------------------------------------------------------------
+# --- the entry point ------------------------------------------------------------------------
 
 
 def vjp_flat(fun, primals, *, has_aux=False, retain=True, keep=False, name="vjp"):
@@ -412,34 +376,3 @@ def vjp_flat(fun, primals, *, has_aux=False, retain=True, keep=False, name="vjp"
 
 def _in_dtype(x, dtype):
     return x if dtype_of(x) == dtype else astype(x, dtype)
-
-
-def linearize_flat(fun, primals, *, name="linearize"):
-    """Evaluate ``fun`` at ``primals`` and record the linear map from input tangents to
-    output tangents once; return ``(primals_out, jvp_fn)``.
-
-    ``fun`` takes one value per primal and returns a list (or tuple) of outputs.
-    ``jvp_fn(tangents)`` takes one tangent per primal, of its shape and derivative dtype,
-    and returns one tangent per output (a symbolic ``Zero`` where the output does not depend
-    on the primals) by replaying the recording: ``fun`` is not evaluated again. The tape
-    keeps copies of the arrays it shares with the caller, like a retained ``vjp_flat``.
-    """
-    with new_trace(LinearRecorder) as recorder:
-        # NaN placeholders: a rule's data-dependent shortcut (no mask where no product is
-        # NaN) is never taken while recording, so the tape holds the general computation
-        placeholders = [recorder.new_input(np.full(shape_of(p), np.nan,
-                                                   tangent_dtype(dtype_of(p))))
-                        for p in primals]
-        primals_out, tangents_out = jvp_flat(fun, primals, placeholders, name=name)
-        out_slots = [t.slot if type(t) is ReverseTracer and t._trace is recorder else None
-                     for t in tangents_out]
-    tape, in_slots = recorder.tape, [p.slot for p in placeholders]
-    keep_call_values(tape, [*primals, *primals_out])
-    traced_slots = [s for s in out_slots if s is not None]
-    zeros = [zero_like(o) for o in primals_out]
-
-    def jvp_fn(tangents):
-        values = iter(replay(tape, dict(zip(in_slots, tangents)), traced_slots))
-        return [zero if s is None else next(values) for s, zero in zip(out_slots, zeros)]
-
-    return primals_out, jvp_fn

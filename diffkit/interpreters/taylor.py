@@ -105,7 +105,9 @@ def expand(prim, primals, series, params, order):
     """``(out, series_out)``: ``prim`` at ``primals`` moving along ``series`` (one tuple of
     ``order`` coefficients per argument, not all zero), by its jet rule or the fallback."""
     if prim.jet is not None:
-        return prim.jet(primals, series, **params)
+        expanded = prim.jet(primals, series, **params)
+        if expanded is not NotImplemented:   # a rule may decline a point (a zero divisor)
+            return expanded
     if prim.jvp is None:
         raise NoRuleError(f"primitive {prim.name!r} has no forward-mode (jvp) rule, so "
                           "Taylor mode (jet) cannot expand it either")

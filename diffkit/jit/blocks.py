@@ -38,7 +38,7 @@ import math
 import numpy as np
 
 from ..core.primitive import Primitive
-from ..interpreters.ir import Equation
+from ..interpreters.ir import DefUse, Equation
 from ..ops.families import holds_nan, holds_nonfinite
 from .buffers import writes_out
 
@@ -59,7 +59,7 @@ def fuse(program, guards_after, fail):
     equations, avals = program.equations, program.avals
     if not any(_large(eqn) for eqn in equations):   # nothing streams from memory
         return program, guards_after
-    later_reads = _readers(equations, program.outputs)
+    later_reads = _last_reads(program)
     fused_equations = []
     i = 0
     while i < len(equations):
@@ -89,17 +89,18 @@ def _large(eqn):
     return bool(eqn.avals) and math.prod(eqn.avals[0][0]) >= MIN_ENTRIES
 
 
-def _readers(equations, outputs):
-    """``var -> index of the last equation reading it`` (``inf`` for an output)."""
-    last = {}
-    for i, eqn in enumerate(equations):
-        for ref in eqn.inputs:
-            if type(ref) is int:
-                last[ref] = i
-    for ref in outputs:
-        if type(ref) is int:
-            last[ref] = math.inf
-    return last
+def _last_reads(program):
+    """``last_read(var)``: the index of the last equation reading ``var`` (``inf`` for an
+    output, -1 for a value nothing reads)."""
+    uses = program.def_use()
+    returned = {ref for ref in program.outputs if type(ref) is int}
+
+    def last_read(var):
+        if var in returned:
+            return math.inf
+        readers = uses.readers(var)
+        return readers[-1] if readers else -1
+    return last_read
 
 
 def _blockable(eqn, shape, avals):
@@ -136,7 +137,7 @@ def _fuse(stretch, end, later_reads, guards_after, fail, avals):
     every value it makes is needed whole. Its results are the whole values, in the order
     of their variables; their guards stay with the replay's writer, after the loop."""
     made = [e.outs[0] for e in stretch]
-    whole = sorted(v for v in made if later_reads.get(v, -1) >= end
+    whole = sorted(v for v in made if later_reads(v) >= end
                    or not all(_blockwise_guard(g) for g in guards_after.get(v, ())))
     if len(whole) == len(made):
         return None
@@ -170,11 +171,7 @@ def _generate(stretch, whole, inside_guards, fail, avals):
     made = {e.outs[0]: np.dtype(e.avals[0][1]) for e in stretch}
     outside = list(dict.fromkeys(r for e in stretch for r in e.inputs
                                  if type(r) is int and r not in made))
-    last_use = {}
-    for k, eqn in enumerate(stretch):
-        for ref in eqn.inputs:
-            if type(ref) is int:
-                last_use[ref] = k
+    uses = DefUse(stretch)   # equations of the stretch by their position in it
     slots, free, slot_of = [], _FreeSlots(), {}
     full = [v for v in outside if avals[v][0] == shape]
     whole_set, full_set = set(whole), set(full)
@@ -192,7 +189,7 @@ def _generate(stretch, whole, inside_guards, fail, avals):
     for k, eqn in enumerate(stretch):
         var = eqn.outs[0]
         for ref in dict.fromkeys(eqn.inputs):   # a dying block buffer may take the result
-            if type(ref) is int and ref in slot_of and last_use.get(ref) == k:
+            if type(ref) is int and ref in slot_of and uses.readers(ref)[-1] == k:
                 free.append(slot_of[ref], slots)
         if var in whole_set:
             loop.append(f"w{var} = f{var}[s:e]")
@@ -203,7 +200,7 @@ def _generate(stretch, whole, inside_guards, fail, avals):
         for guard in inside_guards.get(var, ()):
             loop.append(f"if {src.constant(guard.test)}(w{var}): raise _fail("
                         f"{src.constant(guard)})")
-        if var in slot_of and var not in last_use:   # read by nothing but its guards
+        if var in slot_of and not uses.reads(var):   # read by nothing but its guards
             free.append(slot_of[var], slots)
     head += [f"t{j} = _empty(_BLOCK, {src.constant(dtype)})" for j, dtype in enumerate(slots)]
     body = head + [f"for s in range(0, {size}, _BLOCK):"] + ["    " + line for line in loop]

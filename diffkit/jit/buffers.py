@@ -53,31 +53,30 @@ def plan(program):
     equations = program.equations
     avals = program.avals
     outputs = {o for o in program.outputs if type(o) is int}
+    uses = program.def_use()
     touching = [(i, eqn) for i, eqn in enumerate(equations)   # (a Const is never in large)
                 if not (large.isdisjoint(eqn.inputs) and large.isdisjoint(eqn.outs))]
-    last = {}
-    readers_elementwise = {}
-    made_fresh = set()
-    for i, eqn in touching:
-        for ref in eqn.inputs:
-            if ref in large:
-                last[ref] = i
-                readers_elementwise[ref] = readers_elementwise.get(ref, True) and _ufunc(eqn)
-        if eqn.outs and eqn.outs[0] in large and _fresh(eqn):
-            made_fresh.add(eqn.outs[0])
+
+    def last_read(ref):
+        return uses.readers(ref)[-1]
+
+    def reusable(ref):
+        """Made here as a new array, and only ever read elementwise (no view outlives it)."""
+        maker = uses.maker(ref)
+        return maker is not None and _fresh(equations[maker]) \
+            and all(_ufunc(equations[r]) for r in uses.readers(ref))
 
     frees, reuse = {}, {}
     for i, eqn in touching:
         dying = [ref for ref in dict.fromkeys(eqn.inputs) if ref in large
-                 and last[ref] == i and ref not in outputs and ref >= program.num_inputs]
+                 and last_read(ref) == i and ref not in outputs and ref >= program.num_inputs]
         if eqn.outs and eqn.outs[0] in large and _ufunc(eqn):
             for ref in dying:
-                if ref in made_fresh and readers_elementwise[ref] \
-                        and avals[ref] == eqn.avals[0]:
+                if avals[ref] == eqn.avals[0] and reusable(ref):
                     reuse[i] = ref
                     break
         # a value nothing reads (kept for a guard) is freed right after its guard
-        unused = [v for v in eqn.outs if v in large and v not in last and v not in outputs]
+        unused = [v for v in eqn.outs if v in large and not uses.reads(v) and v not in outputs]
         gone = dying + unused   # a reused buffer lives on under the result's name
         if gone:
             frees[i] = gone

@@ -18,12 +18,15 @@ What makes a line cheap:
   ``holds_nan`` of a real array of a few entries compares each of ``v.tolist()`` with
   itself (a tenth of the call's cost; the answer is the same: ``holds_nan`` sums squares,
   which are NaN exactly where an entry is).
-- **Basic indexing inline**: a ``getitem`` by integers and slices alone is ``x[index]``
-  with the index made once, and its adjoint ``scatter_add`` writes into a new array of
+- **Basic indexing inline**: a read of a basic index (the ``reads_index`` trait: a
+  ``getitem`` by integers and slices alone, ``scalars``' ``element``) is ``x[index]``,
+  integers written out and any other index made once; a write into zeros at a basic
+  index (``writes_index``: ``getitem``'s adjoint ``scatter_add``) is a new array of
   zeros (``v = _zeros(shape, dtype)`` and ``v[index] = values`` on the next line: a basic
   index never repeats an element), without rebuilding the index on each call; a sum of
-  such scatters adds into the first one's array in place (``_scatter_chains``);
-  ``reshape`` of a NumPy value is its ``reshape`` method.
+  such scatters adds into the first one's array in place (``_scatter_chains``); a
+  reshape (``reshapes_to``) of a NumPy value is its ``reshape`` method, and a vector of
+  numbers (``packs_scalars``) one ``np.array`` call.
 - **One ``np.errstate`` block per run** of consecutive equations recorded under the same
   error handling (a rule's own ``np.errstate``), instead of one per equation.
 - Constants and implementations are closure variables of the function, not globals.
@@ -49,10 +52,7 @@ import numpy as np
 from ..interpreters.ir import is_numpy
 from ..interpreters.staging import write_back
 from ..ops.families import holds_nan, holds_nonfinite
-from ..ops.indexing import getitem_p, scatter_add_p
-from ..ops.shape import reshape_p
 from . import blocks, buffers, products, rowblocks, scalars
-from .scalars import basic_index
 
 #: The operators a replay line may use for an equation of that ``operator`` trait.
 _BINARY = ("+", "-", "*", "/")
@@ -90,6 +90,13 @@ class _Writer:
     def is_py_number(self, ref):
         return type(ref) is not int and type(ref.value) in _PY_NUMBERS
 
+    def index(self, index):
+        """A basic index as written between brackets: integers as they are (``0, 2``;
+        ``()`` for none), any other as a constant made once."""
+        if all(type(i) is int for i in index):
+            return ", ".join(map(str, index)) if index else "()"
+        return self.constant(index)
+
     def check(self, var, indent):
         rec = self.rec
         for guard in self.guards_after.get(var, ()):
@@ -124,17 +131,14 @@ class _Writer:
         write into it (``[index] = values``)."""
         inputs = eqn.inputs
         impl = eqn.prim.impl
+        traits = eqn.prim.traits
         if out is not None:
             args = ", ".join(self.ref(i) for i in inputs)
             return f"{self.constant(impl)}({args}, out=v{out})"
-        if eqn.prim is scalars.element:
-            index = eqn.params["index"]
-            text = ", ".join(map(str, index)) if index else "()"
-            return f"{self.ref(inputs[0])}[{text}]"
-        if eqn.prim is scalars.stack:
+        if traits.packs_scalars is not None:
             values = "".join(f"{self.ref(i)}, " for i in inputs)
-            return f"_array(({values}), {self.constant(eqn.params['dtype'])})"
-        operator = eqn.prim.traits.operator
+            return f"_array(({values}), {self.constant(traits.packs_scalars(eqn.params))})"
+        operator = traits.operator
         if operator is not None and not eqn.params and _operator_safe(eqn):
             if len(inputs) == 2 and operator in _BINARY and _scalar_math_exact(eqn) and (
                     self.is_numpy(inputs[0]) and (self.is_numpy(inputs[1])
@@ -143,18 +147,19 @@ class _Writer:
                 return f"{self.ref(inputs[0])} {operator} {self.ref(inputs[1])}"
             if len(inputs) == 1 and operator in _UNARY and self.is_numpy(inputs[0]):
                 return f"{_UNARY[operator]}{self.ref(inputs[0])}"
-        if eqn.prim is reshape_p and self.is_numpy(inputs[0]):
+        if traits.reshapes_to is not None and self.is_numpy(inputs[0]):
             # np.reshape of a NumPy array or scalar is its method: the same result
-            return f"{self.ref(inputs[0])}.reshape({self.constant(tuple(eqn.params['shape']))})"
-        if eqn.prim in (getitem_p, scatter_add_p) and len(inputs) == 1:
-            index = basic_index(eqn.params["spec"])
-            if index is not None:
-                c = self.constant(index)
-                if eqn.prim is getitem_p:
-                    return f"{self.ref(inputs[0])}[{c}]"
-                shape, dtype = eqn.avals[0]   # zeros, then the values written in: two lines
-                return (f"_zeros({self.constant(tuple(shape))}, "
-                        f"{self.constant(np.dtype(dtype))})", f"[{c}] = {self.ref(inputs[0])}")
+            shape = tuple(traits.reshapes_to(eqn.params))
+            return f"{self.ref(inputs[0])}.reshape({self.constant(shape)})"
+        index = traits.read_index(eqn.params)
+        if index is not None:
+            return f"{self.ref(inputs[0])}[{self.index(index)}]"
+        index = traits.written_index(eqn.params)
+        if index is not None:
+            c = self.constant(index)
+            shape, dtype = eqn.avals[0]   # zeros, then the values written in: two lines
+            return (f"_zeros({self.constant(tuple(shape))}, "
+                    f"{self.constant(np.dtype(dtype))})", f"[{c}] = {self.ref(inputs[0])}")
         args = [self.ref(i) for i in inputs]
         for key, value in eqn.params.items():
             if key.isidentifier() and not keyword.iskeyword(key):
@@ -165,10 +170,10 @@ class _Writer:
 
 
 def _scatter_chains(rec, guards_after):
-    """Sums of ``scatter_add``s by basic indices (a reverse pass's cotangent of an array
-    read element by element): ``(deferred, fused)``. An ``add`` of a small float array
-    made here and read by nothing else (``owner``: a basic ``scatter_add``'s result or such
-    a sum) and a basic ``scatter_add``'s result read by nothing else becomes
+    """Sums of writes into zeros at basic indices (``writes_index``: ``scatter_add``s, a
+    reverse pass's cotangent of an array read element by element): ``(deferred, fused)``.
+    An ``add`` of a small float array made here and read by nothing else (``owner``: such
+    a write's result or such a sum) and such a write's result read by nothing else becomes
     ``owner[index] += value`` (``fused[i] = _Step(owner, index, value, ...)``), and that
     ``scatter_add``'s own line is skipped (its index in ``deferred``). The elements the
     index writes get ``owner + value`` as the sum did.
@@ -195,10 +200,9 @@ def _scatter_chains(rec, guards_after):
             continue
         shape, dtype = eqn.avals[0]
         small = np.dtype(dtype).kind in "fc" and math.prod(shape) < buffers.BIG
-        if eqn.prim is scatter_add_p and len(eqn.inputs) == 1 and small \
-                and type(eqn.inputs[0]) is int:
-            index = basic_index(eqn.params["spec"])
-            if index is not None:
+        index = eqn.prim.traits.written_index(eqn.params)
+        if index is not None:
+            if small and type(eqn.inputs[0]) is int:
                 scatters[out] = (i, index, eqn.inputs[0])
                 owned.add(out)
         elif eqn.prim.traits.operator == "+" and not eqn.params and small \

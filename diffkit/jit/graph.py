@@ -35,7 +35,7 @@ from ..config import config
 from ..core.concrete import concrete_test, concrete_value
 from ..core.trace import Tracer
 from ..errors import DiffkitError
-from ..interpreters.ir import Program, bind_custom_call, custom_call_p, is_numpy
+from ..interpreters.ir import Program, bind_equation, is_numpy
 from ..interpreters.staging import write_back
 from ..tree_util import tree_flatten, tree_unflatten
 from . import passes
@@ -226,9 +226,7 @@ def _line_of(made):
 
 
 def _bind(eqn, args):
-    if eqn.prim is custom_call_p:
-        return bind_custom_call(args, eqn.params)
-    out = eqn.prim(*args, **eqn.params)
+    out = bind_equation(eqn.prim, args, eqn.params)
     return out if eqn.prim.multiple_results else (out,)
 
 
@@ -311,6 +309,7 @@ def _param(value):
 
 
 def _prim_name(eqn):
-    if eqn.prim is custom_call_p:
-        return f"custom_call[{eqn.params['call'].name}]"
+    user_function = eqn.prim.traits.user_function
+    if user_function is not None:
+        return f"{eqn.prim.name}[{user_function(eqn.params).name}]"
     return eqn.prim.name

@@ -36,7 +36,7 @@ function is (``benchmarks/jit_first_call.py``).
 import numpy as np
 
 from ..core.trace import Tracer
-from ..interpreters.ir import Const, Equation, Guard, Program, custom_call_p
+from ..interpreters.ir import Const, Equation, Guard, Program
 from ..ops.families import holds_nan, holds_nonfinite
 
 
@@ -402,7 +402,7 @@ def common_subexpressions(program):
     equations = []
     for eqn in program.equations:
         eqn = sub.equation(eqn)
-        if eqn.prim is not custom_call_p and eqn.prim.traits.pure:
+        if eqn.prim.traits.pure:
             try:
                 earlier = seen.setdefault(_cse_kind(eqn), {}).setdefault(
                     _cse_inputs(eqn.inputs), eqn)
@@ -446,8 +446,8 @@ def fold_constants(program):
     for eqn in program.equations:
         eqn = sub.equation(eqn)
         outs = None
-        if eqn.prim is not custom_call_p and eqn.prim.traits.pure \
-                and _all_constant(eqn.inputs):   # a callback runs at each replay, not here
+        # a callback, the user's code, runs at each replay: not here
+        if eqn.prim.traits.pure and _all_constant(eqn.inputs):
             outs = _evaluate(eqn)
         if outs is not None and all(g.holds(value) for v, value in zip(eqn.outs, outs)
                                     for g in guards.get(v, ())):

@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 from ..interpreters.ir import Equation, Program
 
 MIN_ENTRIES = 3 * 2 ** 20   # 24 MiB of float64
@@ -63,7 +63,8 @@ def shared_matvecs(matrix, *vectors, side):
 
 #: The primitive of a merged equation (listing and replay only: no rules).
 SHARED_MATVECS = Primitive("shared_matvecs", shared_matvecs, multiple_results=True,
-                           register=False)
+                           register=False,
+                           traits=Traits(matrix_products=lambda params: params["side"]))
 
 
 def _operand(program, ref):

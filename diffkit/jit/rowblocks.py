@@ -30,7 +30,7 @@ import numpy as np
 from ..core.primitive import Primitive
 from ..interpreters.ir import Equation, Program
 from .buffers import writes_out
-from .products import BLOCK_BYTES, MIN_BLOCK_ROWS, SHARED_MATVECS
+from .products import BLOCK_BYTES, MIN_BLOCK_ROWS
 
 
 def _row_blocks_primitive(impl):
@@ -41,6 +41,14 @@ def _row_blocks_primitive(impl):
 def _elementwise(eqn):
     """An elementwise equation the loop can run as ``impl(*inputs, out=rows)``."""
     return not eqn.params and not eqn.errstate and writes_out(eqn)
+
+
+def _products_side(eqn):
+    """``"left"`` for an equation computing ``matrix @ v`` for vectors ``v`` (its first
+    input the matrix: the ``matrix_products`` trait), ``"right"`` for ``v @ matrix``,
+    else None."""
+    side = eqn.prim.traits.matrix_products
+    return None if side is None else side(eqn.params)
 
 
 def _same_ref(a, b):
@@ -76,7 +84,7 @@ def fuse(program):
 def _stretch(equations, i, avals):
     """``(index of the final product, fused equation)`` for a stretch starting at ``i``."""
     first = equations[i]
-    if first.prim is not SHARED_MATVECS or first.params["side"] != "left":
+    if _products_side(first) != "left":
         return None
     matrix = first.inputs[0]
     n = first.avals[0][0][0]
@@ -106,7 +114,7 @@ def _stretch(equations, i, avals):
     if last.prim.traits.operator == "@" and not last.params and not last.errstate \
             and len(last.inputs) == 2:
         vectors, right = last.inputs[:1], last.inputs[1]
-    elif last.prim is SHARED_MATVECS and last.params["side"] == "right":
+    elif _products_side(last) == "right":
         vectors, right = last.inputs[1:], last.inputs[0]
     else:
         return None

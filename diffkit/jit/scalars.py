@@ -42,43 +42,32 @@ import math
 
 import numpy as np
 
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, Traits
 from ..interpreters.ir import Const, DefUse, Equation, is_numpy
 from ..ops.families import holds_nan, holds_nonfinite
-from ..ops.indexing import ARRAY, getitem_p, scatter_add_p
-from ..ops.shape import concatenate_p, reshape_p
 from .buffers import writes_out
 
 # Primitives of rewritten programs only (no rules: they are listed and replayed, never
 # differentiated; a replay under a transformation runs the recording before the rewrite).
 #: ``x[index]``: an entry of ``x`` as a NumPy scalar (``params["index"]``: ints)
-element = Primitive("element", lambda x, index: x[index], register=False)
+element = Primitive("element", lambda x, index: x[index], register=False,
+                    traits=Traits(reads_index=lambda params: params["index"]))
 #: ``np.array(values, dtype)``: a vector of values of no dimension (``params["dtype"]``)
-stack = Primitive("stack", lambda *values, dtype: np.array(values, dtype), register=False)
+stack = Primitive("stack", lambda *values, dtype: np.array(values, dtype), register=False,
+                  traits=Traits(packs_scalars=lambda params: params["dtype"]))
 
 _SCALAR_GUARDS = (None, holds_nan, holds_nonfinite)
-
-
-def basic_index(spec):
-    """The NumPy index of an indexing ``spec`` without index arrays (``None`` if it has
-    some)."""
-    index = []
-    for entry in spec:
-        if entry is ARRAY:
-            return None
-        index.append(slice(*entry) if type(entry) is tuple else entry)
-    return tuple(index)
 
 
 def narrow(program, guards_after):
     """``program`` with the stacks and entry reads above (a copy; the program itself where
     there is none)."""
-    if not any(eqn.prim is concatenate_p or _to_no_dimension(eqn)
+    if not any(eqn.prim.traits.joins_along is not None or _to_no_dimension(eqn)
                for eqn in program.equations):
         return program   # nothing to rewrite: no stack, no entry read
     r = _Rewrite(program, guards_after)
     for i, eqn in enumerate(r.equations):
-        if eqn.prim is concatenate_p:
+        if eqn.prim.traits.joins_along is not None:
             r.stack(i, eqn)
     index = DefUse(r.equations)   # after the stacks, which replace equations in place
     for i, eqn in enumerate(r.equations):
@@ -101,7 +90,8 @@ def narrow(program, guards_after):
 
 def _to_no_dimension(eqn):
     """Whether ``eqn`` reshapes a value to no dimension (a 0-d array)."""
-    return eqn.prim is reshape_p and tuple(eqn.params["shape"]) == ()
+    reshapes_to = eqn.prim.traits.reshapes_to
+    return reshapes_to is not None and tuple(reshapes_to(eqn.params)) == ()
 
 
 #: The most entries of a stack made of vectors' entries (``np.array`` of more numbers
@@ -144,14 +134,15 @@ class _Rewrite:
         return len(self.avals) - 1
 
     def stack(self, i, eqn):
-        """Make the ``concatenate`` at ``i`` (along axis 0, of vectors of its dtype) a
-        ``stack`` where every piece is a value of no dimension reshaped to one entry, a
+        """Make the ``concatenate`` at ``i`` (a join along axis 0, of vectors of its dtype)
+        a ``stack`` where every piece is a value of no dimension reshaped to one entry, a
         stack read by nothing else, a constant, or a small vector or the negation of one
         (its entries read, and negated, as numbers), and the stack costs less than the
         calls it replaces (the costs above)."""
         shape, dtype = eqn.avals[0]
         dtype = np.dtype(dtype)
-        if dict(eqn.params) != {"axis": 0} or len(shape) != 1 or dtype.kind not in "biufc":
+        if eqn.prim.traits.joins_along(eqn.params) != 0 or len(shape) != 1 \
+                or dtype.kind not in "biufc":
             return
         values, before, gone = [], [], []
         vectors = False   # some piece a vector of more than one entry
@@ -168,12 +159,15 @@ class _Rewrite:
                 vectors = vectors or value.shape != (1,)
                 continue
             j, maker = self.maker(ref)
-            if maker is not None and maker.prim is reshape_p and self.avals[ref][0] == (1,) \
+            traits = maker.prim.traits if maker is not None else None
+            if traits is not None and traits.reshapes_to is not None \
+                    and self.avals[ref][0] == (1,) \
                     and _no_dimension(maker.inputs[0], self.avals) \
                     and _dtype(maker.inputs[0], self.avals) == dtype:
                 values.append(maker.inputs[0])
                 saved += COST["reshape"] if self.private(ref) else 0
-            elif maker is not None and maker.prim is stack and self.private(ref):
+            elif traits is not None and traits.packs_scalars is not None \
+                    and self.private(ref):
                 values.extend(maker.inputs)
                 gone.append(j)
                 saved += COST["array"]
@@ -250,13 +244,13 @@ def _scalar_safe(eqn):
     0-d array holding the same number, in any of its inputs."""
     if writes_out(eqn):   # a ufunc (or like one) returns a NumPy scalar for scalars
         return "out" not in eqn.params
-    if eqn.prim is stack:
+    traits = eqn.prim.traits
+    if traits.packs_scalars is not None:
         return True
-    if eqn.prim is reshape_p:   # a NumPy scalar reshaped to () stays a scalar
-        return len(eqn.params["shape"]) > 0
-    if eqn.prim is scatter_add_p:   # the values, written into zeros
-        return len(eqn.inputs) == 1 and basic_index(eqn.params["spec"]) is not None
-    return False
+    if traits.reshapes_to is not None:   # a NumPy scalar reshaped to () stays a scalar
+        return len(traits.reshapes_to(eqn.params)) > 0
+    # the values, written into zeros
+    return traits.written_index(eqn.params) is not None
 
 
 def _element(eqn, equations, index, outputs, guards_after, avals, numpy):
@@ -274,43 +268,58 @@ def _element(eqn, equations, index, outputs, guards_after, avals, numpy):
     if not all(_scalar_safe(equations[r]) for r in index.readers(out)):
         return None
 
-    steps = []   # the basic indexing and reshapes from the first array to x, last first
+    moves = []   # the basic indexing and reshapes from the first array to x, last first
     root = x
     while index.maker(root) is not None:
         maker = equations[index.maker(root)]
         (source,) = maker.inputs if len(maker.inputs) == 1 else (None,)
-        if type(source) is not int or not numpy[source] or not (
-                maker.prim is reshape_p or maker.prim is getitem_p
-                and basic_index(maker.params["spec"]) is not None):
+        move = _entries_moved(maker)
+        if type(source) is not int or not numpy[source] or move is None:
             break
-        steps.append(maker)
+        moves.append(move)
         root = source
     shape = avals[root][0]
     probe = np.arange(math.prod(shape)).reshape(shape)   # where each entry sits in root
-    for step in reversed(steps):
-        if step.prim is reshape_p:
-            probe = probe.reshape(step.params["shape"])
-        else:
-            probe = probe[basic_index(step.params["spec"])]
+    for move in reversed(moves):
+        probe = move(probe)
     flat = int(probe.reshape(-1)[0])
     index = tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else ()
     return Equation(element, {"index": index}, (root,), eqn.outs, eqn.avals, eqn.errstate)
 
 
+def _entries_moved(eqn):
+    """``move(array)``: where ``eqn`` puts the entries of its single argument, applied to
+    an array of that argument's shape (a reshape, ``reshapes_to``, or a basic index read,
+    ``reads_index``); None for any other equation."""
+    traits = eqn.prim.traits
+    if traits.reshapes_to is not None:
+        shape = traits.reshapes_to(eqn.params)
+        return lambda array: array.reshape(shape)
+    index = traits.read_index(eqn.params)
+    if index is not None:
+        return lambda array: array[index]
+    return None
+
+
+def _moves_entries(traits):
+    """Whether a primitive only reads or writes entries: a reshape, an index read or a
+    write into zeros (what the rewrites leave unread)."""
+    return traits.reshapes_to is not None or traits.reads_index is not None \
+        or traits.writes_index is not None
+
+
 def _drop_unread(equations, outputs, guards_after):
-    """Drop the reshapes, basic indexing and scatters that nothing reads any more."""
-    counts = {}
-    for eqn in equations:
-        for ref in eqn.inputs:
-            if type(ref) is int:
-                counts[ref] = counts.get(ref, 0) + 1
+    """Drop the reshapes, index reads and scatters that nothing reads any more."""
+    uses = DefUse(equations)
+    lost = {}   # variable -> its reads by the equations dropped
     kept = []
     for eqn in reversed(equations):
-        if eqn.prim in (reshape_p, getitem_p, scatter_add_p) and not any(
-                counts.get(v) or v in outputs or guards_after.get(v) for v in eqn.outs):
+        if _moves_entries(eqn.prim.traits) and not any(
+                uses.reads(v) > lost.get(v, 0) or v in outputs or guards_after.get(v)
+                for v in eqn.outs):
             for ref in eqn.inputs:
                 if type(ref) is int:
-                    counts[ref] -= 1
+                    lost[ref] = lost.get(ref, 0) + 1
             continue
         kept.append(eqn)
     kept.reverse()
@@ -318,9 +327,10 @@ def _drop_unread(equations, outputs, guards_after):
 
 
 def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
-    """Sums of scatters of numbers into a small vector whose entries only are read (as
-    ``element``s), computed entry by entry as numbers (see ``narrow``). New variables are
-    appended to ``avals`` and ``numpy``; the equations are returned."""
+    """Sums of scatters of numbers into a small vector whose entries only are read (each
+    reader reads one entry at a basic index: an ``element``), computed entry by entry as
+    numbers (see ``narrow``). New variables are appended to ``avals`` and ``numpy``; the
+    equations are returned."""
     uses = DefUse(equations)
 
     def private(v):
@@ -331,22 +341,22 @@ def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
         entry ``k`` of a vector of ``aval``; ``None`` for any other."""
         i = uses.maker(v)
         eqn = equations[i] if i is not None else None
-        if eqn is None or eqn.prim is not scatter_add_p or len(eqn.inputs) != 1 \
-                or eqn.avals[0] != aval or v in outputs or guards_after.get(v):
+        if eqn is None or eqn.avals[0] != aval or v in outputs or guards_after.get(v):
             return None
-        (value,) = eqn.inputs
-        index = basic_index(eqn.params["spec"])
-        if type(value) is not int or not numpy[value] or avals[value] != ((), aval[1]) \
-                or index is None or len(index) != 1 or type(index[0]) is not int:
+        k = _entry(eqn.prim.traits.written_index(eqn.params))
+        (value,) = eqn.inputs if len(eqn.inputs) == 1 else (None,)
+        if k is None or type(value) is not int or not numpy[value] \
+                or avals[value] != ((), aval[1]):
             return None
-        return i, value, index[0] % aval[0][0]
+        return i, value, k % aval[0][0]
 
     replaced, removed, sub, taken = {}, set(), {}, set()
     for i, eqn in enumerate(equations):
         aval = eqn.avals[0]
         dtype = np.dtype(aval[1])
-        if eqn.prim is not scatter_add_p or len(aval[0]) != 1 or aval[0][0] > MAX_STACK \
-                or dtype.kind not in "fc" or dtype.itemsize < 4 or i in taken:
+        if eqn.prim.traits.writes_index is None or len(aval[0]) != 1 \
+                or aval[0][0] > MAX_STACK or dtype.kind not in "fc" or dtype.itemsize < 4 \
+                or i in taken:
             continue   # (a scatter of a chain taken already from another of its scatters)
         start = scatter(eqn.outs[0], aval)
         if start is None or not private(eqn.outs[0]):
@@ -367,7 +377,8 @@ def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
             var = add.outs[0]
         reads = [equations[r] for r in uses.readers(var)]
         if var in outputs or guards_after.get(var) or not reads or not all(
-                e.prim is element and e.outs[0] not in outputs and not guards_after.get(e.outs[0])
+                _entry(e.prim.traits.read_index(e.params)) is not None
+                and e.outs[0] not in outputs and not guards_after.get(e.outs[0])
                 for e in reads):
             continue
         entries, lines = _entry_sums(start, steps, equations, dtype, aval[0][0], avals,
@@ -375,8 +386,7 @@ def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
         replaced.update(lines)
         taken.update(i for _, _, (i, _, _) in steps)
         for e in reads:
-            (k,) = e.params["index"]
-            sub[e.outs[0]] = entries[k]
+            sub[e.outs[0]] = entries[_entry(e.prim.traits.read_index(e.params))]
             removed.add(uses.maker(e.outs[0]))
     if not sub:
         return equations
@@ -389,6 +399,13 @@ def _chains_of_numbers(equations, outputs, guards_after, avals, numpy):
             out.append(eqn if inputs == eqn.inputs else Equation(
                 eqn.prim, eqn.params, inputs, eqn.outs, eqn.avals, eqn.errstate))
     return out
+
+
+def _entry(index):
+    """The entry of a vector a basic ``index`` selects (``(k,)``: ``k``), or None where it
+    selects more (a slice) or none."""
+    return index[0] if index is not None and len(index) == 1 and type(index[0]) is int \
+        else None
 
 
 def _entry_sums(start, steps, equations, dtype, n, avals, numpy):

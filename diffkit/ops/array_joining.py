@@ -18,6 +18,7 @@ from ..core.zeros import Zero, as_array, shape_of
 from . import elementwise as ew
 from . import shape as sh
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 from .array_helpers import _NUMPY2, _axis, _ndim, _several, _static, _take_range
 
 __all__ = [
@@ -75,6 +76,7 @@ split_p = Primitive(
         split_p(values[0], sizes=sizes, axis=axis + 1), (0,) * len(sizes)),
     multiple_results=True, vjp_ignores=("args", "out"))
 split_p.sparsity = sr.index_map_sparsity(split_p.impl)
+split_p.jet = ta.linear(split_p, multiple_results=True)
 
 
 def _split_bounds(n, indices_or_sections):

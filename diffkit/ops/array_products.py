@@ -18,6 +18,7 @@ from . import elementwise as ew
 from . import reductions as red
 from . import shape as sh
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 from .array_helpers import _NUMPY2, _axis, _ndim
 from .indexing import getitem
 
@@ -114,6 +115,7 @@ def _convolve_batch(axis_size, values, batch_axes, mode):
 convolve_p = Primitive("convolve", _convolve_impl, _convolve_jvp,
                        (_convolve_vjp_a, _convolve_vjp_v), _convolve_batch,
                        vjp_ignores=("out",), vjp_reads=(frozenset({1}), frozenset({0})))
+convolve_p.jet = ta.multilinear(convolve_p)   # bilinear: the Cauchy product
 
 
 def _signal_operands(a, v, promote):

@@ -26,6 +26,7 @@ from ..core.primitive import Primitive, Traits
 from ..core.zeros import Zero, dtype_of, sequence_as_array, shape_of
 from . import elementwise as ew
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 
 __all__ = ["real", "imag", "angle", "iscomplexobj", "isrealobj", "iscomplex", "isreal",
            "complex64", "complex128"]
@@ -56,6 +57,7 @@ real_p = Primitive(
     vjp_ignores=(0, "out"), traits=Traits(elementwise=True, curvature="linear"))
 real_p.batch = _elementwise_batch(real_p)
 real_p.sparsity = sr.elementwise_sparsity()
+real_p.jet = ta.linear(real_p)
 
 imag_p = Primitive(
     "imag", lambda x: np.imag(x),
@@ -64,6 +66,7 @@ imag_p = Primitive(
     vjp_ignores=(0, "out"), traits=Traits(elementwise=True, curvature="linear"))
 imag_p.batch = _elementwise_batch(imag_p)
 imag_p.sparsity = sr.elementwise_sparsity()
+imag_p.jet = ta.linear(imag_p)
 
 
 def real(val):

@@ -22,6 +22,7 @@ from ..core.zeros import Zero, dtype_of, shape_of
 from . import complex as cx
 from . import reductions, shape
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 from .control import stop_gradient
 from .families import (
     broadcasting_batch,
@@ -116,7 +117,8 @@ add_p, add = _numpy("add", np.add, {"x": 1, "y": 1}, "``x + y``, elementwise.",
 subtract_p, subtract = _numpy("subtract", np.subtract, {"x": 1, "y": -1},
                               "``x - y``, elementwise.", traits=_arithmetic("-"))
 multiply_p, multiply = _numpy("multiply", np.multiply, {"x": "y", "y": "x"},
-                              "``x * y``, elementwise.", traits=_arithmetic("*"))
+                              "``x * y``, elementwise.", traits=_arithmetic("*"),
+                              jet=ta.product)
 
 
 def _divide_numerator(x, y):
@@ -142,7 +144,8 @@ def holds_zero(x):
 divide_p, divide = _numpy("divide", np.true_divide,
                           {"x": _divide_numerator, "y": lambda y, out: negative_p(out / y)},
                           "``x / y``, elementwise.",
-                          traits={**_arithmetic("/"), "curvature": "quotient"})
+                          traits={**_arithmetic("/"), "curvature": "quotient"},
+                          jet=ta.quotient)
 negative_p, negative = _numpy("negative", np.negative, {"x": -1}, "``-x``, elementwise.",
                               traits=_arithmetic("neg"))
 
@@ -177,7 +180,7 @@ def _power_exponent(x, out):
 
 # (its public function is ``power`` below, which picks scalar_power_p for a constant exponent)
 power_p, _power = _numpy("power", np.power, {"x": _power_base, "y": _power_exponent},
-                    "``x ** y``, elementwise.")
+                    "``x ** y``, elementwise.", jet=ta.power)
 
 
 def _scalar_power_derivative(t, x, exponent):
@@ -211,6 +214,7 @@ scalar_power_p = Primitive(
     vjp_ignores=("out",),
     traits=Traits(elementwise=True, out_argument=True, curvature=_power_curvature))
 scalar_power_p.sparsity = sr.elementwise_sparsity()
+scalar_power_p.jet = ta.scalar_power(scalar_power_p)
 
 
 def power(x, y):
@@ -221,7 +225,8 @@ def power(x, y):
     return power_p(x, y)
 
 
-square_p, square = _numpy("square", np.square, {"x": lambda x: 2 * x}, "``x ** 2``.")
+square_p, square = _numpy("square", np.square, {"x": lambda x: 2 * x}, "``x ** 2``.",
+                          jet=ta.square)
 # sqrt'(0) is +inf; a zero tangent or cotangent still gives 0 there (the 0 x inf rule), so
 # the Jacobian at 0 is the same from jacfwd and jacrev, and where(x > 0, sqrt(x), 0) is
 # NaN-free.
@@ -237,10 +242,12 @@ def _sqrt_slope(out):
     return 0.5 / (out + 0.0)
 
 
-sqrt_p, sqrt = _numpy("sqrt", np.sqrt, {"x": _sqrt_slope}, "The non-negative square root.")
+sqrt_p, sqrt = _numpy("sqrt", np.sqrt, {"x": _sqrt_slope}, "The non-negative square root.",
+                      jet=ta.square_root)
 # conj is linear and its own transpose: the conjugate of the tangent, not a product
 conj_p, conj = _numpy("conj", np.conj, {"x": tangent_rule(lambda t: conj_p(t))},
-                      "The complex conjugate.", traits={"curvature": "linear"})
+                      "The complex conjugate.", traits={"curvature": "linear"},
+                      jet=ta.linear)
 
 # abs and sign of a complex z are not holomorphic. With u = z / |z| (0 at z = 0):
 # d|z| = Re(conj(u) t), whose transpose is w -> Re(w) conj(u); sign(z) = z / |z| is composed
@@ -279,7 +286,8 @@ def sign(x):
     return _complex_sign(x) if _is_complex(x) else sign_p(x)
 
 # --- exponentials and logarithms -------------------------------------------------------
-exp_p, exp = _numpy("exp", np.exp, {"x": lambda out: out}, "The exponential.")
+exp_p, exp = _numpy("exp", np.exp, {"x": lambda out: out}, "The exponential.",
+                    jet=ta.exponential())
 
 
 def _log_slope(x):
@@ -291,22 +299,44 @@ def _log_slope(x):
     return 1 / (x + 0.0)
 
 
-log_p, log = _numpy("log", np.log, {"x": _log_slope}, "The natural logarithm.")
-log1p_p, log1p = _numpy("log1p", np.log1p, {"x": lambda x: 1 / (1 + x)},
-                        "``log(1 + x)``, accurate for small ``x``.")
+log_p, log = _numpy("log", np.log, {"x": _log_slope}, "The natural logarithm.",
+                    jet=ta.logarithm(_log_slope))
+
+
+def _log1p_slope(x):
+    return 1 / (1 + x)
+
+
+log1p_p, log1p = _numpy("log1p", np.log1p, {"x": _log1p_slope},
+                        "``log(1 + x)``, accurate for small ``x``.",
+                        jet=ta.logarithm(_log1p_slope, shift=1))
 expm1_p, expm1 = _numpy("expm1", np.expm1, {"x": lambda out: out + 1},
-                        "``exp(x) - 1``, accurate for small ``x``.")
+                        "``exp(x) - 1``, accurate for small ``x``.",
+                        jet=ta.exponential(shift=1))
 
 # --- trigonometric and hyperbolic ------------------------------------------------------
-sin_p, sin = _numpy("sin", np.sin, {"x": lambda x: cos_p(x)}, "The sine.")
-cos_p, cos = _numpy("cos", np.cos, {"x": lambda x: negative_p(sin_p(x))}, "The cosine.")
-tan_p, tan = _numpy("tan", np.tan, {"x": lambda out: 1 + square_p(out)}, "The tangent.")
-arctan_p, arctan = _numpy("arctan", np.arctan, {"x": lambda x: 1 / (1 + square_p(x))},
-                          "The inverse tangent.")
-sinh_p, sinh = _numpy("sinh", np.sinh, {"x": lambda x: cosh_p(x)}, "The hyperbolic sine.")
-cosh_p, cosh = _numpy("cosh", np.cosh, {"x": lambda x: sinh_p(x)}, "The hyperbolic cosine.")
+sin_p, sin = _numpy("sin", np.sin, {"x": lambda x: cos_p(x)}, "The sine.", jet=ta.sine)
+cos_p, cos = _numpy("cos", np.cos, {"x": lambda x: negative_p(sin_p(x))}, "The cosine.",
+                    jet=ta.cosine)
+tan_p, tan = _numpy("tan", np.tan, {"x": lambda out: 1 + square_p(out)}, "The tangent.",
+                    jet=ta.output_slope(lambda x, out: 1 + square_p(out), 0, 1))
+
+
+def _arctan_base(x):
+    return 1 + square_p(x)
+
+
+arctan_p, arctan = _numpy("arctan", np.arctan, {"x": lambda x: 1 / _arctan_base(x)},
+                          "The inverse tangent.",
+                          jet=ta.algebraic_slope(lambda x: 1 / _arctan_base(x), _arctan_base,
+                                                 1, -1))
+sinh_p, sinh = _numpy("sinh", np.sinh, {"x": lambda x: cosh_p(x)}, "The hyperbolic sine.",
+                      jet=ta.hyperbolic_sine)
+cosh_p, cosh = _numpy("cosh", np.cosh, {"x": lambda x: sinh_p(x)}, "The hyperbolic cosine.",
+                      jet=ta.hyperbolic_cosine)
 tanh_p, tanh = _numpy("tanh", np.tanh, {"x": lambda out: 1 - square_p(out)},
-                      "The hyperbolic tangent.")
+                      "The hyperbolic tangent.",
+                      jet=ta.output_slope(lambda x, out: 1 - square_p(out), 0, -1))
 
 # --- selections ------------------------------------------------------------------------
 # maximum/minimum split the derivative equally between tied arguments, so that
@@ -362,6 +392,7 @@ where_p = Primitive(
          real_cotangent(where_p(c, 0.0, ct), y), shape_of(y))),
     vjp_ignores=(1, 2, "out"), traits=Traits(elementwise=True, curvature="linear"))
 where_p.batch = broadcasting_batch(where_p)
+where_p.jet = ta.where(where_p)   # the condition is a value; x and y enter linearly
 
 
 def _where_select(args, out, **params):
@@ -466,6 +497,7 @@ astype_p = Primitive(
     lambda axis_size, values, batch_axes, dtype: (astype_p(values[0], dtype=dtype), 0),
     vjp_ignores=(0, "out"), traits=Traits(elementwise=True, curvature="linear"))
 astype_p.sparsity = sr.elementwise_sparsity()
+astype_p.jet = ta.astype(astype_p)
 
 
 def astype(x, dtype):

@@ -48,6 +48,7 @@ from . import complex as cx
 from . import elementwise as ew
 from . import reductions, shape
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 
 
 def real_cotangent(ct, x):
@@ -426,7 +427,7 @@ def _cotangent_of(c, x):
 
 
 def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepare=None,
-                select=None, deciding=None, traits=None):
+                select=None, deciding=None, traits=None, jet=None):
     """An elementwise, broadcasting primitive and its public function:
     ``(name_p, name) = elementwise(name, fn, {"x": partial, ...}, doc=..., module=...)``.
 
@@ -457,6 +458,11 @@ def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepar
     The primitive's traits (``core.primitive.Traits``) are made here too: elementwise, with
     the curvature read off the partials (``_curvature``); ``traits`` (a dict) adds or
     overrides some (``operator="+"``, a ``curvature`` the partials cannot show).
+
+    ``jet``: the maker of the primitive's Taylor-mode rule, ``jet(prim) -> rule``
+    (``ops.taylor_arithmetic``). Without it a primitive whose partials are all constant
+    numbers (or ``ZERO``) gets the rule of that linear combination, y_k = Σ_i c_i x_{i,k};
+    any other is expanded through its JVP rule (``interpreters.taylor``'s fallback).
     """
     names = list(partials)
     n = len(names)
@@ -479,6 +485,11 @@ def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepar
     prim.vjp = tuple(None if backward is None else _vjp_rule(i, backward, params, n == 1)
                      for i, (_, backward, _) in enumerate(made))
     prim.jvp = _jvp(prim, forward, params)
+    weights = _constant_weights(partials, select)
+    if jet is not None:
+        prim.jet = jet(prim)
+    elif weights is not None:
+        prim.jet = ta.linear_combination(prim, weights)
     if n == 1 and not params:
         prim.batch = lambda axis_size, values, batch_axes: (prim(values[0]), batch_axes[0])
     elif n == 1:
@@ -487,6 +498,23 @@ def elementwise(name, fn, partials, *, doc, module, params=(), impl=None, prepar
     else:
         prim.batch = broadcasting_batch(prim)
     return prim, public_function(prim, name, names, doc, module, params, prepare)
+
+
+def _constant_weights(partials, select):
+    """The partials as constant numbers (0 for ``ZERO``) when every one is such a
+    number and the primitive selects among nothing (a piecewise-linear ``maximum`` has
+    other partials): the weights of its linear Taylor rule. Else None."""
+    if select is not None:
+        return None
+    weights = []
+    for partial in partials.values():
+        if partial is ZERO:
+            weights.append(0)
+        elif isinstance(partial, (int, float)) and not isinstance(partial, bool):
+            weights.append(partial)
+        else:
+            return None
+    return weights
 
 
 def _curvature(partials, select):

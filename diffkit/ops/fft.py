@@ -36,6 +36,7 @@ from ..core.zeros import as_array, dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 from .complex import real_p, real_part
 from .families import real_cotangent
 from .indexing import getitem
@@ -83,6 +84,7 @@ fft_p = Primitive(
     lambda axis_size, values, batch_axes, axes, inverse, norm: (
         fft_p(values[0], axes=_shift(axes), inverse=inverse, norm=norm), 0),
     vjp_ignores=(0, "out"))
+fft_p.jet = ta.linear(fft_p)
 
 
 # --- rfft: real to complex, half the spectrum ----------------------------------------------
@@ -104,6 +106,7 @@ rfft_p = Primitive(
     lambda axis_size, values, batch_axes, axes, norm: (
         rfft_p(values[0], axes=_shift(axes), norm=norm), 0),
     vjp_ignores=(0, "out"))
+rfft_p.jet = ta.linear(rfft_p)
 
 
 # --- irfft: half a Hermitian spectrum to a real signal -------------------------------------
@@ -141,6 +144,7 @@ irfft_p = Primitive(
     lambda axis_size, values, batch_axes, axes, n, norm: (
         irfft_p(values[0], axes=_shift(axes), n=n, norm=norm), 0),
     vjp_ignores=(0, "out"))
+irfft_p.jet = ta.linear(irfft_p)
 
 
 # --- checking arguments ------------------------------------------------------------------------

@@ -54,6 +54,7 @@ from . import elementwise as ew
 from . import reductions
 from . import shape as _shape
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 
 
 class _ArraySlot:
@@ -477,12 +478,20 @@ def _scatter_add_batch(axis_size, values, batch_axes, shape, spec):
                          spec=(ARRAY,) + spec), 0
 
 
+def _basic_index(params):
+    """The NumPy index of ``params["spec"]`` where it holds no index array (a basic index:
+    the primitive's only array argument is ``x``, or the values), else None."""
+    spec = params["spec"]
+    return None if any(entry is ARRAY for entry in spec) else _build(spec, ())
+
+
 # Index arrays are integer inputs with no derivative: no vjp entries past the first.
 getitem_p = Primitive("getitem", _getitem_impl, _getitem_jvp, (_getitem_vjp,), _getitem_batch,
-                      vjp_ignores=(0, "out"), traits=Traits(curvature="linear"))
+                      vjp_ignores=(0, "out"),
+                      traits=Traits(curvature="linear", reads_index=_basic_index))
 scatter_add_p = Primitive("scatter_add", _scatter_add_impl, _scatter_add_jvp,
                           (_scatter_add_vjp,), _scatter_add_batch, vjp_ignores=(0, "out"),
-                          traits=Traits(curvature="linear"))
+                          traits=Traits(curvature="linear", writes_index=_basic_index))
 
 
 def _scatter_pairs(args, shape, spec):
@@ -495,6 +504,9 @@ def _scatter_pairs(args, shape, spec):
 
 getitem_p.sparsity = sr.index_map_sparsity(_getitem_impl)
 scatter_add_p.sparsity = sr.scatter_sparsity(_scatter_pairs)
+# linear in x (the values); the index arrays pass through as values
+getitem_p.jet = ta.linear(getitem_p)
+scatter_add_p.jet = ta.linear(scatter_add_p)
 
 
 # --- the public entry ---------------------------------------------------------------------

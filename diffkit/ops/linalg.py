@@ -28,6 +28,7 @@ from . import elementwise as ew
 from . import families
 from . import shape as sh
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 from .reductions import sum_p, unbroadcast
 
 __all__ = ["matmul", "dot", "outer", "inner", "vdot", "tensordot", "einsum"]
@@ -163,6 +164,7 @@ def _matmul_batch(axis_size, values, batch_axes):
 matmul_p = Primitive("matmul", np.matmul, _matmul_jvp, (_matmul_vjp_a, _matmul_vjp_b),
                      _matmul_batch, vjp_ignores=("out",), sparsity=sr.matmul_sparsity,
                      traits=Traits(operator="@"))
+matmul_p.jet = ta.multilinear(matmul_p, safe=rule_contraction)   # the Cauchy product
 
 
 def _matmul_shape(sa, sb):
@@ -294,6 +296,7 @@ _MAX_OPERANDS = 64
 einsum_p = Primitive("einsum", _einsum_impl, _einsum_jvp,
                      tuple(functools.partial(_einsum_vjp, i) for i in range(_MAX_OPERANDS)),
                      _einsum_batch, vjp_ignores=("out",), sparsity=sr.einsum_sparsity)
+einsum_p.jet = ta.multilinear(einsum_p, safe=rule_contraction)   # linear in each operand
 
 
 def _contract(terms, out, operands):

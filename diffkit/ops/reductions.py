@@ -20,9 +20,11 @@ from ..core.concrete import concrete_test, underlying
 from ..core.primitive import Primitive, Traits
 from ..core.trace import Tracer
 from ..core.zeros import add_tangents, as_array, dtype_of, shape_of
+from ..errors import UnsupportedKeywordError
 from . import elementwise as ew
 from . import shape
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 from .indexing import getitem
 
 
@@ -70,6 +72,7 @@ sum_p = Primitive(
     sparsity=sr.reduction_sparsity(),
     traits=Traits(curvature="linear"),
 )
+sum_p.jet = ta.linear(sum_p)
 
 # --- cumulative sums: linear, the adjoint runs the other way ---------------------------------
 
@@ -92,6 +95,7 @@ cumsum_p = Primitive(
     traits=Traits(curvature="linear"),
 )
 cumsum_p.sparsity = sr.cumulative_sparsity
+cumsum_p.jet = ta.linear(cumsum_p)
 
 
 def _shifted(x, axis, toward_end, fill):
@@ -394,7 +398,7 @@ def no_out(name, out):
     """``out=`` names a buffer to write into in place, which a traced result cannot be.
     ``name`` is the function's name under ``diffkit.numpy`` (``"fft.rfft"`` for submodules)."""
     if out is not None:
-        raise TypeError(
+        raise UnsupportedKeywordError(
             f"diffkit.numpy.{name} does not support out=: it returns a new array (writing into "
             f"a buffer in place would lose the derivative). Use the returned value instead: "
             f"y = dnp.{name}(x, ...) without out=.")

@@ -13,6 +13,7 @@ from ..core.primitive import EachArgument, Primitive, Traits
 from ..core.zeros import Zero, as_array, dtype_of, shape_of
 from . import indexing, reductions
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 
 
 def _normalize_axis(axis, ndim, what="axis"):
@@ -41,9 +42,10 @@ reshape_p = Primitive(
     vjp_ignores=(0, "out"),
     # a reshape of a reshape is the outer reshape of the first input
     traits=Traits(curvature="linear", shape_only=True, compose=lambda outer, inner: outer,
-                  is_identity=_same_shape),
+                  is_identity=_same_shape, reshapes_to=lambda params: params["shape"]),
 )
 reshape_p.sparsity = sr.index_map_sparsity(reshape_p.impl)
+reshape_p.jet = ta.linear(reshape_p)
 
 
 def reshape(x, shape):
@@ -118,6 +120,7 @@ broadcast_to_p = Primitive(
     traits=Traits(curvature="linear", shape_only=True, is_identity=_same_shape),
 )
 broadcast_to_p.sparsity = sr.index_map_sparsity(broadcast_to_p.impl)
+broadcast_to_p.jet = ta.linear(broadcast_to_p)
 
 
 def broadcast_to(x, shape):
@@ -147,6 +150,7 @@ transpose_p = Primitive(
                       range(len(shape)))),
 )
 transpose_p.sparsity = sr.index_map_sparsity(transpose_p.impl)
+transpose_p.jet = ta.linear(transpose_p)
 
 
 def transpose(x, axes=None):
@@ -211,7 +215,9 @@ def _concatenate_batch(axis_size, values, batch_axes, axis):
 
 concatenate_p = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
                           _concatenate_jvp, EachArgument(_concatenate_vjp), _concatenate_batch,
-                          vjp_ignores=("args", "out"), traits=Traits(curvature="linear"))
+                          vjp_ignores=("args", "out"),
+                          traits=Traits(curvature="linear",
+                                        joins_along=lambda params: params["axis"]))
 
 
 def _concatenate_sparsity(args, out, local, axis):
@@ -220,6 +226,7 @@ def _concatenate_sparsity(args, out, local, axis):
 
 
 concatenate_p.sparsity = _concatenate_sparsity
+concatenate_p.jet = ta.concatenate(concatenate_p)
 
 
 def concatenate(arrays, axis=0):

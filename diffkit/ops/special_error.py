@@ -18,6 +18,7 @@ from ..core.primitive import Primitive
 from ..core.zeros import Zero
 from . import elementwise as ew
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 from .exact_phase import cos_half_pi_square_p, sin_half_pi_square_p
 from .special_helpers import (
     _LOG_SQRT_2PI,
@@ -37,14 +38,27 @@ __all__ = [
 
 # --- error function and the normal distribution --------------------------------------------
 
+
+
+def _erf_slope(x):
+    return (2 / _SQRT_PI) * ew.exp_p(-ew.square_p(x))
+
+
+def _erfc_slope(x):
+    return (-2 / _SQRT_PI) * ew.exp_p(-ew.square_p(x))
+
+
+def _erfi_slope(x):
+    return (2 / _SQRT_PI) * ew.exp_p(ew.square_p(x))
+
+
+# Taylor mode: each slope g is a multiple of exp(-+x**2), so g' = g (-+x**2)'
 erf_p, erf = special_function(
-    "erf", sc.erf,
-    {"x": lambda x: (2 / _SQRT_PI) * ew.exp_p(-ew.square_p(x))},
-    "The error function, as ``scipy.special.erf``.")
+    "erf", sc.erf, {"x": _erf_slope}, "The error function, as ``scipy.special.erf``.")
+erf_p.jet = ta.gaussian_slope(_erf_slope, -1)(erf_p)
 erfc_p, erfc = special_function(
-    "erfc", sc.erfc,
-    {"x": lambda x: (-2 / _SQRT_PI) * ew.exp_p(-ew.square_p(x))},
-    "The complementary error function ``1 - erf(x)``.")
+    "erfc", sc.erfc, {"x": _erfc_slope}, "The complementary error function ``1 - erf(x)``.")
+erfc_p.jet = ta.gaussian_slope(_erfc_slope, -1)(erfc_p)
 erfinv_p, erfinv = special_function(
     "erfinv", sc.erfinv,
     {"y": lambda out: (_SQRT_PI / 2) * ew.exp_p(ew.square_p(out))},
@@ -73,9 +87,8 @@ erfcx_p, erfcx = special_function(
     {"x": lambda x, out: _erfcx_slope(x, out)},
     "The scaled complementary error function ``exp(x**2) erfc(x)``.")
 erfi_p, erfi = special_function(
-    "erfi", sc.erfi,
-    {"x": lambda x: (2 / _SQRT_PI) * ew.exp_p(ew.square_p(x))},
-    "The imaginary error function ``-i erf(i x)``.")
+    "erfi", sc.erfi, {"x": _erfi_slope}, "The imaginary error function ``-i erf(i x)``.")
+erfi_p.jet = ta.gaussian_slope(_erfi_slope, 1)(erfi_p)
 dawsn_p, dawsn = special_function(
     "dawsn", sc.dawsn,
     {"x": lambda x, out: 1 - 2 * x * out},

@@ -27,6 +27,7 @@ import numpy as np
 from ..core.zeros import dtype_of, shape_of
 from . import elementwise as ew
 from . import reductions, shape, ufuncs
+from . import taylor_arithmetic as ta
 from .control import stop_gradient
 from .special_helpers import _weak, sc, special_function
 
@@ -37,10 +38,15 @@ __all__ = [
 
 # --- logistic and information-theoretic functions -----------------------------------------
 
+
+
+def _expit_slope(x, out):
+    return out * expit_p(-x)
+
+
 expit_p, expit = special_function(
-    "expit", sc.expit,
-    {"x": lambda x, out: out * expit_p(-x)},
-    "The logistic sigmoid ``1 / (1 + exp(-x))``.")
+    "expit", sc.expit, {"x": _expit_slope}, "The logistic sigmoid ``1 / (1 + exp(-x))``.")
+expit_p.jet = ta.output_slope(_expit_slope, 1, -1)(expit_p)   # Taylor mode: g = y - y**2
 logit_p, logit = special_function(
     "logit", sc.logit,
     {"x": lambda x: 1 / (x * (1 - x))},

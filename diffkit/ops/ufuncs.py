@@ -50,6 +50,7 @@ from ..core.trace import Tracer
 from ..core.zeros import dtype_of, shape_of
 from . import linalg, reductions, shape
 from . import sparsity_rules as sr
+from . import taylor_arithmetic as ta
 from .elementwise import (  # _numpy and _nondiff: the same builders of NumPy's ufuncs
     _NUMPY,
     _nondiff,
@@ -122,11 +123,26 @@ _NO_DERIVATIVE = "NumPy's function of this name; no derivative (integer or boole
 # --- inverse trigonometric and hyperbolic ----------------------------------------------------
 # (1 - x)(1 + x) instead of 1 - x*x: exact near |x| = 1, where 1 - x*x cancels.
 
-arcsin_p, arcsin = _numpy("arcsin", np.arcsin, {"x": lambda x: 1 / sqrt_p((1 - x) * (1 + x))},
-                          "The inverse sine.")
-arccos_p, arccos = _numpy("arccos", np.arccos,
-                          {"x": lambda x: -1 / sqrt_p((1 - x) * (1 + x))},
-                          "The inverse cosine.")
+
+
+def _one_minus_square(x):
+    return (1 - x) * (1 + x)
+
+
+def _arcsin_slope(x):
+    return 1 / sqrt_p(_one_minus_square(x))
+
+
+def _arccos_slope(x):
+    return -1 / sqrt_p(_one_minus_square(x))
+
+
+# Taylor mode: the slope is a power of the quadratic, (1 - x**2)**(-1/2) (its sign for arccos)
+arcsin_p, arcsin = _numpy("arcsin", np.arcsin, {"x": _arcsin_slope}, "The inverse sine.",
+                          jet=ta.algebraic_slope(_arcsin_slope, _one_minus_square, -1, -0.5))
+arccos_p, arccos = _numpy("arccos", np.arccos, {"x": _arccos_slope}, "The inverse cosine.",
+                          jet=ta.algebraic_slope(_arccos_slope, _one_minus_square, -1, -0.5,
+                                                 factor=-1))
 
 
 def _arcsinh_slope(x):
@@ -137,14 +153,32 @@ def _arcsinh_slope(x):
 
 
 arcsinh_p, arcsinh = _numpy("arcsinh", np.arcsinh, {"x": _arcsinh_slope},
-                            "The inverse hyperbolic sine.")
+                            "The inverse hyperbolic sine.",
+                            jet=ta.algebraic_slope(_arcsinh_slope, lambda x: 1 + square_p(x),
+                                                   1, -0.5))
 # sqrt(x - 1) sqrt(x + 1), not sqrt((x - 1)(x + 1)): they differ off the real axis, and only
 # the first is the derivative of NumPy's (principal) complex arccosh.
-arccosh_p, arccosh = _numpy("arccosh", np.arccosh,
-                            {"x": lambda x: 1 / (sqrt_p(x - 1) * sqrt_p(x + 1))},
-                            "The inverse hyperbolic cosine.")
-arctanh_p, arctanh = _numpy("arctanh", np.arctanh, {"x": lambda x: 1 / ((1 - x) * (1 + x))},
-                            "The inverse hyperbolic tangent.")
+# (Taylor mode: any branch of the slope solves u g' = -g u' / 2 with u = x**2 - 1, so the
+# power recurrence from the slope's value follows NumPy's branch.)
+
+
+def _arccosh_slope(x):
+    return 1 / (sqrt_p(x - 1) * sqrt_p(x + 1))
+
+
+arccosh_p, arccosh = _numpy("arccosh", np.arccosh, {"x": _arccosh_slope},
+                            "The inverse hyperbolic cosine.",
+                            jet=ta.algebraic_slope(_arccosh_slope, lambda x: (x - 1) * (x + 1),
+                                                   1, -0.5))
+
+
+def _arctanh_slope(x):
+    return 1 / _one_minus_square(x)
+
+
+arctanh_p, arctanh = _numpy("arctanh", np.arctanh, {"x": _arctanh_slope},
+                            "The inverse hyperbolic tangent.",
+                            jet=ta.algebraic_slope(_arctanh_slope, _one_minus_square, -1, -1))
 
 
 def _safe(r):
@@ -178,17 +212,29 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
 # --- exponentials, logarithms, powers --------------------------------------------------------
 
-exp2_p, exp2 = _numpy("exp2", np.exp2, {"x": lambda out: out * _LN2}, "``2 ** x``.")
-log2_p, log2 = _numpy("log2", np.log2, {"x": lambda x: 1 / (x * _LN2)},
-                      "The base-2 logarithm.")
-log10_p, log10 = _numpy("log10", np.log10, {"x": lambda x: 1 / (x * _LN10)},
-                        "The base-10 logarithm.")
+exp2_p, exp2 = _numpy("exp2", np.exp2, {"x": lambda out: out * _LN2}, "``2 ** x``.",
+                      jet=ta.exponential(rate=_LN2))
+
+
+def _log2_slope(x):
+    return 1 / (x * _LN2)
+
+
+def _log10_slope(x):
+    return 1 / (x * _LN10)
+
+
+log2_p, log2 = _numpy("log2", np.log2, {"x": _log2_slope}, "The base-2 logarithm.",
+                      jet=ta.logarithm(_log2_slope, scale=1 / _LN2))
+log10_p, log10 = _numpy("log10", np.log10, {"x": _log10_slope}, "The base-10 logarithm.",
+                        jet=ta.logarithm(_log10_slope, scale=1 / _LN10))
 reciprocal_p, reciprocal = _numpy("reciprocal", np.reciprocal,
-                                  {"x": lambda out: negative_p(square_p(out))}, "``1 / x``.")
+                                  {"x": lambda out: negative_p(square_p(out))}, "``1 / x``.",
+                                  jet=ta.reciprocal)
 # cbrt' = out**-2 / 3, as a power of out (not a quotient) so that its derivative at 0 is
 # the one-sided limit -inf (0**-3 times the infinite cbrt'(0)), not 0 * inf / 0.
 cbrt_p, cbrt = _numpy("cbrt", np.cbrt, {"x": lambda out: power(out, -2) / 3},
-                      "The real cube root.")
+                      "The real cube root.", jet=ta.cube_root(lambda x: cbrt_p(x)))
 
 
 def _expit(d):

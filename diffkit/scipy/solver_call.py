@@ -35,7 +35,7 @@ from .. import numpy as dnp
 from ..core.trace import Tracer, bind_custom
 from ..core.zeros import dtype_of, instantiate, is_zero, shape_of, tangent_dtype
 from ..errors import EscapedTracerError
-from ..interpreters.ir import Const, bind_custom_call, custom_call_p
+from ..interpreters.ir import Const, bind_equation
 from ..interpreters.staging import stage_flat
 from ..tree_util import tree_flatten, tree_leaves
 
@@ -225,12 +225,9 @@ def replay(recording, inputs, old, new):
     env = list(inputs) + [None] * (len(recording.avals) - len(inputs))
     for eqn in recording.equations:
         args = [value(r) for r in eqn.inputs]
-        if eqn.prim is custom_call_p:
-            outs = bind_custom_call(args, eqn.params)
-        else:
-            with np.errstate(**(eqn.errstate or np.geterr())):
-                out = eqn.prim(*args, **eqn.params)
-            outs = out if eqn.prim.multiple_results else (out,)
+        with np.errstate(**(eqn.errstate or np.geterr())):
+            out = bind_equation(eqn.prim, args, eqn.params)
+        outs = out if eqn.prim.multiple_results else (out,)
         for var, out in zip(eqn.outs, outs):
             env[var] = out
     return [value(r) for r in recording.outputs], env

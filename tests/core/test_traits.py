@@ -14,11 +14,18 @@ The claims are checked on the values every record's function applies its primiti
   agree with ``impl``);
 - ``curvature``: the Hessian of ``sum(w * f(args))`` (diffkit's own, whose rules the
   generic checker compares with finite differences) couples only the entries the
-  curvature allows.
+  curvature allows;
+- what an application computes (``check_computes``): ``reads_index`` is NumPy's read
+  ``x[index]`` at a basic index, ``writes_index`` zeros with the values written at one
+  (each entry once), ``reshapes_to`` ``np.reshape``, ``joins_along`` ``np.concatenate``,
+  ``packs_scalars`` ``np.array`` of values of no dimension, ``matrix_products`` the
+  products ``matrix @ v`` or ``v @ matrix``: on the records' applications, on generated
+  indices and matrices, and on the programs jit rewrites (whose stand-ins claim them).
 """
 
 import itertools
 import math
+import types
 
 import numpy as np
 import pytest
@@ -35,8 +42,10 @@ from diffkit.interpreters.interactions import interaction_pattern
 from diffkit.interpreters.ir import custom_call_p
 from diffkit.interpreters.sparsity import sparsity_flat
 from diffkit.interpreters.staging import stage_flat
+from diffkit.jit import make_graph
+from diffkit.jit.products import SHARED_MATVECS
 from diffkit.ops.families import elementwise
-from diffkit.tree_util import tree_leaves
+from diffkit.tree_util import tree_flatten, tree_leaves
 
 
 def staged_applications(fun, args):
@@ -144,6 +153,86 @@ def check_shape_only(eqn, values, out):
         assert same_bits(eqn.prim.impl(coded, **composed), twice), eqn.prim
 
 
+#: What a basic index may hold (no index array)
+BASIC = (int, slice, type(None), type(Ellipsis))
+
+
+def _basic(index):
+    return type(index) is tuple and all(type(i) in BASIC for i in index)
+
+
+def check_reads_index(eqn, values, out):
+    index = eqn.prim.traits.read_index(eqn.params)
+    if index is None:
+        return
+    (x,) = values
+    assert _basic(index), (eqn.prim, index)
+    read = x[index]
+    assert type(read) is type(out) and same_bits(read, out), eqn.prim
+
+
+def check_writes_index(eqn, values, out):
+    index = eqn.prim.traits.written_index(eqn.params)
+    if index is None:
+        return
+    (v,) = values
+    assert _basic(index), (eqn.prim, index)
+    written = np.zeros(np.shape(out), np.asarray(out).dtype)
+    written[index] = v
+    assert type(out) is np.ndarray and same_bits(written, out), eqn.prim
+    picked = np.arange(np.size(out)).reshape(np.shape(out))[index]
+    assert np.unique(picked).size == picked.size, eqn.prim   # each entry written once
+
+
+def check_reshapes_to(eqn, values, out):
+    (x,) = values
+    traits = eqn.prim.traits
+    reshaped = np.reshape(x, tuple(traits.reshapes_to(eqn.params)))
+    assert traits.shape_only and type(reshaped) is type(out), eqn.prim
+    assert same_bits(reshaped, out), eqn.prim
+
+
+def check_joins_along(eqn, values, out):
+    axis = eqn.prim.traits.joins_along(eqn.params)
+    assert type(axis) is int, eqn.prim
+    assert same_bits(np.concatenate(values, axis=axis), out), eqn.prim
+
+
+def check_packs_scalars(eqn, values, out):
+    dtype = eqn.prim.traits.packs_scalars(eqn.params)
+    assert all(np.ndim(v) == 0 for v in values), eqn.prim
+    assert same_bits(np.array(values, dtype), out), eqn.prim
+
+
+def check_matrix_products(eqn, values, outs):
+    side = eqn.prim.traits.matrix_products(eqn.params)
+    matrix, *vectors = values
+    assert np.ndim(matrix) == 2 and len(outs) == len(vectors), eqn.prim
+    for v, out in zip(vectors, outs):
+        product = matrix @ v if side == "left" else v @ matrix
+        assert side in ("left", "right") and same_bits(product, out), (eqn.prim, side)
+
+
+#: The claims of what an application computes, by trait: ``check(eqn, values, out)``
+#: (``matrix_products``: ``outs``, all the results)
+COMPUTES = {"reads_index": check_reads_index, "writes_index": check_writes_index,
+            "reshapes_to": check_reshapes_to, "joins_along": check_joins_along,
+            "packs_scalars": check_packs_scalars}
+
+
+def check_computes(eqn, values, outs):
+    """Check every claim of what ``eqn`` computes; the names of the traits checked."""
+    traits = eqn.prim.traits
+    if traits.matrix_products is not None:
+        check_matrix_products(eqn, values, outs)
+        return {"matrix_products"}
+    checked = {name for name in COMPUTES if getattr(traits, name) is not None}
+    for name in checked:
+        (out,) = outs
+        COMPUTES[name](eqn, values, out)
+    return checked
+
+
 def allowed_couplings(curvature, n, sizes):
     """The pairs of the Hessian (flat argument entries, ``sizes`` per argument, each ``n``
     entries after broadcasting) that ``curvature`` allows to be nonzero."""
@@ -230,7 +319,9 @@ def test_the_records_apply_most_primitives(applications):
 
 def test_trait_claims_hold_on_every_staged_application(applications):
     curvature_checked = set()
+    computes = set()
     for eqn, values, outs in applications:
+        computes |= check_computes(eqn, values, outs)
         traits = eqn.prim.traits
         (out,) = outs if len(outs) == 1 else (None,)
         if out is None:
@@ -249,6 +340,7 @@ def test_trait_claims_hold_on_every_staged_application(applications):
         if key not in curvature_checked:
             curvature_checked.add(key)
             check_curvature(eqn, values, out)
+    assert {"reads_index", "reshapes_to", "joins_along"} <= computes, computes
 
 
 @settings(max_examples=6, deadline=None)
@@ -282,6 +374,155 @@ def test_traits_are_immutable():
     assert traits.replace(operator="-").operator == "-" and traits.operator == "+"
     with pytest.raises(ValueError, match="curvature"):
         Traits(curvature="cubic")
+
+
+def test_a_reshape_only_moves_entries():
+    with pytest.raises(ValueError, match="shape_only"):
+        Traits(reshapes_to=lambda params: params["shape"])
+    assert PRIMITIVES["reshape"].traits.shape_only
+
+
+def test_the_users_code_is_never_pure():
+    traits = Traits(user_function=lambda params: params["call"])
+    assert not traits.pure and not traits.must_run   # never merged or folded; may be dropped
+    assert not traits.replace(operator=None).pure and Traits().pure
+
+
+# --- what an application computes, at generated values ---------------------------------------
+
+
+@st.composite
+def indices(draw):
+    """``(shape, index, has_array)``: an array shape and an index into it of integers,
+    slices, ``None`` and at most one ``...``; with ``has_array``, one integer became an
+    index array repeating it (a read that is no basic one, a write that adds)."""
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    used = draw(st.integers(0, len(shape)))
+    ellipsis_at = draw(st.none() | st.integers(0, used))
+    axes = list(range(used))
+    if ellipsis_at is not None:   # the entries after it index the last axes
+        axes = axes[:ellipsis_at] + list(range(len(shape) - (used - ellipsis_at), len(shape)))
+    index, integers = [], []
+    for k, axis in enumerate(axes):
+        if k == ellipsis_at:
+            index.append(Ellipsis)
+        if draw(st.integers(0, 3)) == 0:
+            index.append(None)
+        n = shape[axis]
+        if draw(st.booleans()):
+            integers.append(len(index))
+            index.append(draw(st.integers(-n, n - 1)))
+        else:
+            bound = st.none() | st.integers(-n - 2, n + 2)
+            step = st.none() | st.integers(-3, 3).filter(bool)
+            index.append(slice(draw(bound), draw(bound), draw(step)))
+    if ellipsis_at == used:
+        index.append(Ellipsis)
+    has_array = bool(integers) and draw(st.booleans())
+    if has_array:
+        k = draw(st.sampled_from(integers))
+        index[k] = np.array([index[k], index[k]])
+    return shape, tuple(index), has_array
+
+
+@settings(max_examples=80, deadline=None)
+@given(indices())
+def test_index_reads_and_writes_are_numpys_at_generated_indices(case):
+    """``x[index]`` and its cotangent, staged: the read claims a basic index exactly when
+    there is no index array, and gives NumPy's ``x[index]``; the cotangent's write into
+    zeros claims one likewise, and gives NumPy's sum of the values at the index."""
+    shape, index, has_array = case
+    x = np.arange(1.0, math.prod(shape) + 1).reshape(shape)
+    read = x[index]
+    ct = np.linspace(-1.0, 2.0, read.size).reshape(read.shape)
+    pulled_back = np.zeros(shape)
+    np.add.at(pulled_back, index, ct)
+
+    def read_and_pull_back(x, ct):
+        return dk.vjp(lambda y: y[index], x)[1](ct)
+
+    seen = set()
+    for eqn, values, outs in staged_applications(read_and_pull_back, [x, ct]):
+        check_computes(eqn, values, outs)
+        traits = eqn.prim.traits
+        if traits.reads_index is not None:
+            seen.add("read")
+            assert (traits.read_index(eqn.params) is None) == has_array
+            assert same_bits(outs[0], read)
+        if traits.writes_index is not None:
+            seen.add("write")
+            assert (traits.written_index(eqn.params) is None) == has_array
+            assert same_bits(outs[0], pulled_back)
+    assert seen == {"read", "write"}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 70), st.sampled_from([1, 3, 6, 4096]), st.integers(1, 3),
+       st.sampled_from(["left", "right"]), st.booleans(), st.integers(0, 2**32 - 1))
+def test_merged_products_are_the_products_at_generated_matrices(rows, cols, count, side,
+                                                                fortran, seed):
+    """jit's merged matrix-vector products (blocks of rows for a wide C-contiguous matrix,
+    the plain products otherwise) are ``matrix @ v`` or ``v @ matrix``. Small integers:
+    every sum is exact, so the bits cannot depend on the order of the additions."""
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(-4, 5, (rows, cols)).astype(float)
+    if fortran:
+        matrix = np.asfortranarray(matrix)
+    vectors = [rng.integers(-4, 5, cols if side == "left" else rows).astype(float)
+               for _ in range(count)]
+    params = {"side": side}
+    outs = SHARED_MATVECS.impl(matrix, *vectors, **params)
+    eqn = types.SimpleNamespace(prim=SHARED_MATVECS, params=params)
+    assert check_computes(eqn, [matrix, *vectors], outs) == {"matrix_products"}
+
+
+def replayed_applications(graph, args):
+    """``(equation, argument values, output values)`` for each equation of the program
+    jit's plain replay runs (after its rewrites: stacks, entry reads ...), evaluated by the
+    primitives' implementations at ``args``."""
+    env = dict(enumerate(tree_flatten((args, {}))[0]))
+    for eqn in graph.replay_program.equations:
+        values = [env[r] if type(r) is int else r.value for r in eqn.inputs]
+        out = eqn.prim.impl(*values, **eqn.params)
+        outs = tuple(out) if eqn.prim.multiple_results else (out,)
+        env.update(zip(eqn.outs, outs))
+        yield eqn, values, outs
+
+
+def _lotka_volterra(t, y, p):
+    return dnp.stack([p[0] * y[0] - p[1] * y[0] * y[1], -p[2] * y[1] + p[3] * y[0] * y[1]])
+
+
+def _field_and_products(t, y, w, p):
+    """The field and two vector-Jacobian products (an adjoint system's right-hand side)."""
+    out, pull = dk.vjp(lambda y, p: _lotka_volterra(t, y, p), y, p)
+    cts = [pull(w[2 * j:2 * j + 2]) for j in range(2)]
+    return dnp.concatenate([out] + [-c[0] for c in cts] + [-dnp.ravel(c[1]) for c in cts])
+
+
+def _pulled_back_entries(y, w):
+    out, pull = dk.vjp(lambda y: dnp.stack([y[0], y[1] * 2.0, y[0] * y[1]]), y)
+    return pull(w)
+
+
+def _long_pieces(a, c):
+    return dnp.concatenate([a, -c]), dnp.reshape(c, (3, 4)), dnp.reshape(c[2:3], ())
+
+
+def test_claims_hold_on_the_programs_jit_rewrites():
+    y, p = np.array([1.0, 2.0]), np.array([1.5, 1.0, 3.0, 1.0])
+    w = np.array([0.5, -1.0, 2.0, 1.5])
+    a, c = np.array([1.0, -0.0]), np.linspace(0.0, 1.0, 12)
+    cases = [(_lotka_volterra, (0.5, y, p)), (_field_and_products, (0.5, y, w, p)),
+             (_pulled_back_entries, (y, w[:3])), (_long_pieces, (a, c))]
+    checked, names = set(), set()
+    for fun, args in cases:
+        for eqn, values, outs in replayed_applications(make_graph(fun)(*args), args):
+            checked |= check_computes(eqn, values, outs)
+            names.add(eqn.prim.name)
+    # jit's stand-ins (an entry read, a vector of numbers) claim what they compute, and
+    # each claim was checked on some application
+    assert {"element", "stack"} <= names and set(COMPUTES) <= checked, (names, checked)
 
 
 # --- a primitive made by the builder gets the fast routes --------------------------------
