@@ -158,6 +158,7 @@ NOTEBOOKS = [
     ("07_solvers", "fitting a stiff ODE; a neural ODE by adjoints"),
     ("08_sparse", "sparse Jacobians and Hessians, colourings"),
     ("09_bilevel", "a bilevel problem: implicit differentiation"),
+    ("10_taylor", "Taylor mode: a PINN trained with dk.laplacian"),
 ]
 
 
