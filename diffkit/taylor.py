@@ -19,10 +19,11 @@ Hessian:
 
 Each takes ``stochastic=k`` with a NumPy ``Generator`` as ``rng`` for an unbiased estimate
 from k random directions (or ``stochastic=V``, the k directions drawn by the caller, which
-may be an argument of a jitted function: ``jit`` refuses draws while it traces): Rademacher vectors ``v`` (``E[v vᵀ] = I``) for the Laplacians
-and the diagonal (``E[v ⊙ ∇²f v] = diag ∇²f``), Gaussian ones for the biharmonic
-(``E[D⁴_v f] = 3 Δ²f``). The generator is the only source of randomness: the same
-generator state gives the same estimate.
+may be an argument of a jitted function: ``jit`` refuses draws while it traces):
+Rademacher vectors ``v`` (``E[v vᵀ] = I``) for the Laplacians and the diagonal (``E[v ⊙
+∇²f v] = diag ∇²f``), Gaussian ones for the biharmonic (``E[D⁴_v f] = 3 Δ²f``). The
+generator is the only source of randomness: the same generator state gives the same
+estimate.
 """
 
 import math
@@ -30,7 +31,7 @@ import math
 import numpy as np
 
 from .api import _FlatFun, hvp, vmap
-from .api_checks import check_callable, check_scalar, flat_inputs
+from .api_checks import argnum_positions, check_callable, check_scalar, flat_inputs
 from .api_checks import matching_leaves as _matching_leaves
 from .core.trace import Tracer
 from .core.zeros import Zero, instantiate
@@ -92,7 +93,7 @@ def _order_of(series):
     for i, terms in enumerate(series):
         if not isinstance(terms, (tuple, list)):
             raise InputTypeError(f"jet: series[{i}] must be a sequence of terms (the first, "
-                                 "second, ... derivative of primal {i}), got "
+                                 f"second, ... derivative of primal {i}), got "
                                  f"{type(terms).__name__}")
         orders.add(len(terms))
     if len(orders) > 1:
@@ -251,14 +252,20 @@ def _probes(name, stochastic, rng, shape, dtype, gaussian=False):
             f"{name}: the directions given as stochastic= have shape {np.shape(probes)}, "
             f"expected (k,) + {tuple(shape)}: k directions, each shaped like the "
             + ("argument" if name != "weighted_laplacian" else "columns of sigma (R,)"))
+    if np.shape(probes)[0] == 0:
+        raise OptionError(f"{name}: stochastic= holds no directions (shape "
+                          f"{np.shape(probes)}): the estimate is a mean over at least one")
     return probes
 
 
-def _bind_argument(fun, args, argnums):
-    x = args[argnums]
+def _bind_argument(fun, args, argnums, name):
+    """``fun`` as a function of argument ``argnums`` alone (a negative one counted from the
+    end, as ``grad`` does), and that argument as a float array."""
+    (index,) = argnum_positions(argnums, False, len(args), name, fun)
+    x = args[index]
 
     def of_x(y):
-        return fun(*args[:argnums], y, *args[argnums + 1:])
+        return fun(*args[:index], y, *args[index + 1:])
     return of_x, _float_array(x)
 
 
@@ -290,7 +297,7 @@ def laplacian(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):
 
     @public(fun)
     def laplacian_fun(*args):
-        of_x, x = _bind_argument(fun, args, argnums)
+        of_x, x = _bind_argument(fun, args, argnums, "laplacian")
         if stochastic is None:
             graph = _interactions("laplacian", of_x, x, args, sparsity)
             directions = (_unit_directions(x) if graph is None
@@ -314,7 +321,7 @@ def weighted_laplacian(fun, sigma, argnums=0, *, stochastic=None, rng=None):
 
     @public(fun)
     def weighted_laplacian_fun(*args):
-        of_x, x = _bind_argument(fun, args, argnums)
+        of_x, x = _bind_argument(fun, args, argnums, "weighted_laplacian")
         s = sigma(*args) if callable(sigma) else sigma
         directions = _columns(s, x)
         if stochastic is not None:
@@ -352,7 +359,8 @@ def hessian_diagonal(fun, argnums=0, *, stochastic=None, rng=None, sparsity="aut
 
     @public(fun)
     def hessian_diagonal_fun(*args):
-        of_x, x = _bind_argument(_scalar_valued(fun, "hessian_diagonal"), args, argnums)
+        of_x, x = _bind_argument(fun, args, argnums, "hessian_diagonal")
+        of_x = _scalar_valued(of_x, "hessian_diagonal")
         if stochastic is None:
             graph = _interactions("hessian_diagonal", of_x, x, args, sparsity)
             if graph is not None:
@@ -393,7 +401,7 @@ def biharmonic(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):
 
     @public(fun)
     def biharmonic_fun(*args):
-        of_x, x = _bind_argument(fun, args, argnums)
+        of_x, x = _bind_argument(fun, args, argnums, "biharmonic")
         if stochastic is not None:
             v = _probes("biharmonic", stochastic, rng, np.shape(x), _dtype(x), gaussian=True)
             return _summed(of_x, x, v, 4) * 24 / (3 * np.shape(v)[0])

@@ -688,6 +688,11 @@ def contract_couplings(coupling, products):
     return rd.sum(times_nonzero(coupling, products), axis=-1)
 
 
+#: What a tracer of a forward-type transformation carries beside its primal (forward mode,
+#: Taylor mode, collapsed Taylor mode): higher derivatives flow through its rules.
+_DERIVATIVE_CARRIERS = ("tangent", "series", "lower")
+
+
 def values_need_rules(a):
     """Whether eigenvalues (singular values) of the traced ``a`` go through the values' own
     primitive (``eigh_values_p``, ``svd_values_p``): always, except for a value traced by
@@ -696,7 +701,7 @@ def values_need_rules(a):
     cotangents, where the decomposition's own VJP gives the same gradient with one
     primitive fewer on the tape."""
     first_order_reverse = isinstance(a, PrimalTracer) and type(a.primal) is np.ndarray and \
-        not hasattr(a, "tangent")
+        not any(hasattr(a, name) for name in _DERIVATIVE_CARRIERS)
     return not first_order_reverse
 
 

@@ -59,6 +59,7 @@ import math
 import numpy as np
 
 from ..core.concrete import concrete_test
+from ..core.trace import Tracer
 from ..core.zeros import Zero, dtype_of, shape_of, zero_like
 
 __all__ = []
@@ -120,6 +121,23 @@ def _has_nan(x):
     if type(x) in _FLOATS:
         return x != x
     return families.holds_nan(x)
+
+
+def _has_underflow(x):
+    """Whether ``x`` has an entry below the smallest normal number in magnitude (zero
+    included): the power recurrence divides what it read from such a value (``x_0 ** n``
+    underflowed at a tiny base) and would lose the terms that do not vanish."""
+    if type(x) in _FLOATS:
+        return abs(x) < _TINY
+    if isinstance(x, Tracer):
+        return concrete_test(x, _has_underflow)
+    x = np.asarray(x)
+    if x.dtype.kind not in "fc":
+        return not np.all(x)
+    return bool(np.any(np.abs(x) < np.finfo(x.dtype).tiny))
+
+
+_TINY = np.finfo(np.float64).tiny
 
 
 def _has_zero(x):
@@ -259,7 +277,7 @@ def _power_series(us, g0, a, order, pow_fn, factor=1):
     constant_exponent = isinstance(a, (int, float, np.number))
     if constant_exponent and a == 0:
         return [g0] + [None] * order
-    if not _has_zero(us[0]):
+    if not _has_zero(us[0]) and not _has_underflow(g0):
         gs = _power_recurrence(us, g0, a, order, constant_exponent)
         if not _has_nonfinite(g0):
             return gs
