@@ -31,6 +31,7 @@ if os.environ.get("ODE_PEERS"):
     sys.path.append(os.environ["ODE_PEERS"])
 
 from sparse import brusselator  # noqa: E402
+from timing import fmt, median_time  # noqa: E402
 
 import diffkit as dk  # noqa: E402
 import diffkit.numpy as dnp  # noqa: E402
@@ -49,19 +50,6 @@ def lv(y, t, p):
 
 def loss(p):
     return dnp.sum(odeint(lv, Y0, T, args=(p,)) ** 2)
-
-
-def median_time(thunk, runs=3):
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        thunk()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
-def fmt(seconds):
-    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def gradient_rows():

@@ -24,7 +24,6 @@ import math
 import os
 import re
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -34,8 +33,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 if os.environ.get("TAYLOR_PEERS"):
     sys.path.append(os.environ["TAYLOR_PEERS"])
+
+from timing import fmt  # noqa: E402
+from timing import median_time as _median_time  # noqa: E402
 
 import diffkit as dk  # noqa: E402
 import diffkit.numpy as dnp  # noqa: E402
@@ -79,13 +82,7 @@ def forward_laplacian_numpy(weights, X):
 
 
 def median_time(thunk, runs=5):
-    thunk()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        thunk()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    return _median_time(thunk, runs, warm_up=True)
 
 
 def peak_memory(thunk):
@@ -96,10 +93,6 @@ def peak_memory(thunk):
     finally:
         tracemalloc.stop()
     return peak
-
-
-def fmt(seconds):
-    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def laplacian_rows(dims, runs):

@@ -135,3 +135,21 @@ def peak_memory(thunk):
             tracemalloc.stop()
     del out
     return peak
+
+
+def median_time(thunk, runs=3, warm_up=False):
+    """The median wall-clock time of ``runs`` calls of ``thunk`` (after one untimed call
+    with ``warm_up``): the figure of the standalone benchmark scripts."""
+    if warm_up:
+        thunk()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        thunk()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def fmt(seconds):
+    """Seconds as milliseconds below one second."""
+    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"

@@ -32,10 +32,9 @@ import copy
 import numpy as np
 
 from ..config import config
-from ..core.concrete import concrete_test, concrete_value
 from ..core.trace import Tracer
 from ..errors import DiffkitError
-from ..interpreters.ir import Program, bind_equation, is_numpy
+from ..interpreters.ir import Program, ReadDiffers, bind_equation, check_guards, is_numpy
 from ..interpreters.staging import write_back
 from ..tree_util import tree_flatten, tree_unflatten
 from . import passes
@@ -151,18 +150,14 @@ class Graph:
                 f"({', '.join(self.raised)}); the path it took cannot be checked on a replay")
 
     def _check(self, var, value):
-        for guard in self._guards_after.get(var, ()):
-            if not isinstance(value, Tracer):
-                ok = guard.holds(value)
-            elif guard.test is not None:
-                ok = concrete_test(value, guard.test) == guard.expected
-            else:
-                concrete = concrete_value(value)
-                if concrete is None:
-                    raise Unverifiable(guard.describe())
-                ok = guard.holds(concrete)
-            if not ok:
-                raise GuardFailure(guard)
+        guards = self._guards_after.get(var)
+        if guards:
+            try:
+                check_guards(guards, value)
+            except ReadDiffers as differs:
+                if differs.unverifiable:
+                    raise Unverifiable(differs.guard.describe()) from None
+                raise GuardFailure(differs.guard) from None
 
     def __call__(self, *args, **kwargs):
         leaves, tree = tree_flatten((args, kwargs))
