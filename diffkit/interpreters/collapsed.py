@@ -35,7 +35,7 @@ import numpy as np
 
 from ..core.trace import PrimalTracer, Trace, bind_custom, check_not_escaped, new_trace
 from ..core.zeros import Zero, dtype_of, instantiate, shape_of, tangent_dtype, zero_like
-from ..ops import linalg, reductions
+from ..ops import families, linalg, reductions
 from ..ops import shape as shape_ops
 from .batching import batch_flat
 from .taylor import expand, expand_custom
@@ -109,12 +109,20 @@ class CollapsedTrace(Trace):
         series = [(ones, zero_like(p)) if j == i else (zero_like(p), zero_like(p))
                   for j, p in enumerate(primals)]
         out, (slope, half_curvature) = expansion(primals, series)
-        lower = _aligned(lowers[i][0], shape_of(primals[i]), len(shape_of(out)))
-        lower_out = slope * lower if type(slope) is not Zero else zero_like(out)
+        if type(slope) is Zero:
+            lower_out = zero_like(out)
+        else:   # products under the 0 x inf rule, as the JVP rule forms them
+            lower = _aligned(lowers[i][0], shape_of(primals[i]), len(shape_of(out)))
+            lower_out = families.times(lower, slope)
         nonlinear = zero_like(out)
         if type(half_curvature) is not Zero:
             nonlinear = half_curvature * _sum_of_squares(lowers[i][0])
-        linear = self.top_part(jvp, primals, tops, False, 1)[0]
+        if all(type(t) is Zero for j, t in enumerate(tops) if j != i):
+            top = tops[i]   # the slope at hand: no second evaluation of f by the JVP rule
+            linear = None if type(top) is Zero or type(slope) is Zero else \
+                families.times(top, slope)
+        else:
+            linear = self.top_part(jvp, primals, tops, False, 1)[0]
         return CollapsedTracer(self, out, (lower_out,), _add(nonlinear, linear, out))
 
     def process_custom(self, call, args):
