@@ -35,7 +35,7 @@ import numpy as np
 
 from ..core.trace import PrimalTracer, Trace, bind_custom, check_not_escaped, new_trace
 from ..core.zeros import Zero, dtype_of, instantiate, shape_of, tangent_dtype, zero_like
-from ..ops import families, linalg, reductions
+from ..ops import elementwise, families, linalg, reductions
 from ..ops import shape as shape_ops
 from .batching import batch_flat
 from .taylor import expand, expand_custom
@@ -113,14 +113,14 @@ class CollapsedTrace(Trace):
             lower_out = zero_like(out)
         else:   # products under the 0 x inf rule, as the JVP rule forms them
             lower = _aligned(lowers[i][0], shape_of(primals[i]), len(shape_of(out)))
-            lower_out = families.times(lower, slope)
+            lower_out = _product(lower, slope)
         nonlinear = zero_like(out)
         if type(half_curvature) is not Zero:
             nonlinear = half_curvature * _sum_of_squares(lowers[i][0])
         if all(type(t) is Zero for j, t in enumerate(tops) if j != i):
             top = tops[i]   # the slope at hand: no second evaluation of f by the JVP rule
             linear = None if type(top) is Zero or type(slope) is Zero else \
-                families.times(top, slope)
+                _product(top, slope)
         else:
             linear = self.top_part(jvp, primals, tops, False, 1)[0]
         return CollapsedTracer(self, out, (lower_out,), _add(nonlinear, linear, out))
@@ -221,6 +221,15 @@ def _real(values):
 
 def _ones_like(value):
     return np.ones(shape_of(value), tangent_dtype(dtype_of(value)))
+
+
+def _product(t, slope):
+    """``t * slope`` under the 0 x inf rule: the slope (one value per output entry, smaller
+    than the directions ``t``) is read once for an infinity or a zero, and only then is
+    the product checked entry by entry (``families.times``)."""
+    if families.holds_nonfinite(slope) or elementwise.holds_zero(slope):
+        return families.times(t, slope)
+    return t * slope
 
 
 def _sum_of_squares(lower):
