@@ -92,6 +92,10 @@ class CollapsedTrace(Trace):
         def jvp(primal_values, tangents):
             return prim.jvp(primal_values, tangents, **params)[1]
 
+        moving_args = [i for i, (lower, top) in enumerate(zip(lowers, tops))
+                       if type(top) is not Zero or any(type(c) is not Zero for c in lower)]
+        if len(moving_args) == 1 and self.linear_in(prim, primals, moving_args[0]):
+            return self.linear_map(prim, params, primals, lowers, tops, moving_args[0])
         moving_lower = [i for i, lower in enumerate(lowers) if type(lower[0]) is not Zero]
         if self.order == 2 and prim.traits.elementwise and len(moving_lower) == 1 \
                 and _real(primals):
@@ -99,6 +103,44 @@ class CollapsedTrace(Trace):
                                                  moving_lower[0])
         return self.combine(evaluate, expansion, jvp, primals, lowers, tops,
                             prim.multiple_results)
+
+    @staticmethod
+    def linear_in(prim, primals, i):
+        """Whether ``prim`` is linear in argument ``i`` when the others are held (its jet
+        rule says so: ``linear_argument``, an index or ``"each"``), with a batching rule,
+        and the held arguments finite (so that no 0 x inf product needs the JVP's rule)."""
+        linear = getattr(prim.jet, "linear_argument", None)
+        if linear is None or (linear != "each" and linear != i) or prim.batch is None \
+                or prim.multiple_results:
+            return False
+        return not any(families.holds_nonfinite(p) for j, p in enumerate(primals)
+                       if j != i and dtype_of(p).kind in "fc")
+
+    def linear_map(self, prim, params, primals, lowers, tops, i):
+        """A primitive linear in its one moving argument ``i``: every coefficient is the
+        primitive applied to the argument's (the lower ones batched over the directions by
+        its batching rule), the value computed once."""
+        out = prim(*primals, **params)
+        axes = [None] * len(primals)
+        axes[i] = 0
+
+        def per_direction(c):
+            if type(c) is Zero:
+                return zero_like(out)
+            values = list(primals)
+            values[i] = c
+            value, axis = prim.batch(self.directions, values, axes, **params)
+            return value if axis == 0 else shape_ops.moveaxis(value, axis, 0)
+
+        lower_out = tuple(per_direction(c) for c in lowers[i])
+        top = tops[i]
+        if type(top) is Zero:
+            top_out = zero_like(out)
+        else:
+            values = list(primals)
+            values[i] = top
+            top_out = prim(*values, **params)
+        return CollapsedTracer(self, out, lower_out, top_out)
 
     def second_order_elementwise(self, expansion, jvp, primals, lowers, tops, i):
         """An elementwise primitive at order 2 with one argument ``i`` moving along the

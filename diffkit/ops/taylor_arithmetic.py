@@ -338,6 +338,7 @@ def linear(op, argnum=0, multiple_results=False):
             return out, _finish(out, [out, *coefficients])
         return out, [_finish(o, [o, *[None if c is None else c[i] for c in coefficients]])
                      for i, o in enumerate(out)]
+    jet.linear_argument = argnum   # collapsed Taylor mode applies op to each coefficient
     return jet
 
 
@@ -464,6 +465,7 @@ def multilinear(op, safe=None):
             ys.append(_contraction_sum(op, params, safe, [
                 [t[i] for t, i in zip(terms, choice)] for choice in choices]))
         return out, _finish(out, ys)
+    jet.linear_argument = "each"   # linear in any one argument while the others are held
     return jet
 
 
