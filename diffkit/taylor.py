@@ -37,6 +37,7 @@ from .core.trace import Tracer
 from .core.zeros import Zero, instantiate
 from .errors import InputTypeError, OptionError, ShapeMismatchError
 from .interpreters.collapsed import collapsed_flat
+from .interpreters.interactions import interaction_pattern
 from .interpreters.taylor import jet_flat
 from .ops import reductions, shape
 from .sparse.detection import hessian_pattern
@@ -158,7 +159,12 @@ def _unit_directions(x):
 #: With sparsity="auto", the Hessian pattern is detected for arguments of at least this
 #: many entries (and only when nothing is traced): below it a pass of the detector costs
 #: more than the directions it can save.
-SPARSITY_MIN_SIZE = 16
+SPARSITY_MIN_SIZE = 128
+#: ... by the one-pass route only (elementwise, linear and indexing programs), which gives
+#: up once the coordinates would meet more than DENSE_DEGREE others on average: a denser
+#: pattern needs nearly as many colours as coordinates, and building and colouring it
+#: costs more than the directions it saves.
+DENSE_DEGREE = 32
 
 
 def _check_sparsity(name, sparsity):
@@ -185,7 +191,16 @@ def _interactions(name, of_x, x, args, sparsity):
 
     def summed(vector):
         return shape.reshape(reductions.sum(of_x(shape.reshape(vector, shape_x))), (1,))
-    pattern = hessian_pattern(summed, np.ravel(x), name=name)
+    if sparsity == "auto":
+        # only the one-pass route (elementwise, linear and indexing programs): the general
+        # one reads the gradient program, which for a dense function (a network's matrix
+        # product) costs tens of times the operator it would save
+        pattern = interaction_pattern(summed, np.ravel(x),
+                                      max_pairs=DENSE_DEGREE * np.size(x))
+        if pattern is None:   # not that route, or so many coordinates meet that
+            return None       # colouring would save little
+    else:
+        pattern = hessian_pattern(summed, np.ravel(x), name=name)
     return Adjacency.of(pattern)
 
 
@@ -291,7 +306,10 @@ def laplacian(fun, argnums=0, *, stochastic=None, rng=None, sparsity="auto"):
     ∂_i²f + ∂_j²f`` when ``∂_i∂_j f`` is structurally zero: with ``True`` the Hessian's
     pattern is detected (``hessian_sparsity``) and the coordinates coloured so that one
     direction serves each colour; ``"auto"`` (the default) does so for concrete
-    arguments of at least ``SPARSITY_MIN_SIZE`` entries; ``False`` never."""
+    arguments of at least ``SPARSITY_MIN_SIZE`` entries whose pattern the one-pass
+    detection reads (elementwise, linear and indexing programs) and finds sparse (at most
+    ``DENSE_DEGREE`` neighbours per coordinate on average), so that a dense function
+    (a network) pays no detection; ``False`` never."""
     _operator("laplacian", fun, argnums, stochastic, rng)
     _check_sparsity("laplacian", sparsity)
 

@@ -185,7 +185,7 @@ def _pull(structure, live, arg_size):
     return np.asarray(matrix.T @ live.astype(np.float64)) > 0
 
 
-def _pattern(trace, out_node, n):
+def _pattern(trace, out_node, n, max_pairs=None):
     sp = sr.scipy_sparse()
     live = {out_node: np.ones(1, bool)}
     for node, _size, args in reversed(trace.tape):
@@ -203,10 +203,11 @@ def _pattern(trace, out_node, n):
                 live[arg_node] = pulled
     diagonal = np.zeros(n, bool)   # pairs (i, i), kept apart: most of them repeat
     firsts, seconds = [], []
+    budget = [np.inf if max_pairs is None else max_pairs]
     for node, a, b in trace.interactions:
         mask = live.get(node)
         if mask is not None and mask.any():
-            _pairs(a, b, mask, diagonal, firsts, seconds)
+            _pairs(a, b, mask, diagonal, firsts, seconds, budget)
     kind = np.int32 if n < 2**31 else np.int64   # half the memory: large arrays fault pages
     on = np.flatnonzero(diagonal).astype(kind)
     rows = np.concatenate([on, *firsts, *seconds], dtype=kind, casting="same_kind")
@@ -216,11 +217,12 @@ def _pattern(trace, out_node, n):
     return sp.csr_array(pattern)
 
 
-def _pairs(a, b, mask, diagonal, firsts, seconds):
+def _pairs(a, b, mask, diagonal, firsts, seconds, budget):
     """The input pairs ``(i, j)`` with ``i`` in row ``r`` of the CSR array ``a`` and ``j`` in
     row ``r`` of ``b``, over the entries ``r`` where ``mask`` holds: ``diagonal[i]`` set
     for a pair ``(i, i)`` of a row with itself, the others appended to ``firsts`` and
-    ``seconds`` (each pair in one orientation at least)."""
+    ``seconds`` (each pair in one orientation at least). ``budget``: a one-entry list of
+    the pairs still allowed, lowered here (``_TooDense`` when it runs out)."""
     if mask.all():   # the common case: slices, no gathers
         starts_a, starts_b = a.indptr[:-1], b.indptr[:-1]
         len_a, len_b = np.diff(a.indptr), np.diff(b.indptr)
@@ -229,6 +231,9 @@ def _pairs(a, b, mask, diagonal, firsts, seconds):
         starts_a, starts_b = a.indptr[rows], b.indptr[rows]
         len_a = a.indptr[rows + 1] - starts_a
         len_b = b.indptr[rows + 1] - starts_b
+    budget[0] -= int(np.dot(len_a, len_b))   # the pairs this interaction lists
+    if budget[0] < 0:
+        raise _TooDense
     long_a, long_b = int(len_a.max(initial=0)), int(len_b.max(initial=0))
     if long_a * long_b > 16:   # long rows: every pair of every row, enumerated
         counts = len_a * len_b
@@ -255,10 +260,12 @@ def _pairs(a, b, mask, diagonal, firsts, seconds):
                 seconds.append(b.indices[starts_b[both] + j])
 
 
-def interaction_pattern(scalar_fun, x, local=False):
+def interaction_pattern(scalar_fun, x, local=False, max_pairs=None):
     """The ``(n, n)`` Hessian pattern of ``scalar_fun`` (a function of the vector ``x``
     returning one number, as a scalar or a vector of one entry), or None when it applies a
-    primitive this module does not know or returns more numbers (the caller reports it)."""
+    primitive this module does not know or returns more numbers (the caller reports it),
+    or when the interactions would list more than ``max_pairs`` pairs of coordinates (a
+    caller that wants only a sparse pattern stops before building a dense one)."""
     sp = sr.scipy_sparse()
     n = math.prod(shape_of(x))
     with new_trace(InteractionTrace, n, local) as trace:
@@ -279,4 +286,11 @@ def interaction_pattern(scalar_fun, x, local=False):
             return sp.csr_array((n, n), dtype=bool)
         if node == 0:   # the function returns (an entry of) its input: linear
             return sp.csr_array((n, n), dtype=bool)
-        return _pattern(trace, node, n)
+        try:
+            return _pattern(trace, node, n, max_pairs)
+        except _TooDense:
+            return None
+
+
+class _TooDense(Exception):
+    """More pairs than the caller's ``max_pairs``."""

@@ -124,3 +124,23 @@ def test_one_entry_vectors_are_read_and_longer_outputs_left_to_the_caller():
     np.testing.assert_array_equal(as_vector.toarray(), as_scalar.toarray())
     np.testing.assert_array_equal(as_scalar.toarray(), band_pattern(5) & ~np.eye(5, dtype=bool))
     assert interaction_pattern(lambda v: v[1:] * v[:-1], x) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(dks.programs(max_inputs=1, max_steps=5, max_size=12,
+                    ops=("add", "multiply", "sin", "square", "sum", "reshape", "getitem")))
+def test_a_pair_budget_gives_the_pattern_or_nothing(drawn):
+    """``max_pairs`` never changes a pattern: below the pairs the interactions list it is
+    None (a caller that wants a sparse pattern stops before building a dense one), from
+    there on it is the pattern without a budget."""
+    program, (x, *held) = drawn
+
+    def scalar(v):
+        return dnp.reshape(dnp.sum(program(dnp.reshape(v, x.shape), *held)), (1,))
+    full = interaction_pattern(scalar, x.ravel())
+    if full is None:
+        return
+    assert interaction_pattern(scalar, x.ravel(), max_pairs=10**9).toarray().tolist() \
+        == full.toarray().tolist()
+    if full.nnz > 0:   # each pair is listed once at least: a budget of none runs out
+        assert interaction_pattern(scalar, x.ravel(), max_pairs=0) is None
