@@ -35,6 +35,10 @@ class Trace:
 
     __slots__ = ("level", "active")
     name = "transformation"
+    #: Whether the transformation pushes derivatives forward through the primitives'
+    #: rules (forward mode, Taylor mode): a rule it runs is itself differentiated, so a
+    #: primitive whose rules suffice only once (first order) must take its general route.
+    pushes_forward = False
     escape_hint = ("Values computed inside a transformed function must be returned from it "
                    "(or through has_aux=True), not stored in outside variables and used later.")
 

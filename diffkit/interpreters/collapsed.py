@@ -54,6 +54,7 @@ class CollapsedTracer(PrimalTracer):
 class CollapsedTrace(Trace):
     __slots__ = ("order", "directions")
     name = "collapsed Taylor-mode (differential operator)"
+    pushes_forward = True
 
     def __init__(self, level, order, directions):
         super().__init__(level)

@@ -40,6 +40,7 @@ class JVPTracer(PrimalTracer):
 class JVPTrace(Trace):
     __slots__ = ()
     name = "forward-mode (jvp/jacfwd)"
+    pushes_forward = True
 
     def lift(self, value):
         return JVPTracer(self, value, zero_like(value))

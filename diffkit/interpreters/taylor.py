@@ -42,6 +42,7 @@ class JetTracer(PrimalTracer):
 class JetTrace(Trace):
     __slots__ = ("order",)
     name = "Taylor-mode (jet)"
+    pushes_forward = True
 
     def __init__(self, level, order):
         super().__init__(level)

@@ -688,20 +688,16 @@ def contract_couplings(coupling, products):
     return rd.sum(times_nonzero(coupling, products), axis=-1)
 
 
-#: What a tracer of a forward-type transformation carries beside its primal (forward mode,
-#: Taylor mode, collapsed Taylor mode): higher derivatives flow through its rules.
-_DERIVATIVE_CARRIERS = ("tangent", "series", "lower")
-
-
 def values_need_rules(a):
     """Whether eigenvalues (singular values) of the traced ``a`` go through the values' own
     primitive (``eigh_values_p``, ``svd_values_p``): always, except for a value traced by
     one reverse-mode transformation of plain arrays (``grad``, ``vjp``, ``jacrev`` at first
-    order: a tracer with a plain primal and no tangent), whose rules run once, on plain
-    cotangents, where the decomposition's own VJP gives the same gradient with one
-    primitive fewer on the tape."""
+    order: a tracer with a plain primal whose transformation does not push derivatives
+    forward, ``Trace.pushes_forward``), whose rules run once, on plain cotangents, where
+    the decomposition's own VJP gives the same gradient with one primitive fewer on the
+    tape."""
     first_order_reverse = isinstance(a, PrimalTracer) and type(a.primal) is np.ndarray and \
-        not any(hasattr(a, name) for name in _DERIVATIVE_CARRIERS)
+        not a._trace.pushes_forward
     return not first_order_reverse
 
 
